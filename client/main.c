@@ -1,0 +1,60 @@
+/*
+ * main.c - `hostel`, the command-line client: subcommand dispatch.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "client/commands.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+#ifdef HOSTEL_HAVE_CMD_RUN
+	{"run", cmd_run, "run a module or component in-process (offline)"},
+#endif
+#ifdef HOSTEL_HAVE_CMD_WAST
+	{"wast", cmd_wast, "run conformance scripts (JSON form) (offline)"},
+#endif
+#ifdef HOSTEL_HAVE_CMD_INSPECT
+	{"inspect", cmd_inspect, "show a binary's imports and exports (offline)"},
+#endif
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: hostel [--version] [--help] COMMAND [ARGS...]\n\n"
+		   "commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  %-10s %s\n", c->name, c->summary);
+	fprintf(f, "\nSee hostel(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return HOSTEL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return HOSTEL_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("hostel %s\n", PACKAGE_VERSION);
+		return HOSTEL_EXIT_OK;
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	fprintf(stderr, "hostel: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return HOSTEL_EXIT_USAGE;
+}
