@@ -28,7 +28,7 @@
 typedef struct wasm_store wasm_store;
 typedef struct wasm_instance wasm_instance;
 typedef struct wasm_func wasm_func;
-typedef struct wasm_table wasm_table_inst;
+typedef struct wasm_table_inst wasm_table_inst;
 typedef struct wasm_memory wasm_memory;
 typedef struct wasm_global_inst wasm_global_inst;
 typedef struct wasm_tag wasm_tag;
@@ -99,6 +99,7 @@ const char *wasm_trap_message(wasm_trap_kind kind);
 typedef struct wasm_store_limits {
 	uint64_t max_memory_pages; /* per memory; 0 = the type's own limit */
 	uint64_t max_table_elems;  /* per table; 0 = the type's own limit */
+	uint64_t start_fuel;       /* fuel for start functions; 0 = unlimited */
 } wasm_store_limits;
 
 wasm_store *wasm_store_new(const wasm_store_limits *limits /* may be NULL */);
@@ -171,8 +172,8 @@ wasm_tag *wasm_tag_new(wasm_store *s, const wasm_functype *type);
  * return -1 with *err.  A trap during segment initialisation or the start
  * function returns -1 with err->kind == WASM_ERR_NONE and *trap set; the
  * effects before the trap stay visible in imported objects, as the spec
- * requires.  `exec` runs the start function (it may be NULL: a temporary
- * one is used).
+ * requires.  The start function runs on a temporary exec with the store's
+ * start_fuel (running out of it is the trap WASM_TRAP_OUT_OF_FUEL).
  */
 int wasm_instantiate(wasm_store *s, const wasm_module *m,
 		     const wasm_extern *imports, uint32_t nimports,
