@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client/commands.h"
@@ -24,12 +25,14 @@ static const struct command commands[] = {
 #ifdef HOSTEL_HAVE_CMD_INSPECT
 	{"inspect", cmd_inspect, "show a binary's imports and exports (offline)"},
 #endif
+	{"status", cmd_status, "show the state of hosteld"},
 	{NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: hostel [--version] [--help] COMMAND [ARGS...]\n\n"
+	fprintf(f, "usage: hostel [--version] [--help] [--socket PATH] COMMAND "
+		   "[ARGS...]\n\n"
 		   "commands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  %-10s %s\n", c->name, c->summary);
@@ -38,6 +41,16 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* --socket PATH before the command: for every daemon command. */
+	if (argc > 2 && !strcmp(argv[1], "--socket")) {
+		setenv("HOSTEL_SOCKET", argv[2], 1);
+		argc -= 2;
+		argv += 2;
+	} else if (argc > 1 && !strncmp(argv[1], "--socket=", 9)) {
+		setenv("HOSTEL_SOCKET", argv[1] + 9, 1);
+		argc--;
+		argv++;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return HOSTEL_EXIT_USAGE;

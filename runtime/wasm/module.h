@@ -189,6 +189,12 @@ typedef struct wasm_module {
 	/* Counts of imports per kind: the first entries of each index space. */
 	uint32_t nimported_funcs, nimported_tables, nimported_memories,
 	    nimported_globals, nimported_tags;
+	/*
+	 * Positions in `imports`, grouped by kind in index-space order: the
+	 * function imports, then tables, memories, globals, tags (nimports
+	 * entries).  Lets the lookup helpers below run in constant time.
+	 */
+	uint32_t *imports_by_kind;
 
 	uint32_t nfuncs;       /* defined functions only */
 	uint32_t *func_types;  /* type index of each defined function */
@@ -226,6 +232,11 @@ typedef struct wasm_module {
 	/* Filled by validation: one entry per defined function, or NULL. */
 	struct wasm_compiled **compiled;
 	bool validated;
+	/*
+	 * Set by whoever fills `compiled`: wasm_module_free calls it on each
+	 * non-NULL entry before freeing the array.
+	 */
+	void (*free_compiled)(struct wasm_compiled *c);
 } wasm_module;
 
 /* Totals over each index space (imports + definitions). */

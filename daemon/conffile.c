@@ -1,0 +1,227 @@
+/*
+ * conffile.c - parsing hostel.conf (format in conffile.h) and the default
+ * state directory.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/conffile.h"
+#include "daemon/log.h"
+#include "ipc/socket-path.h"
+
+void config_init(struct config *c)
+{
+	c->socket = NULL;
+	c->state_dir = NULL;
+	c->log_level = -1;
+}
+
+void config_free(struct config *c)
+{
+	free(c->socket);
+	free(c->state_dir);
+	config_init(c);
+}
+
+static int fail(char *err, size_t errlen, const char *name, unsigned line,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static int fail(char *err, size_t errlen, const char *name, unsigned line,
+		const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, errlen, "%s:%u: ", name, line);
+
+	if (n >= 0 && (size_t)n < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+/* Trim [*s, *e) of blanks. */
+static void trim(const char **s, const char **e)
+{
+	while (*s < *e && is_blank(**s))
+		(*s)++;
+	while (*e > *s && is_blank((*e)[-1]))
+		(*e)--;
+}
+
+static bool key_is(const char *k, size_t n, const char *name)
+{
+	return strlen(name) == n && !memcmp(k, name, n);
+}
+
+/* One `key = value` line (already trimmed, not a comment). */
+static int parse_line(const char *name, unsigned lineno, const char *s,
+		      const char *e, struct config *out, char *err,
+		      size_t errlen)
+{
+	const char *eq = memchr(s, '=', (size_t)(e - s));
+	const char *k = s, *ke, *v, *ve = e;
+	char **slot = NULL;
+	char *value;
+	int level;
+
+	if (!eq)
+		return fail(err, errlen, name, lineno,
+			    "expected 'key = value'");
+	ke = eq;
+	v = eq + 1;
+	trim(&k, &ke);
+	trim(&v, &ve);
+	if (k == ke)
+		return fail(err, errlen, name, lineno,
+			    "missing key before '='");
+	if (key_is(k, (size_t)(ke - k), "socket"))
+		slot = &out->socket;
+	else if (key_is(k, (size_t)(ke - k), "state-dir"))
+		slot = &out->state_dir;
+	else if (!key_is(k, (size_t)(ke - k), "log-level"))
+		return fail(err, errlen, name, lineno,
+			    "unknown key '%.*s' (known: socket, state-dir, "
+			    "log-level)",
+			    (int)(ke - k), k);
+	if (v == ve)
+		return fail(err, errlen, name, lineno, "'%.*s' has no value",
+			    (int)(ke - k), k);
+	if ((slot && *slot) || (!slot && out->log_level >= 0))
+		return fail(err, errlen, name, lineno, "'%.*s' is set twice",
+			    (int)(ke - k), k);
+	value = strndup(v, (size_t)(ve - v));
+	if (!value)
+		return -ENOMEM;
+	if (!slot) {
+		level = log_level_parse(value);
+		free(value);
+		if (level < 0)
+			return fail(err, errlen, name, lineno,
+				    "log-level must be error, warning, info or "
+				    "debug, not '%.*s'",
+				    (int)(ve - v), v);
+		out->log_level = level;
+		return 0;
+	}
+	if (value[0] != '/') {
+		free(value);
+		return fail(err, errlen, name, lineno,
+			    "'%.*s' must be an absolute path", (int)(ke - k),
+			    k);
+	}
+	if (slot == &out->socket && !hostel_socket_path_fits(value)) {
+		free(value);
+		return fail(err, errlen, name, lineno,
+			    "socket path is too long for a Unix socket");
+	}
+	*slot = value;
+	return 0;
+}
+
+int config_parse(const char *name, const char *text, size_t len,
+		 struct config *out, char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len;
+	unsigned lineno = 0;
+	int rc = 0;
+
+	config_init(out);
+	while (p < end && rc == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *e = nl ? nl : end;
+		const char *s = p;
+
+		lineno++;
+		p = nl ? nl + 1 : end;
+		if (memchr(s, '\0', (size_t)(e - s)))
+			rc = fail(err, errlen, name, lineno, "NUL byte");
+		else if (trim(&s, &e), s < e && *s != '#')
+			rc = parse_line(name, lineno, s, e, out, err, errlen);
+	}
+	if (rc)
+		config_free(out);
+	return rc;
+}
+
+int config_load(const char *path, struct config *out, char *err, size_t errlen)
+{
+	char *buf = malloc(CONFIG_FILE_MAX + 1);
+	size_t len = 0;
+	int fd, rc;
+
+	config_init(out);
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		free(buf);
+		return rc;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > CONFIG_FILE_MAX) {
+			rc = -EFBIG;
+			snprintf(err, errlen, "%s: larger than %d bytes", path,
+				 CONFIG_FILE_MAX);
+			goto out;
+		}
+	}
+	rc = config_parse(path, buf, len, out, err, errlen);
+out:
+	close(fd);
+	free(buf);
+	return rc;
+}
+
+static int join(char *buf, size_t size, const char *dir, size_t dirlen,
+		const char *suffix)
+{
+	int n = snprintf(buf, size, "%.*s%s", (int)dirlen, dir, suffix);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int config_default_state_dir(char *buf, size_t size)
+{
+	const char *dir = getenv("STATE_DIRECTORY");
+
+	if (dir && *dir)
+		return join(buf, size, dir, strcspn(dir, ":"), "");
+	if (geteuid() == 0)
+		return join(buf, size, "/var/lib/hostel", 15, "");
+	dir = getenv("XDG_STATE_HOME");
+	if (dir && *dir == '/')
+		return join(buf, size, dir, strlen(dir), "/hostel");
+	dir = getenv("HOME");
+	if (dir && *dir == '/')
+		return join(buf, size, dir, strlen(dir),
+			    "/.local/state/hostel");
+	return -ENOENT;
+}

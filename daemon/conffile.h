@@ -1,0 +1,58 @@
+/*
+ * conffile.h - hosteld's settings: the configuration file and defaults.
+ *
+ * hostel.conf is a list of `key = value` lines:
+ *
+ *     # hostel.conf: settings of hosteld (see hosteld(8))
+ *     socket = /run/hostel/hostel.sock
+ *     state-dir = /var/lib/hostel
+ *     log-level = info
+ *
+ *   - Blank lines and lines whose first non-blank character is '#' are
+ *     ignored; a '#' elsewhere is part of the value (paths may hold one).
+ *   - Spaces and tabs around the key and the value are ignored.
+ *   - Keys: socket (absolute path of the listening socket), state-dir
+ *     (absolute path of the state directory), log-level (error, warning,
+ *     info or debug).
+ *   - An unknown key, a line without '=', an empty value, a relative
+ *     path or a key given twice is an error naming the file and line.
+ *
+ * Values given on the command line override the file's.
+ */
+#ifndef HOSTEL_DAEMON_CONFFILE_H
+#define HOSTEL_DAEMON_CONFFILE_H
+
+#include <stddef.h>
+
+/* The largest configuration file read. */
+#define CONFIG_FILE_MAX (64 * 1024)
+
+struct config {
+	char *socket;	 /* NULL when not set */
+	char *state_dir; /* NULL when not set */
+	int log_level;	 /* a LOG_PRIO_*, or -1 when not set */
+};
+
+void config_init(struct config *c);
+void config_free(struct config *c);
+
+/*
+ * Parse `len` bytes of configuration text; `name` names it in errors.
+ * Returns 0, -EINVAL with "NAME:LINE: problem" in err, or -ENOMEM.  On
+ * error *out is left empty.
+ */
+int config_parse(const char *name, const char *text, size_t len,
+		 struct config *out, char *err, size_t errlen);
+
+/* Read and parse a file; also -errno when it cannot be read. */
+int config_load(const char *path, struct config *out, char *err, size_t errlen);
+
+/*
+ * The default state directory: $STATE_DIRECTORY (systemd's
+ * StateDirectory=, first entry), /var/lib/hostel for root,
+ * $XDG_STATE_HOME/hostel, or ~/.local/state/hostel.  0, -ENOENT (no
+ * home) or -ENAMETOOLONG.
+ */
+int config_default_state_dir(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,284 @@
+/*
+ * conn.c - client connections (see conn.h): reading and framing calls,
+ * queueing replies, closing and freeing at a safe point.
+ */
+#define _GNU_SOURCE /* struct ucred */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "daemon/conn.h"
+#include "daemon/daemon.h"
+#include "daemon/dispatch.h"
+
+static void read_cb(struct bufferevent *bev, void *arg);
+static void write_cb(struct bufferevent *bev, void *arg);
+static void event_cb(struct bufferevent *bev, short what, void *arg);
+
+int conn_new(struct daemon *d, int fd)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+	struct conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->d = d;
+	c->id = ++d->next_conn_id;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0 &&
+	    len == sizeof(uc)) {
+		c->cred.valid = true;
+		c->cred.pid = uc.pid;
+		c->cred.uid = uc.uid;
+		c->cred.gid = uc.gid;
+	}
+	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c->bev) {
+		close(fd);
+		free(c);
+		return -ENOMEM;
+	}
+	varlink_reader_init(&c->reader, 0);
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, CONN_INPUT_HIGH);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) < 0) {
+		bufferevent_free(c->bev);
+		varlink_reader_free(&c->reader);
+		free(c);
+		return -ENOMEM;
+	}
+	c->next = d->conns;
+	if (d->conns)
+		d->conns->prev = c;
+	d->conns = c;
+	d->n_conns++;
+	if (c->cred.valid)
+		log_debug(&d->log,
+			  "connection %llu: accepted (pid %ld, uid %ld, "
+			  "gid %ld)",
+			  (unsigned long long)c->id, (long)c->cred.pid,
+			  (long)c->cred.uid, (long)c->cred.gid);
+	else
+		log_debug(&d->log,
+			  "connection %llu: accepted (no peer credentials)",
+			  (unsigned long long)c->id);
+	return 0;
+}
+
+void conn_free(struct conn *c)
+{
+	struct daemon *d = c->d;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		d->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	d->n_conns--;
+	log_debug(&d->log, "connection %llu: closed",
+		  (unsigned long long)c->id);
+	bufferevent_free(c->bev);
+	varlink_reader_free(&c->reader);
+	free(c);
+	daemon_conn_gone(d);
+}
+
+/* End of a callback: free the connection if it is done. */
+static void settle(struct conn *c)
+{
+	if (c->closing && !c->dead &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		c->dead = true;
+	if (c->dead && !c->busy)
+		conn_free(c);
+}
+
+void conn_close(struct conn *c, bool flush)
+{
+	c->closing = true;
+	bufferevent_disable(c->bev, EV_READ);
+	if (!flush)
+		c->dead = true;
+	settle(c);
+}
+
+int conn_send(struct conn *c, json_t *msg)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t queued = evbuffer_get_length(out);
+	size_t len;
+	char *text;
+
+	if (c->dead) {
+		json_decref(msg);
+		return -1;
+	}
+	if (!msg) {
+		log_err(&c->d->log, "connection %llu: out of memory; closing",
+			(unsigned long long)c->id);
+		conn_close(c, false);
+		return -1;
+	}
+	if (queued > CONN_OUTPUT_MAX) {
+		log_warn(&c->d->log,
+			 "connection %llu: dropped: the client does not read "
+			 "its replies (%zu bytes unsent, limit %u)",
+			 (unsigned long long)c->id, queued, CONN_OUTPUT_MAX);
+		json_decref(msg);
+		conn_close(c, false);
+		return -1;
+	}
+	text = varlink_encode(msg, &len);
+	json_decref(msg);
+	if (!text || bufferevent_write(c->bev, text, len) < 0) {
+		free(text);
+		log_err(&c->d->log,
+			"connection %llu: cannot queue a reply; closing",
+			(unsigned long long)c->id);
+		conn_close(c, false);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+static void handle_message(struct conn *c, const char *msg, size_t len)
+{
+	struct varlink_request req;
+	struct varlink_fault fault;
+
+	switch (varlink_request_parse(msg, len, &req, &fault)) {
+	case VARLINK_OK:
+		log_debug(&c->d->log, "connection %llu: call %s%s%s",
+			  (unsigned long long)c->id, req.method,
+			  req.more ? " (more)" : "",
+			  req.oneway ? " (oneway)" : "");
+		dispatch(c, &req);
+		break;
+	case VARLINK_EINVAL:
+		log_debug(&c->d->log, "connection %llu: call %s: %s",
+			  (unsigned long long)c->id, req.method, fault.reason);
+		if (!req.oneway)
+			conn_send(c, varlink_fault_reply(&fault));
+		break;
+	case VARLINK_EPROTO:
+		log_warn(&c->d->log,
+			 "connection %llu: protocol error: %s; closing",
+			 (unsigned long long)c->id, fault.reason);
+		if (conn_send(c, varlink_fault_reply(&fault)) == 0)
+			conn_close(c, true);
+		break;
+	case VARLINK_ENOMEM:
+		log_err(&c->d->log, "connection %llu: out of memory; closing",
+			(unsigned long long)c->id);
+		conn_close(c, false);
+		break;
+	}
+	varlink_request_clear(&req);
+}
+
+static void oversize(struct conn *c)
+{
+	log_warn(&c->d->log,
+		 "connection %llu: message larger than %zu bytes; closing",
+		 (unsigned long long)c->id, c->reader.max);
+	if (conn_send(c, varlink_error_new(
+				 HOSTEL_ERROR_MESSAGE_SIZE,
+				 json_pack("{sI}", "limit",
+					   (json_int_t)c->reader.max))) == 0)
+		conn_close(c, true);
+}
+
+/*
+ * Take every whole message out of the reader before feeding it more, so
+ * the reader never holds more than one message's worth of bytes.
+ */
+static void process_input(struct conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	char chunk[16384];
+
+	while (conn_is_open(c)) {
+		size_t avail, n;
+		const char *msg;
+		size_t len;
+
+		switch (varlink_reader_next(&c->reader, &msg, &len)) {
+		case VARLINK_READ_MESSAGE:
+			handle_message(c, msg, len);
+			continue;
+		case VARLINK_READ_OVERSIZE:
+			oversize(c);
+			return;
+		case VARLINK_READ_AGAIN:
+			break;
+		}
+		avail = evbuffer_get_length(in);
+		if (avail == 0)
+			return;
+		n = varlink_reader_space(&c->reader);
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (n > avail)
+			n = avail;
+		if (evbuffer_remove(in, chunk, n) != (int)n ||
+		    varlink_reader_feed(&c->reader, chunk, n) < 0) {
+			log_err(&c->d->log,
+				"connection %llu: cannot buffer input; "
+				"closing",
+				(unsigned long long)c->id);
+			conn_close(c, false);
+			return;
+		}
+	}
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	c->busy = true;
+	process_input(c);
+	c->busy = false;
+	settle(c);
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	/* The output has drained: a closing connection is done. */
+	settle(arg);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	size_t pending = varlink_reader_pending(&c->reader);
+
+	if (what & BEV_EVENT_ERROR) {
+		log_debug(&c->d->log, "connection %llu: %s: %s",
+			  (unsigned long long)c->id,
+			  what & BEV_EVENT_WRITING ? "write" : "read",
+			  evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		conn_close(c, false);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		if (pending && !c->closing)
+			log_info(&c->d->log,
+				 "connection %llu: client left in the middle "
+				 "of a message (%zu bytes discarded)",
+				 (unsigned long long)c->id, pending);
+		/* A half-closed client may still read its replies. */
+		conn_close(c, true);
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * dispatch.h - the methods hosteld answers and how a call reaches one.
+ *
+ * daemon_methods[] is the one table of methods; each entry names a
+ * method of an interface described in ipc/ (a test checks that table and
+ * IDL agree) and its handler.  A handler validates its parameters, does
+ * its work and replies exactly once through call_reply() / call_error(),
+ * which honour "oneway" (no reply at all).  Later interfaces add rows.
+ */
+#ifndef HOSTEL_DAEMON_DISPATCH_H
+#define HOSTEL_DAEMON_DISPATCH_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "ipc/varlink.h"
+
+struct conn;
+struct daemon;
+
+struct call {
+	struct daemon *d;
+	struct conn *conn;
+	const struct varlink_request *req;
+	bool replied;
+};
+
+struct method {
+	const char *name; /* qualified: "io.hostel.Daemon.Status" */
+	void (*handler)(struct call *call);
+};
+
+/* Ends with a {NULL, NULL} entry. */
+extern const struct method daemon_methods[];
+
+const struct method *method_find(const char *name);
+
+/* Route a parsed call to its handler, or answer the standard errors. */
+void dispatch(struct conn *conn, const struct varlink_request *req);
+
+/*
+ * Reply with parameters (consumed; NULL means the handler ran out of
+ * memory and the connection is dropped).
+ */
+void call_reply(struct call *call, json_t *parameters);
+void call_error(struct call *call, const char *error, json_t *parameters);
+void call_invalid_parameter(struct call *call, const char *parameter);
+
+/*
+ * Check the call's parameters against the names a method takes
+ * (NULL-terminated); on an unknown one, reply InvalidParameter naming it
+ * and return false.
+ */
+bool call_check_parameters(struct call *call, const char *const *known);
+
+/* Handlers, one file per interface. */
+void method_service_get_info(struct call *call);
+void method_service_get_interface_description(struct call *call);
+void method_daemon_status(struct call *call);
+
+#endif

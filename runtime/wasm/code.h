@@ -1,0 +1,291 @@
+/*
+ * code.h - the engine's internal code form: what compile.c produces from a
+ * validated function body and interp.c executes.
+ *
+ * Contract:
+ *  - A function is translated once, at load time, into a flat array of
+ *    32-bit cells.  An instruction is one op cell followed by its operand
+ *    cells.  The op cell holds the handler's position relative to the
+ *    interpreter's first handler when the interpreter uses computed goto,
+ *    or the wasm_iop number otherwise; compile.c asks wasm_interp_opcell()
+ *    and never needs to know which.
+ *  - Every operand that names a value is a SLOT: an index into the frame,
+ *    counted from the frame base.  A frame holds the function's locals
+ *    (parameters first) in slots [0, nlocal_slots) and the wasm operand
+ *    stack above them; every operand stack position has a static slot, so
+ *    an instruction reads its inputs and writes its output by slot.  A
+ *    local.get is usually not an instruction at all: the consumer reads
+ *    the local's slot directly; small constants are immediate cells.
+ *    Values use the slot representation of store.h (one 64-bit slot, v128
+ *    two).  Every handler reads all its inputs before it writes its
+ *    output, so an output slot may equal an input slot.
+ *  - Branch targets are cell offsets relative to the branch instruction's
+ *    op cell, resolved at compile time.  A branch with a non-positive
+ *    offset is a loop back-edge and pays one unit of fuel.
+ *  - A call passes its arguments in consecutive slots of the caller, at
+ *    `base`; the callee's frame starts there (the arguments become its
+ *    first locals without a copy) and its results are left at the same
+ *    place, where the caller's operand stack expects them.
+ *  - The operand layouts of every op are listed next to WASM_IOPS_BASE.
+ */
+#ifndef HOSTEL_WASM_CODE_H
+#define HOSTEL_WASM_CODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wasm/module.h"
+
+/*
+ * The ops that are not generated from the numeric and SIMD tables.
+ * Operand layouts (d = destination slot, s/a/b/c = input slots, off =
+ * relative branch offset, imm = immediate cells):
+ *
+ *  unreachable                 []
+ *  br                          [off]
+ *  br_nz / br_z                [c off]          i32 condition
+ *  br_nz64 / br_z64            [c off]          i64 condition (eqz fusion)
+ *  br_table                    [i n off0 .. off_n-1 off_default]
+ *  ret                         []  results are in slots [0, nresults)
+ *  ret1 / ret2                 [s]  copy one 1-/2-slot result, return
+ *  copy / copy2                [d s]
+ *  copyn                       [d s n]          n slots, ascending
+ *  const32                     [d imm]          zero-extended
+ *  const64                     [d lo hi]
+ *  const128                    [d w0 w1 w2 w3]
+ *  select / select2            [d a b c]        d = c ? a : b
+ *  call / return_call          [funcidx base]
+ *  call_indirect / return_call_indirect  [base i typeidx tableidx]
+ *  global_get / global_get2    [d globalidx]
+ *  global_set / global_set2    [globalidx s]
+ *  load*, memory 0             [d addr offset]
+ *  load*_a                     [d x imm offset]  addr = (u32)(x + imm)
+ *  load*_k                     [d ea_lo ea_hi]   constant address
+ *  store*, memory 0            [addr s offset]
+ *  store*_a                    [x imm s offset]
+ *  store*_k                    [s ea_lo ea_hi]
+ *  load_m                      [d addr offset memidx loadop]
+ *  store_m                     [addr s offset memidx storeop]
+ *  memory_size                 [d memidx]
+ *  memory_grow                 [d delta memidx]
+ *  memory_fill                 [memidx d val n]
+ *  memory_copy                 [dstmem srcmem d s n]
+ *  memory_init                 [memidx dataidx d s n]
+ *  data_drop                   [dataidx]
+ *  table_get                   [d tableidx i]
+ *  table_set                   [tableidx i v]
+ *  table_size                  [d tableidx]
+ *  table_grow                  [d tableidx init n]
+ *  table_fill                  [tableidx i v n]
+ *  table_copy                  [dsttable srctable d s n]
+ *  table_init                  [tableidx elemidx d s n]
+ *  elem_drop                   [elemidx]
+ *  ref_is_null                 [d s]
+ *  ref_func                    [d funcidx]
+ *  throw                       [tagidx base]    payload in [base, ...)
+ *  throw_ref                   [s]
+ *  i8x16_shuffle               [d a b l0 l1 l2 l3]  16 lane bytes packed
+ *
+ * Generated families (see WASM_IOP enum below):
+ *  numeric unary               [d a]
+ *  numeric binary _ss          [d a b]
+ *  numeric binary _si          [d a imm]        imm: 1 cell (i32, f32)
+ *                                               or 2 (i64, f64, lo first)
+ *  brif_<cmp>_ss / brifnot_    [a b off]        compare and branch
+ *  brif_<cmp>_si / brifnot_    [a imm off]
+ *  SIMD pure ops               [d inputs...]
+ *  SIMD lane ops               [d inputs... lane]
+ *  SIMD loads                  [d addr offset memidx]
+ *  SIMD stores                 [addr s offset memidx]
+ *  SIMD load_lane              [d addr v offset memidx lane]
+ *  SIMD store_lane             [addr v offset memidx lane]
+ */
+/* A memory-0 access op and its two folded-address forms, adjacent. */
+#define WASM_MEMOP3_(X, n) X(n) X(n##_a) X(n##_k)
+
+#define WASM_IOPS_BASE(X)                                                      \
+	X(unreachable)                                                         \
+	X(br)                                                                  \
+	X(br_nz)                                                               \
+	X(br_z)                                                                \
+	X(br_nz64)                                                             \
+	X(br_z64)                                                              \
+	X(br_table)                                                            \
+	X(ret)                                                                 \
+	X(ret1)                                                                \
+	X(ret2)                                                                \
+	X(copy)                                                                \
+	X(copy2)                                                               \
+	X(copyn)                                                               \
+	X(const32)                                                             \
+	X(const64)                                                             \
+	X(const128)                                                            \
+	X(select)                                                              \
+	X(select2)                                                             \
+	X(call)                                                                \
+	X(call_indirect)                                                       \
+	X(return_call)                                                         \
+	X(return_call_indirect)                                                \
+	X(global_get)                                                          \
+	X(global_get2)                                                         \
+	X(global_set)                                                          \
+	X(global_set2)                                                         \
+	WASM_MEMOP3_(X, load32)                                                \
+	WASM_MEMOP3_(X, load64)                                                \
+	WASM_MEMOP3_(X, load8s32)                                              \
+	WASM_MEMOP3_(X, load8s64)                                              \
+	WASM_MEMOP3_(X, load8u)                                                \
+	WASM_MEMOP3_(X, load16s32)                                             \
+	WASM_MEMOP3_(X, load16s64)                                             \
+	WASM_MEMOP3_(X, load16u)                                               \
+	WASM_MEMOP3_(X, load32s64)                                             \
+	WASM_MEMOP3_(X, store8)                                                \
+	WASM_MEMOP3_(X, store16)                                               \
+	WASM_MEMOP3_(X, store32)                                               \
+	WASM_MEMOP3_(X, store64)                                               \
+	X(load_m)                                                              \
+	X(store_m)                                                             \
+	X(memory_size)                                                         \
+	X(memory_grow)                                                         \
+	X(memory_fill)                                                         \
+	X(memory_copy)                                                         \
+	X(memory_init)                                                         \
+	X(data_drop)                                                           \
+	X(table_get)                                                           \
+	X(table_set)                                                           \
+	X(table_size)                                                          \
+	X(table_grow)                                                          \
+	X(table_fill)                                                          \
+	X(table_copy)                                                          \
+	X(table_init)                                                          \
+	X(elem_drop)                                                           \
+	X(ref_is_null)                                                         \
+	X(ref_func)                                                            \
+	X(throw)                                                               \
+	X(throw_ref)                                                           \
+	X(i8x16_shuffle)
+
+/*
+ * The comparisons that fuse with a following br_if / if: name and operand
+ * type (as in ops_numeric.def).
+ */
+#define WASM_CMPOPS(X)                                                         \
+	X(i32_eq, I32)                                                         \
+	X(i32_ne, I32)                                                         \
+	X(i32_lt_s, I32)                                                       \
+	X(i32_lt_u, I32)                                                       \
+	X(i32_gt_s, I32)                                                       \
+	X(i32_gt_u, I32)                                                       \
+	X(i32_le_s, I32)                                                       \
+	X(i32_le_u, I32)                                                       \
+	X(i32_ge_s, I32)                                                       \
+	X(i32_ge_u, I32)                                                       \
+	X(i64_eq, I64)                                                         \
+	X(i64_ne, I64)                                                         \
+	X(i64_lt_s, I64)                                                       \
+	X(i64_lt_u, I64)                                                       \
+	X(i64_gt_s, I64)                                                       \
+	X(i64_gt_u, I64)                                                       \
+	X(i64_le_s, I64)                                                       \
+	X(i64_le_u, I64)                                                       \
+	X(i64_ge_s, I64)                                                       \
+	X(i64_ge_u, I64)                                                       \
+	X(f32_eq, F32)                                                         \
+	X(f32_ne, F32)                                                         \
+	X(f32_lt, F32)                                                         \
+	X(f32_gt, F32)                                                         \
+	X(f32_le, F32)                                                         \
+	X(f32_ge, F32)                                                         \
+	X(f64_eq, F64)                                                         \
+	X(f64_ne, F64)                                                         \
+	X(f64_lt, F64)                                                         \
+	X(f64_gt, F64)                                                         \
+	X(f64_le, F64)                                                         \
+	X(f64_ge, F64)
+
+/*
+ * Every internal op.  A binary numeric op `x` has x_ss and, right after
+ * it, x_si; a fusable comparison `x` has brif_x_ss, brif_x_si,
+ * brifnot_x_ss, brifnot_x_si in that order.  compile.c relies on both.
+ */
+enum wasm_iop {
+#define WASM_IOP_X_(name) WASM_IOP_##name,
+	WASM_IOPS_BASE(WASM_IOP_X_)
+#undef WASM_IOP_X_
+#define NUMOP_UN(op, name, R, A, fn) WASM_IOP_##name,
+#define NUMOP_BIN(op, name, R, A, fn) WASM_IOP_##name##_ss, WASM_IOP_##name##_si,
+#define NUMOP_UN_TRAP(op, name, R, A, fn) WASM_IOP_##name,
+#define NUMOP_BIN_TRAP(op, name, R, A, fn)                                     \
+	WASM_IOP_##name##_ss, WASM_IOP_##name##_si,
+#define NUMOP_FC_UN(op, name, R, A, fn) WASM_IOP_##name,
+#include "wasm/ops_numeric.def"
+#define WASM_IOP_X_(name, A)                                                   \
+	WASM_IOP_brif_##name##_ss, WASM_IOP_brif_##name##_si,                  \
+	    WASM_IOP_brifnot_##name##_ss, WASM_IOP_brifnot_##name##_si,
+	WASM_CMPOPS(WASM_IOP_X_)
+#undef WASM_IOP_X_
+#define SIMDOP(sub, name, SHAPE, fn) WASM_IOP_##name,
+#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn) WASM_IOP_##name,
+#define SIMDOP_MEM(sub, name, KIND, align, fn) WASM_IOP_##name,
+#define SIMDOP_MEMLANE(sub, name, KIND, lane_log2, nlanes, fn) WASM_IOP_##name,
+#include "wasm/ops_simd.def"
+	WASM_IOP_COUNT
+};
+
+/* Catch clause kinds, as encoded in try_table. */
+enum wasm_catch_kind {
+	WASM_CATCH = 0,
+	WASM_CATCH_REF = 1,
+	WASM_CATCH_ALL = 2,
+	WASM_CATCH_ALL_REF = 3,
+};
+
+/* One catch clause of a try_table, resolved to a code position. */
+struct wasm_catch {
+	uint8_t kind;    /* enum wasm_catch_kind */
+	uint32_t tagidx; /* catch, catch_ref */
+	uint32_t target; /* cell index where execution continues */
+	uint32_t dst;    /* first slot of the label's values */
+};
+
+/*
+ * A try_table: while the code at cells [start, end) runs (in this frame),
+ * an exception is offered to catches[first .. first + ncatches).  Inner
+ * try_tables come after the ones that enclose them.
+ */
+struct wasm_handler {
+	uint32_t start, end;
+	uint32_t first, ncatches;
+};
+
+struct wasm_compiled {
+	uint32_t *code;
+	uint32_t ncode;
+	uint32_t funcidx;
+	const wasm_functype *type;
+	uint32_t nparam_slots;
+	uint32_t nresult_slots;
+	uint32_t nlocal_slots; /* parameters and declared locals */
+	uint32_t frame_slots;  /* the most slots the frame ever uses */
+	bool has_memory;       /* the module has a memory 0 */
+	uint32_t nhandlers;
+	struct wasm_handler *handlers;
+	struct wasm_catch *catches;
+};
+
+/*
+ * Validate and translate defined function `i` of `m` (0-based among the
+ * defined functions).  `refs` marks the functions a ref.func may name
+ * (C.refs, one flag per function index).  Returns 0 and *out, or -1 with
+ * *err (MALFORMED for encoding errors inside the body, INVALID for type
+ * errors, RESOURCE when out of memory).
+ */
+int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
+		      struct wasm_compiled **out, wasm_error *err);
+
+void wasm_compiled_free(struct wasm_compiled *c);
+
+/* The op cell the interpreter wants for `op` (see the contract above). */
+uint32_t wasm_interp_opcell(enum wasm_iop op);
+
+#endif

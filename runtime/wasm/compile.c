@@ -1,0 +1,2619 @@
+/*
+ * compile.c - validation of a function body and its translation into the
+ * internal code form of code.h, in one pass.
+ *
+ * Contract: wasm_compile_func() runs the spec's validation algorithm
+ * (operand stack with an unknown type after unreachable code, control
+ * frames, label types) over the raw body bytes and reports the spec's
+ * reason text on failure: MALFORMED for bytes that do not decode (illegal
+ * opcode, bad LEB128, missing end), INVALID for well-formed code that does
+ * not type-check.  On success the function's code is ready to run.
+ *
+ * How the translation works (see code.h for the resulting form):
+ *  - The compile-time operand stack mirrors the wasm stack.  Each entry
+ *    knows its type, its slot (fixed by its height) and where its value
+ *    is right now: in its slot (STACK), still in another slot (ALIAS: a
+ *    local.get not yet copied, or a parameter of an enclosing `if` that
+ *    is kept frozen below the if's operands) or a constant (CONST).
+ *    Consumers read aliases and constants directly; an entry is copied
+ *    into its slot ("materialised") only when it must be: before the
+ *    aliased local is written, at block boundaries, or when an op has no
+ *    immediate form.
+ *  - Blocks deliver their values in the slots where the enclosing code
+ *    expects them (the label's slot); a branch moves its values there
+ *    and jumps, so nothing is searched at run time.
+ *  - Peepholes: an op whose output goes straight into local.set/tee writes
+ *    the local directly; a comparison or eqz followed by br_if/if becomes
+ *    one compare-and-branch op.  Both only look at the instruction
+ *    emitted last, and never across a label.
+ *  - Code after an unconditional branch is validated but not emitted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/code.h"
+#include "wasm/reader.h"
+
+#define NONE UINT32_MAX
+#define T_UNKNOWN 0u
+/* A generous bound that keeps every slot number and cell offset small. */
+#define MAX_SLOTS (1u << 24)
+#define MAX_CODE_CELLS (1u << 28)
+
+#define VT_I32 WASM_I32
+#define VT_I64 WASM_I64
+#define VT_F32 WASM_F32
+#define VT_F64 WASM_F64
+
+/*
+ * Where an entry's value is: in its own slot; in slot `val` (ALIAS); the
+ * constant `val` (CONST); or, for i32 only, the sum of a slot and an
+ * immediate (ADDI: slot in the low half of val, addend in the high half),
+ * a folded `i32.add x, const` that memory ops absorb into their address.
+ */
+enum { VK_STACK, VK_ALIAS, VK_CONST, VK_ADDI };
+
+struct vent {
+	wasm_valtype type;
+	uint8_t kind;
+	uint32_t slot;
+	uint64_t val;
+};
+
+static uint32_t addi_src(const struct vent *e)
+{
+	return (uint32_t)e->val;
+}
+
+static uint32_t addi_imm(const struct vent *e)
+{
+	return (uint32_t)(e->val >> 32);
+}
+
+/* The slot an ALIAS or ADDI entry reads, or NONE. */
+static uint32_t ent_src(const struct vent *e)
+{
+	if (e->kind == VK_ALIAS || e->kind == VK_ADDI)
+		return (uint32_t)e->val;
+	return UINT32_MAX;
+}
+
+enum { BK_FUNC, BK_BLOCK, BK_LOOP, BK_IF, BK_TRY };
+
+struct ctl {
+	uint8_t kind;
+	bool unreachable;
+	bool dead; /* entered in unreachable code: nothing is emitted */
+	bool has_else;
+	uint32_t height;     /* operand stack height below the params */
+	uint32_t label_slot; /* where the label's values go */
+	uint32_t min_slot;   /* lowest slot the frame's operands may use */
+	/* block type: np params, nr results, from types[typeidx] or single */
+	uint32_t np, nr;
+	uint32_t typeidx; /* NONE: no type index */
+	wasm_valtype single;
+	uint32_t label;      /* branch target (loop: start, else: end) */
+	uint32_t else_label; /* if: target of the false branch */
+	uint32_t handler;    /* try_table: index into handlers */
+};
+
+struct fix {
+	uint32_t cell, insn, label;
+};
+
+/* A condition ready to branch on, possibly fused with its producer. */
+struct cond {
+	uint32_t op_true, op_false; /* branch when true / when false */
+	uint32_t n;
+	uint32_t cells[4];
+};
+
+struct cc {
+	const wasm_module *m;
+	const bool *refs;
+	wasm_error *err;
+	wasm_reader r;
+	size_t op_off;
+	const wasm_functype *ft;
+	uint32_t ftypeidx;
+	bool last_func;
+
+	uint32_t nlocals;
+	const wasm_valtype *params;
+	const wasm_code *code_entry;
+	uint32_t *lslot;
+	uint32_t nlocal_slots;
+
+	struct vent *vs;
+	uint32_t nvs, cvs;
+	struct vent *tmp;
+	uint32_t ctmp;
+	struct ctl *cs;
+	uint32_t ncs, ccs;
+
+	uint32_t *code;
+	uint32_t ncode, ccode;
+	uint32_t scratch[32];
+	uint32_t *labels;
+	uint32_t nlabels, clabels;
+	struct fix *fixes;
+	uint32_t nfixes, cfixes;
+	struct wasm_handler *handlers;
+	uint32_t nhandlers, chandlers;
+	struct wasm_catch *catches;
+	uint32_t ncatches, ccatches;
+
+	uint32_t max_slot;
+	bool oom;
+	uint32_t func_label;
+	bool func_label_used;
+
+	/* result of fold_addi */
+	uint8_t fold_kind;
+	uint64_t fold_val;
+
+	/* the instruction emitted last (NONE after a label) */
+	uint32_t last;
+	uint32_t last_iop;
+	bool last_dest;
+};
+
+/* ---- errors and growth -------------------------------------------------- */
+
+static int invalid(struct cc *c, const char *msg)
+{
+	return wasm_error_set(c->err, WASM_ERR_INVALID, c->op_off, "%s", msg);
+}
+
+static int invalidx(struct cc *c, const char *fmt, uint32_t x)
+{
+	return wasm_error_set(c->err, WASM_ERR_INVALID, c->op_off, fmt, x);
+}
+
+static int malformed(struct cc *c, size_t off, const char *msg)
+{
+	return wasm_error_set(c->err, WASM_ERR_MALFORMED, off, "%s", msg);
+}
+
+static int oom(struct cc *c)
+{
+	c->oom = true;
+	return wasm_error_set(c->err, WASM_ERR_RESOURCE, c->op_off,
+			      "out of memory compiling function");
+}
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t n;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap : 16;
+	while (n < need) {
+		if (n > UINT32_MAX / 2)
+			return -1;
+		n *= 2;
+	}
+	q = realloc(*p, (size_t)n * elem);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+#define GROW(c, arr, cap, need)                                                \
+	(grow((void **)&(c)->arr, &(c)->cap, (need), sizeof *(c)->arr)         \
+	     ? oom(c)                                                          \
+	     : 0)
+
+static uint32_t tslots(wasm_valtype t)
+{
+	return (uint8_t)t == WASM_V128 ? 2 : 1;
+}
+
+static bool is_num(wasm_valtype t)
+{
+	uint8_t b = (uint8_t)t;
+	return t == T_UNKNOWN || b == WASM_I32 || b == WASM_I64 ||
+	       b == WASM_F32 || b == WASM_F64;
+}
+
+static bool is_ref(wasm_valtype t)
+{
+	return t == T_UNKNOWN || wasm_valtype_is_ref(t);
+}
+
+/* ---- block types -------------------------------------------------------- */
+
+static wasm_valtype bt_param(const struct cc *c, const struct ctl *f,
+			     uint32_t i)
+{
+	return c->m->types[f->typeidx].params[i];
+}
+
+static wasm_valtype bt_result(const struct cc *c, const struct ctl *f,
+			      uint32_t i)
+{
+	if (f->typeidx == NONE)
+		return f->single;
+	return c->m->types[f->typeidx].results[i];
+}
+
+static uint32_t label_arity(const struct ctl *f)
+{
+	return f->kind == BK_LOOP ? f->np : f->nr;
+}
+
+static wasm_valtype label_type(const struct cc *c, const struct ctl *f,
+			       uint32_t i)
+{
+	return f->kind == BK_LOOP ? bt_param(c, f, i) : bt_result(c, f, i);
+}
+
+/* ---- code emission ------------------------------------------------------ */
+
+static struct ctl *top(struct cc *c)
+{
+	return &c->cs[c->ncs - 1];
+}
+
+static bool live(struct cc *c)
+{
+	struct ctl *f;
+
+	if (c->ncs == 0)
+		return false;
+	f = top(c);
+	return !f->unreachable && !f->dead;
+}
+
+/*
+ * Reserve an instruction of `n` operand cells; returns where the operands
+ * go.  When the code is dead (or memory ran out) the cells go to scratch.
+ */
+static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
+{
+	uint32_t pos = c->ncode;
+
+	if (c->oom || n + 1 > MAX_CODE_CELLS - c->ncode ||
+	    GROW(c, code, ccode, c->ncode + n + 1)) {
+		c->oom = true;
+		return c->scratch;
+	}
+	c->code[pos] = wasm_interp_opcell((enum wasm_iop)op);
+	c->ncode += n + 1;
+	c->last = pos;
+	c->last_iop = op;
+	c->last_dest = false;
+	return &c->code[pos + 1];
+}
+
+static uint32_t *emit(struct cc *c, uint32_t op, uint32_t n)
+{
+	if (!live(c))
+		return c->scratch;
+	return emit_force(c, op, n);
+}
+
+/* Like emit, for ops whose first operand is their output slot. */
+static uint32_t *emit_d(struct cc *c, uint32_t op, uint32_t n)
+{
+	uint32_t *p = emit(c, op, n);
+
+	if (p != c->scratch)
+		c->last_dest = true;
+	return p;
+}
+
+static uint32_t new_label(struct cc *c)
+{
+	if (GROW(c, labels, clabels, c->nlabels + 1))
+		return 0;
+	c->labels[c->nlabels] = NONE;
+	return c->nlabels++;
+}
+
+static void place_label(struct cc *c, uint32_t l)
+{
+	if (l < c->nlabels)
+		c->labels[l] = c->ncode;
+	c->last = NONE;
+}
+
+/* Cell `cell` of the instruction at `insn` gets the offset to label l. */
+static void add_fix(struct cc *c, uint32_t *cellp, uint32_t insn, uint32_t l)
+{
+	if (cellp == c->scratch || c->oom)
+		return;
+	if (GROW(c, fixes, cfixes, c->nfixes + 1))
+		return;
+	c->fixes[c->nfixes].cell = (uint32_t)(cellp - c->code);
+	c->fixes[c->nfixes].insn = insn;
+	c->fixes[c->nfixes].label = l;
+	c->nfixes++;
+}
+
+static void emit_jump(struct cc *c, uint32_t label)
+{
+	uint32_t *p = emit(c, WASM_IOP_br, 1);
+	add_fix(c, p, c->ncode - 2, label);
+}
+
+/* ---- operand stack ------------------------------------------------------ */
+
+static uint32_t next_slot(struct cc *c)
+{
+	struct ctl *f = top(c);
+
+	if (c->nvs > f->height) {
+		struct vent *t = &c->vs[c->nvs - 1];
+		return t->slot + tslots(t->type);
+	}
+	return f->min_slot;
+}
+
+static int push_ent(struct cc *c, wasm_valtype t, uint8_t kind, uint64_t val)
+{
+	struct vent *e;
+	uint32_t slot = next_slot(c);
+
+	if (slot + 2 > MAX_SLOTS)
+		return invalid(c, "function frame too large");
+	if (GROW(c, vs, cvs, c->nvs + 1))
+		return -1;
+	e = &c->vs[c->nvs++];
+	e->type = t;
+	e->kind = kind;
+	e->slot = slot;
+	e->val = val;
+	if (slot + tslots(t) > c->max_slot)
+		c->max_slot = slot + tslots(t);
+	return 0;
+}
+
+static int push(struct cc *c, wasm_valtype t)
+{
+	return push_ent(c, t, VK_STACK, 0);
+}
+
+/* The slot of the entry pushed last. */
+static uint32_t top_slot(struct cc *c)
+{
+	return c->vs[c->nvs - 1].slot;
+}
+
+static int type_mismatch(struct cc *c)
+{
+	return invalid(c, "type mismatch");
+}
+
+/*
+ * Pop one value of type `expect` (T_UNKNOWN: any type).  Below the frame's
+ * height in unreachable code, yields an entry of unknown type.
+ */
+static int pop(struct cc *c, wasm_valtype expect, struct vent *out)
+{
+	struct ctl *f = top(c);
+
+	if (c->nvs == f->height) {
+		if (!f->unreachable)
+			return type_mismatch(c);
+		out->type = T_UNKNOWN;
+		out->kind = VK_STACK;
+		out->slot = next_slot(c);
+		out->val = 0;
+		return 0;
+	}
+	*out = c->vs[--c->nvs];
+	if (expect != T_UNKNOWN && out->type != T_UNKNOWN &&
+	    out->type != expect)
+		return type_mismatch(c);
+	return 0;
+}
+
+static int ensure_tmp(struct cc *c, uint32_t n)
+{
+	return GROW(c, tmp, ctmp, n);
+}
+
+/*
+ * Pop n values whose types are given by `ty(i)` into c->tmp[0..n) (in
+ * stack order).
+ */
+typedef wasm_valtype (*type_at_fn)(const struct cc *c, const void *ctx,
+				   uint32_t i);
+
+static int pop_vals(struct cc *c, uint32_t n, type_at_fn ty, const void *ctx)
+{
+	if (ensure_tmp(c, n))
+		return -1;
+	for (uint32_t i = n; i-- > 0;)
+		if (pop(c, ty(c, ctx, i), &c->tmp[i]))
+			return -1;
+	return 0;
+}
+
+static wasm_valtype ty_params(const struct cc *c, const void *ctx, uint32_t i)
+{
+	return ((const wasm_functype *)ctx)->params[i];
+}
+
+static wasm_valtype ty_results(const struct cc *c, const void *ctx,
+			       uint32_t i)
+{
+	return ((const wasm_functype *)ctx)->results[i];
+}
+
+static wasm_valtype ty_label(const struct cc *c, const void *ctx, uint32_t i)
+{
+	return label_type(c, (const struct ctl *)ctx, i);
+}
+
+static wasm_valtype ty_bparams(const struct cc *c, const void *ctx,
+			       uint32_t i)
+{
+	return bt_param(c, (const struct ctl *)ctx, i);
+}
+
+static wasm_valtype ty_bresults(const struct cc *c, const void *ctx,
+				uint32_t i)
+{
+	return bt_result(c, (const struct ctl *)ctx, i);
+}
+
+/*
+ * Check, without changing the stack, that its top n values have the types
+ * ty(i) (the spec's push_vals(pop_vals(...)) for br_table).
+ */
+static int check_vals(struct cc *c, uint32_t n, type_at_fn ty,
+		      const void *ctx)
+{
+	struct ctl *f = top(c);
+	uint32_t avail = c->nvs - f->height;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = n - 1 - k; /* from the top down */
+		wasm_valtype t;
+
+		if (k >= avail) {
+			if (!f->unreachable)
+				return type_mismatch(c);
+			return 0;
+		}
+		t = c->vs[c->nvs - 1 - k].type;
+		if (t != T_UNKNOWN && t != ty(c, ctx, i))
+			return type_mismatch(c);
+	}
+	return 0;
+}
+
+/* ---- moving values ------------------------------------------------------ */
+
+static void emit_const(struct cc *c, uint32_t dst, wasm_valtype t,
+		       uint64_t v)
+{
+	uint32_t *p;
+
+	if (v <= UINT32_MAX) {
+		p = emit_d(c, WASM_IOP_const32, 2);
+		p[0] = dst;
+		p[1] = (uint32_t)v;
+	} else {
+		p = emit_d(c, WASM_IOP_const64, 3);
+		p[0] = dst;
+		p[1] = (uint32_t)v;
+		p[2] = (uint32_t)(v >> 32);
+	}
+	(void)t;
+}
+
+static void emit_copy(struct cc *c, uint32_t dst, uint32_t src,
+		      wasm_valtype t)
+{
+	uint32_t *p;
+
+	if (dst == src)
+		return;
+	p = emit_d(c, tslots(t) == 2 ? WASM_IOP_copy2 : WASM_IOP_copy, 2);
+	p[0] = dst;
+	p[1] = src;
+}
+
+/* Emit code that puts the value of `e` into slot dst (no state change). */
+static void emit_move(struct cc *c, uint32_t dst, const struct vent *e)
+{
+	switch (e->kind) {
+	case VK_STACK:
+		emit_copy(c, dst, e->slot, e->type);
+		break;
+	case VK_ALIAS:
+		emit_copy(c, dst, (uint32_t)e->val, e->type);
+		break;
+	case VK_CONST:
+		emit_const(c, dst, e->type, e->val);
+		break;
+	case VK_ADDI: {
+		uint32_t *p = emit_d(c, WASM_IOP_i32_add_si, 3);
+		p[0] = dst;
+		p[1] = addi_src(e);
+		p[2] = addi_imm(e);
+		break;
+	}
+	}
+}
+
+static void materialize_ent(struct cc *c, struct vent *e)
+{
+	if (e->kind == VK_STACK)
+		return;
+	emit_move(c, e->slot, e);
+	e->kind = VK_STACK;
+}
+
+/* The slot an op may read the value of e from (constants get a slot). */
+static uint32_t src_of(struct cc *c, struct vent *e)
+{
+	if (e->kind == VK_CONST || e->kind == VK_ADDI)
+		materialize_ent(c, e);
+	return e->kind == VK_ALIAS ? (uint32_t)e->val : e->slot;
+}
+
+/* Materialise every entry of the current frame that reads local ls. */
+static void materialize_local(struct cc *c, uint32_t ls)
+{
+	for (uint32_t i = top(c)->height; i < c->nvs; i++)
+		if (ent_src(&c->vs[i]) == ls)
+			materialize_ent(c, &c->vs[i]);
+}
+
+/* Before a block: nothing may keep reading a local into it. */
+static void materialize_locals(struct cc *c)
+{
+	for (uint32_t i = top(c)->height; i < c->nvs; i++)
+		if (ent_src(&c->vs[i]) < c->nlocal_slots)
+			materialize_ent(c, &c->vs[i]);
+}
+
+static bool needs_moves(struct cc *c, uint32_t dst, uint32_t n)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = c->nvs - n; i < c->nvs; i++) {
+		const struct vent *e = &c->vs[i];
+		if (e->kind != VK_STACK || e->slot != dst + off)
+			return true;
+		off += tslots(e->type);
+	}
+	return false;
+}
+
+/*
+ * Move the top n values to consecutive slots from dst.  Ascending order is
+ * safe: dst is never above the values' own slots, and aliased slots are
+ * either locals (below every target) or frozen if-parameters, which only
+ * ever move onto themselves.
+ */
+static void emit_moves(struct cc *c, uint32_t dst, uint32_t n)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = c->nvs - n; i < c->nvs; i++) {
+		const struct vent *e = &c->vs[i];
+		emit_move(c, dst + off, e);
+		off += tslots(e->type);
+	}
+}
+
+/* Leave the function with its results from the top of the stack. */
+static void emit_return(struct cc *c)
+{
+	uint32_t n = c->ft->nresults;
+	const struct vent *e;
+	uint32_t *p;
+
+	if (!live(c))
+		return;
+	if (n == 0) {
+		emit(c, WASM_IOP_ret, 0);
+		return;
+	}
+	e = &c->vs[c->nvs - 1];
+	if (n == 1 && (e->kind == VK_STACK || e->kind == VK_ALIAS)) {
+		p = emit(c, tslots(e->type) == 2 ? WASM_IOP_ret2 : WASM_IOP_ret1,
+			 1);
+		p[0] = e->kind == VK_ALIAS ? (uint32_t)e->val : e->slot;
+		return;
+	}
+	if (n == 1) {
+		emit_move(c, 0, e);
+		emit(c, WASM_IOP_ret, 0);
+		return;
+	}
+	/*
+	 * Several results: first give every value its own stack slot (the
+	 * targets overlap the locals an alias may read), then slide them
+	 * down.  No entry changes state: this may be a conditional path.
+	 */
+	for (uint32_t i = c->nvs - n; i < c->nvs; i++)
+		if (c->vs[i].kind != VK_STACK)
+			emit_move(c, c->vs[i].slot, &c->vs[i]);
+	if (c->vs[c->nvs - n].slot != 0) {
+		uint32_t ns = 0;
+		for (uint32_t i = 0; i < n; i++)
+			ns += tslots(c->ft->results[i]);
+		p = emit(c, WASM_IOP_copyn, 3);
+		p[0] = 0;
+		p[1] = c->vs[c->nvs - n].slot;
+		p[2] = ns;
+	}
+	emit(c, WASM_IOP_ret, 0);
+}
+
+/* Unconditional branch to the label `depth` levels up; values on top. */
+static void emit_br(struct cc *c, uint32_t depth)
+{
+	struct ctl *t = &c->cs[c->ncs - 1 - depth];
+
+	if (!live(c))
+		return;
+	if (t->kind == BK_FUNC) {
+		emit_return(c);
+		return;
+	}
+	emit_moves(c, t->label_slot, label_arity(t));
+	emit_jump(c, t->label);
+}
+
+/* ---- conditions and fusion ---------------------------------------------- */
+
+/* The brif op of a comparison op (x_ss or x_si), or NONE. */
+static uint32_t fused_cmp(uint32_t iop, bool *si)
+{
+	switch (iop) {
+#define CMP_CASE(name, A)                                                      \
+	case WASM_IOP_##name##_ss:                                             \
+		*si = false;                                                   \
+		return WASM_IOP_brif_##name##_ss;                              \
+	case WASM_IOP_##name##_si:                                             \
+		*si = true;                                                    \
+		return WASM_IOP_brif_##name##_ss;
+		WASM_CMPOPS(CMP_CASE)
+#undef CMP_CASE
+	default:
+		return NONE;
+	}
+}
+
+/*
+ * Pop an i32 condition.  When the last instruction computed it (a
+ * comparison or eqz into the condition's slot), that instruction is taken
+ * back and its operands become the condition.
+ */
+static int pop_cond(struct cc *c, struct cond *cd)
+{
+	struct vent e;
+
+	if (pop(c, WASM_I32, &e))
+		return -1;
+	cd->op_true = WASM_IOP_br_nz;
+	cd->op_false = WASM_IOP_br_z;
+	cd->n = 1;
+	if (!live(c)) {
+		cd->cells[0] = 0;
+		return 0;
+	}
+	if (e.kind == VK_STACK && c->last != NONE && c->last_dest &&
+	    c->code[c->last + 1] == e.slot) {
+		uint32_t iop = c->last_iop, n = c->ncode - c->last - 2;
+		bool si = false;
+		uint32_t b = fused_cmp(iop, &si);
+
+		if (b != NONE && n <= 3) {
+			cd->op_true = b + (si ? 1 : 0);
+			cd->op_false = b + (si ? 3 : 2);
+			cd->n = n;
+			memcpy(cd->cells, &c->code[c->last + 2],
+			       n * sizeof(uint32_t));
+			c->ncode = c->last;
+			c->last = NONE;
+			return 0;
+		}
+		if (iop == WASM_IOP_i32_eqz || iop == WASM_IOP_i64_eqz) {
+			bool w = iop == WASM_IOP_i64_eqz;
+			cd->op_true = w ? WASM_IOP_br_z64 : WASM_IOP_br_z;
+			cd->op_false = w ? WASM_IOP_br_nz64 : WASM_IOP_br_nz;
+			cd->cells[0] = c->code[c->last + 2];
+			c->ncode = c->last;
+			c->last = NONE;
+			return 0;
+		}
+	}
+	cd->cells[0] = src_of(c, &e);
+	return 0;
+}
+
+/* Branch to label l when the condition is `when`. */
+static void emit_cond_br(struct cc *c, const struct cond *cd, bool when,
+			 uint32_t l)
+{
+	uint32_t *p = emit(c, when ? cd->op_true : cd->op_false, cd->n + 1);
+	uint32_t insn = c->ncode - cd->n - 2;
+
+	memcpy(p, cd->cells, cd->n * sizeof(uint32_t));
+	add_fix(c, p + cd->n, insn, l);
+}
+
+/* ---- control frames ----------------------------------------------------- */
+
+static int read_blocktype(struct cc *c, struct ctl *f)
+{
+	size_t off = c->r.pos;
+	uint8_t b;
+	int64_t v;
+
+	if (wasm_peek_u8(&c->r, &b))
+		return -1;
+	f->typeidx = NONE;
+	f->np = 0;
+	f->nr = 0;
+	switch (b) {
+	case 0x40:
+		c->r.pos++;
+		return 0;
+	case WASM_I32:
+	case WASM_I64:
+	case WASM_F32:
+	case WASM_F64:
+	case WASM_V128:
+	case WASM_FUNCREF:
+	case WASM_EXTERNREF:
+	case WASM_EXNREF:
+		c->r.pos++;
+		f->nr = 1;
+		f->single = b;
+		return 0;
+	default:
+		break;
+	}
+	if (wasm_read_s33(&c->r, &v))
+		return -1;
+	if (v < 0)
+		return malformed(c, off, "malformed value type");
+	if ((uint64_t)v >= c->m->ntypes)
+		return invalidx(c, "unknown type %u", (uint32_t)v);
+	f->typeidx = (uint32_t)v;
+	f->np = c->m->types[v].nparams;
+	f->nr = c->m->types[v].nresults;
+	return 0;
+}
+
+/*
+ * Enter a block-like frame `f` (kind and block type filled).  The params
+ * are popped (type-checked), materialised in their slots and pushed again
+ * inside the new frame.  For `if`, the condition was popped already.
+ */
+static int enter_block(struct cc *c, struct ctl *nf)
+{
+	bool was_live = live(c);
+	struct ctl *f;
+
+	if (pop_vals(c, nf->np, ty_bparams, nf))
+		return -1;
+	nf->unreachable = false;
+	nf->dead = !was_live;
+	nf->has_else = false;
+	nf->height = c->nvs;
+	nf->label_slot = next_slot(c);
+	nf->min_slot = nf->label_slot;
+	nf->else_label = NONE;
+	nf->handler = NONE;
+	if (was_live) {
+		/* pop_vals left the entries in tmp with their slots intact */
+		for (uint32_t i = 0; i < nf->np; i++)
+			materialize_ent(c, &c->tmp[i]);
+	}
+	nf->label = new_label(c);
+	if (GROW(c, cs, ccs, c->ncs + 1))
+		return -1;
+	c->cs[c->ncs++] = *nf;
+	f = top(c);
+	if (f->kind == BK_IF && f->np > 0) {
+		/* Keep the params frozen for the else branch (see header). */
+		uint32_t s = f->label_slot;
+		for (uint32_t i = 0; i < f->np; i++)
+			s += tslots(bt_param(c, f, i));
+		f->min_slot = s;
+		s = f->label_slot;
+		for (uint32_t i = 0; i < f->np; i++) {
+			wasm_valtype t = bt_param(c, f, i);
+			if (push_ent(c, t, VK_ALIAS, s))
+				return -1;
+			s += tslots(t);
+		}
+		return 0;
+	}
+	for (uint32_t i = 0; i < f->np; i++)
+		if (push(c, bt_param(c, f, i)))
+			return -1;
+	return 0;
+}
+
+static int op_block(struct cc *c, uint8_t kind)
+{
+	struct ctl nf;
+
+	memset(&nf, 0, sizeof nf);
+	nf.kind = kind;
+	if (read_blocktype(c, &nf))
+		return -1;
+	if (live(c))
+		materialize_locals(c);
+	if (enter_block(c, &nf))
+		return -1;
+	if (kind == BK_LOOP)
+		place_label(c, top(c)->label);
+	return 0;
+}
+
+static int op_if(struct cc *c)
+{
+	struct ctl nf;
+	struct cond cd;
+
+	memset(&nf, 0, sizeof nf);
+	nf.kind = BK_IF;
+	if (read_blocktype(c, &nf))
+		return -1;
+	if (pop_cond(c, &cd))
+		return -1;
+	/*
+	 * Materialising may emit copies after the comparison was taken
+	 * back; they only write stack slots below the comparison's inputs,
+	 * so the fused branch can still read them afterwards.
+	 */
+	if (live(c))
+		materialize_locals(c);
+	if (enter_block(c, &nf))
+		return -1;
+	top(c)->else_label = new_label(c);
+	if (!top(c)->dead) {
+		/* emit() looks at the new frame, which is live */
+		emit_cond_br(c, &cd, false, top(c)->else_label);
+	}
+	return 0;
+}
+
+static int read_label(struct cc *c, uint32_t *depth)
+{
+	if (wasm_read_u32(&c->r, depth))
+		return -1;
+	if (*depth >= c->ncs)
+		return invalidx(c, "unknown label %u", *depth);
+	return 0;
+}
+
+static int read_tag(struct cc *c, uint32_t *x)
+{
+	if (wasm_read_u32(&c->r, x))
+		return -1;
+	if (*x >= wasm_module_ntags(c->m))
+		return invalidx(c, "unknown tag %u", *x);
+	return 0;
+}
+
+static const wasm_functype *tag_type(struct cc *c, uint32_t x)
+{
+	return &c->m->types[wasm_module_tag_type(c->m, x)->typeidx];
+}
+
+static int op_try_table(struct cc *c)
+{
+	struct ctl nf;
+	uint32_t n, first, h;
+
+	memset(&nf, 0, sizeof nf);
+	nf.kind = BK_TRY;
+	if (read_blocktype(c, &nf) || wasm_read_u32(&c->r, &n))
+		return -1;
+	if (n > wasm_reader_remaining(&c->r))
+		return malformed(c, c->r.pos, WASM_MSG_UNEXPECTED_END_SECTION);
+	first = c->ncatches;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t off = c->r.pos;
+		struct wasm_catch *k;
+		const wasm_functype *tt = NULL;
+		struct ctl *t;
+		uint32_t tag = 0, depth, want;
+		uint8_t kind;
+
+		if (wasm_read_u8(&c->r, &kind))
+			return -1;
+		if (kind > 3)
+			return malformed(c, off, "malformed catch clause");
+		if (kind <= WASM_CATCH_REF) {
+			if (read_tag(c, &tag))
+				return -1;
+			tt = tag_type(c, tag);
+		}
+		if (read_label(c, &depth))
+			return -1;
+		t = &c->cs[c->ncs - 1 - depth];
+		want = (tt ? tt->nparams : 0) +
+		       (kind == WASM_CATCH_REF || kind == WASM_CATCH_ALL_REF);
+		if (label_arity(t) != want)
+			return type_mismatch(c);
+		for (uint32_t k2 = 0; tt && k2 < tt->nparams; k2++)
+			if (label_type(c, t, k2) != tt->params[k2])
+				return type_mismatch(c);
+		if ((kind == WASM_CATCH_REF || kind == WASM_CATCH_ALL_REF) &&
+		    label_type(c, t, want - 1) != WASM_EXNREF)
+			return type_mismatch(c);
+		if (GROW(c, catches, ccatches, c->ncatches + 1))
+			return -1;
+		k = &c->catches[c->ncatches++];
+		k->kind = kind;
+		k->tagidx = tag;
+		if (t->kind == BK_FUNC) {
+			k->target = c->func_label;
+			k->dst = 0;
+			c->func_label_used = true;
+		} else {
+			k->target = t->label;
+			k->dst = t->label_slot;
+		}
+	}
+	if (live(c))
+		materialize_locals(c);
+	if (enter_block(c, &nf))
+		return -1;
+	if (GROW(c, handlers, chandlers, c->nhandlers + 1))
+		return -1;
+	h = c->nhandlers++;
+	c->handlers[h].start = c->ncode;
+	c->handlers[h].end = c->ncode;
+	c->handlers[h].first = first;
+	c->handlers[h].ncatches = n;
+	top(c)->handler = h;
+	c->last = NONE; /* the handler range starts here */
+	return 0;
+}
+
+static int op_else(struct cc *c)
+{
+	struct ctl *f = top(c);
+
+	if (f->kind != BK_IF || f->has_else)
+		return malformed(c, c->op_off, "END opcode expected");
+	if (pop_vals(c, f->nr, ty_bresults, f))
+		return -1;
+	if (c->nvs != f->height)
+		return type_mismatch(c);
+	if (live(c)) {
+		/* the popped results are still in vs[nvs .. nvs + nr) */
+		c->nvs += f->nr;
+		emit_moves(c, f->label_slot, f->nr);
+		c->nvs -= f->nr;
+		emit_jump(c, f->label);
+	}
+	place_label(c, f->else_label);
+	f->unreachable = false;
+	f->has_else = true;
+	{
+		uint32_t s = f->label_slot;
+		for (uint32_t i = 0; i < f->np; i++) {
+			wasm_valtype t = bt_param(c, f, i);
+			if (push_ent(c, t, VK_ALIAS, s))
+				return -1;
+			s += tslots(t);
+		}
+	}
+	return 0;
+}
+
+static int op_end(struct cc *c)
+{
+	struct ctl *f = top(c);
+	struct ctl saved;
+
+	if (pop_vals(c, f->nr, ty_bresults, f))
+		return -1;
+	if (c->nvs != f->height)
+		return type_mismatch(c);
+	if (f->kind == BK_IF && !f->has_else) {
+		if (f->np != f->nr)
+			return type_mismatch(c);
+		for (uint32_t i = 0; i < f->np; i++)
+			if (bt_param(c, f, i) != bt_result(c, f, i))
+				return type_mismatch(c);
+	}
+	if (f->kind == BK_FUNC) {
+		if (live(c)) {
+			c->nvs += f->nr;
+			emit_return(c);
+			c->nvs -= f->nr;
+		}
+		c->ncs--;
+		if (c->func_label_used) {
+			place_label(c, c->func_label);
+			emit_force(c, WASM_IOP_ret, 0);
+		}
+		return 0;
+	}
+	if (live(c)) {
+		c->nvs += f->nr;
+		emit_moves(c, f->label_slot, f->nr);
+		c->nvs -= f->nr;
+	}
+	if (f->kind == BK_TRY && f->handler != NONE)
+		c->handlers[f->handler].end = c->ncode;
+	if (f->kind != BK_LOOP)
+		place_label(c, f->label);
+	if (f->kind == BK_IF && !f->has_else)
+		place_label(c, f->else_label);
+	saved = *f;
+	c->ncs--;
+	if (saved.dead)
+		c->last = NONE;
+	for (uint32_t i = 0; i < saved.nr; i++)
+		if (push(c, bt_result(c, &saved, i)))
+			return -1;
+	return 0;
+}
+
+static void set_unreachable(struct cc *c)
+{
+	struct ctl *f = top(c);
+
+	c->nvs = f->height;
+	f->unreachable = true;
+}
+
+static int op_br(struct cc *c)
+{
+	uint32_t depth;
+	struct ctl *t;
+
+	if (read_label(c, &depth))
+		return -1;
+	t = &c->cs[c->ncs - 1 - depth];
+	if (check_vals(c, label_arity(t), ty_label, t))
+		return -1;
+	emit_br(c, depth);
+	set_unreachable(c);
+	return 0;
+}
+
+static int op_br_if(struct cc *c)
+{
+	uint32_t depth, n;
+	struct ctl *t;
+	struct cond cd;
+
+	if (read_label(c, &depth))
+		return -1;
+	t = &c->cs[c->ncs - 1 - depth];
+	n = label_arity(t);
+	if (pop_cond(c, &cd))
+		return -1;
+	if (pop_vals(c, n, ty_label, t))
+		return -1;
+	/* push back: same slots; unknown entries take the label's types */
+	for (uint32_t i = 0; i < n; i++) {
+		struct vent *e;
+		if (push(c, label_type(c, t, i)))
+			return -1;
+		e = &c->vs[c->nvs - 1];
+		if (c->tmp[i].type != T_UNKNOWN) {
+			e->kind = c->tmp[i].kind;
+			e->val = c->tmp[i].val;
+		}
+	}
+	if (!live(c))
+		return 0;
+	if (t->kind != BK_FUNC && !needs_moves(c, t->label_slot, n)) {
+		emit_cond_br(c, &cd, true, t->label);
+	} else {
+		uint32_t skip = new_label(c);
+		emit_cond_br(c, &cd, false, skip);
+		emit_br(c, depth);
+		place_label(c, skip);
+	}
+	return 0;
+}
+
+static int op_br_table(struct cc *c)
+{
+	uint32_t n, *depths, arity, def, idx;
+	struct vent e;
+	int rc = -1;
+
+	if (wasm_read_u32(&c->r, &n))
+		return -1;
+	if (n > wasm_reader_remaining(&c->r))
+		return malformed(c, c->r.pos, WASM_MSG_UNEXPECTED_END_SECTION);
+	depths = malloc(((size_t)n + 1) * sizeof *depths);
+	if (depths == NULL)
+		return oom(c);
+	for (uint32_t i = 0; i <= n; i++)
+		if (read_label(c, &depths[i]))
+			goto out;
+	def = depths[n];
+	if (pop(c, WASM_I32, &e))
+		goto out;
+	arity = label_arity(&c->cs[c->ncs - 1 - def]);
+	for (uint32_t i = 0; i <= n; i++) {
+		struct ctl *t = &c->cs[c->ncs - 1 - depths[i]];
+		if (label_arity(t) != arity) {
+			type_mismatch(c);
+			goto out;
+		}
+		if (check_vals(c, arity, ty_label, t))
+			goto out;
+	}
+	if (live(c)) {
+		uint32_t *p, insn, *stub;
+
+		idx = src_of(c, &e);
+		p = emit(c, WASM_IOP_br_table, n + 3);
+		insn = c->ncode - n - 4;
+		p[0] = idx;
+		p[1] = n + 1;
+		/* Targets that need moves (or a return) go through stubs. */
+		stub = calloc((size_t)c->ncs, sizeof *stub);
+		if (stub == NULL) {
+			oom(c);
+			goto out;
+		}
+		for (uint32_t i = 0; i <= n; i++) {
+			struct ctl *t = &c->cs[c->ncs - 1 - depths[i]];
+			uint32_t l;
+			if (t->kind != BK_FUNC &&
+			    !needs_moves(c, t->label_slot, arity)) {
+				l = t->label;
+			} else {
+				if (stub[depths[i]] == 0)
+					stub[depths[i]] = new_label(c) + 1;
+				l = stub[depths[i]] - 1;
+			}
+			if (!c->oom)
+				add_fix(c, &c->code[insn + 3 + i], insn, l);
+		}
+		for (uint32_t d = 0; d < c->ncs; d++) {
+			if (stub[d] == 0)
+				continue;
+			place_label(c, stub[d] - 1);
+			emit_br(c, d);
+		}
+		free(stub);
+	}
+	set_unreachable(c);
+	rc = 0;
+out:
+	free(depths);
+	return rc;
+}
+
+static int op_return(struct cc *c)
+{
+	if (check_vals(c, c->ft->nresults, ty_results, c->ft))
+		return -1;
+	emit_return(c);
+	set_unreachable(c);
+	return 0;
+}
+
+/* ---- calls -------------------------------------------------------------- */
+
+/*
+ * Pop a call's arguments, leaving them materialised in consecutive slots;
+ * returns the first slot (the callee's frame base).
+ */
+static int pop_args(struct cc *c, const wasm_functype *ft, uint32_t *base)
+{
+	if (pop_vals(c, ft->nparams, ty_params, ft))
+		return -1;
+	*base = next_slot(c);
+	if (live(c))
+		for (uint32_t i = 0; i < ft->nparams; i++)
+			materialize_ent(c, &c->tmp[i]);
+	return 0;
+}
+
+static int push_results(struct cc *c, const wasm_functype *ft)
+{
+	for (uint32_t i = 0; i < ft->nresults; i++)
+		if (push(c, ft->results[i]))
+			return -1;
+	return 0;
+}
+
+static int same_results(const wasm_functype *a, const wasm_functype *b)
+{
+	if (a->nresults != b->nresults)
+		return 0;
+	for (uint32_t i = 0; i < a->nresults; i++)
+		if (a->results[i] != b->results[i])
+			return 0;
+	return 1;
+}
+
+static int op_call(struct cc *c, bool tail)
+{
+	uint32_t x, base, *p;
+	const wasm_functype *ft;
+
+	if (wasm_read_u32(&c->r, &x))
+		return -1;
+	if (x >= wasm_module_nfuncs(c->m))
+		return invalidx(c, "unknown function %u", x);
+	ft = &c->m->types[wasm_module_func_typeidx(c->m, x)];
+	if (tail && !same_results(ft, c->ft))
+		return type_mismatch(c);
+	if (pop_args(c, ft, &base))
+		return -1;
+	p = emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
+	p[0] = x;
+	p[1] = base;
+	if (tail) {
+		set_unreachable(c);
+		return 0;
+	}
+	return push_results(c, ft);
+}
+
+static int table_elem(struct cc *c, uint32_t x, wasm_valtype *t)
+{
+	if (x >= wasm_module_ntables(c->m))
+		return invalidx(c, "unknown table %u", x);
+	*t = wasm_module_table_type(c->m, x)->elem;
+	return 0;
+}
+
+static int op_call_indirect(struct cc *c, bool tail)
+{
+	uint32_t y, x, base, si, *p;
+	const wasm_functype *ft;
+	wasm_valtype et = 0;
+	struct vent i;
+
+	if (wasm_read_u32(&c->r, &y) || wasm_read_u32(&c->r, &x))
+		return -1;
+	if (table_elem(c, x, &et))
+		return -1;
+	if (y >= c->m->ntypes)
+		return invalidx(c, "unknown type %u", y);
+	if (et != WASM_FUNCREF)
+		return type_mismatch(c);
+	ft = &c->m->types[y];
+	if (tail && !same_results(ft, c->ft))
+		return type_mismatch(c);
+	if (pop(c, WASM_I32, &i))
+		return -1;
+	if (pop_args(c, ft, &base))
+		return -1;
+	/* a constant index goes to its own slot, above the arguments */
+	si = live(c) ? src_of(c, &i) : 0;
+	p = emit(c, tail ? WASM_IOP_return_call_indirect : WASM_IOP_call_indirect,
+		 4);
+	p[0] = base;
+	p[1] = si;
+	p[2] = y;
+	p[3] = x;
+	if (tail) {
+		set_unreachable(c);
+		return 0;
+	}
+	return push_results(c, ft);
+}
+
+static int op_throw(struct cc *c)
+{
+	uint32_t x, base, *p;
+
+	if (read_tag(c, &x))
+		return -1;
+	if (pop_args(c, tag_type(c, x), &base))
+		return -1;
+	p = emit(c, WASM_IOP_throw, 2);
+	p[0] = x;
+	p[1] = base;
+	set_unreachable(c);
+	return 0;
+}
+
+/* ---- variables ---------------------------------------------------------- */
+
+static int read_local(struct cc *c, uint32_t *x)
+{
+	if (wasm_read_u32(&c->r, x))
+		return -1;
+	if (*x >= c->nlocals)
+		return invalidx(c, "unknown local %u", *x);
+	return 0;
+}
+
+static wasm_valtype local_type(struct cc *c, uint32_t x)
+{
+	uint32_t np = c->ft->nparams;
+	return x < np ? c->ft->params[x] : c->code_entry->locals[x - np];
+}
+
+/* Store the popped value e into slot ls (a local), fusing when possible. */
+static void store_local(struct cc *c, struct vent *e, uint32_t ls)
+{
+	if (!live(c))
+		return;
+	if (e->kind == VK_ALIAS && e->val == ls)
+		return;
+	materialize_local(c, ls);
+	if (e->kind == VK_STACK && c->last != NONE && c->last_dest &&
+	    c->code[c->last + 1] == e->slot) {
+		/* nothing read ls's old value after the producer: retarget */
+		bool aliased = false;
+		for (uint32_t i = top(c)->height; i < c->nvs; i++)
+			if (ent_src(&c->vs[i]) == ls)
+				aliased = true;
+		if (!aliased) {
+			c->code[c->last + 1] = ls;
+			return;
+		}
+	}
+	emit_move(c, ls, e);
+}
+
+static int op_local(struct cc *c, uint8_t op)
+{
+	uint32_t x, ls;
+	wasm_valtype t;
+	struct vent e;
+
+	if (read_local(c, &x))
+		return -1;
+	t = local_type(c, x);
+	ls = c->lslot[x];
+	if (op == 0x20)
+		return push_ent(c, t, VK_ALIAS, ls);
+	if (pop(c, t, &e))
+		return -1;
+	/*
+	 * A retargeted producer must not be one whose other output was
+	 * already seen; the check in store_local covers that.  Aliases of
+	 * the same local below are materialised first.
+	 */
+	store_local(c, &e, ls);
+	if (op == 0x21)
+		return 0;
+	if (e.kind == VK_CONST)
+		return push_ent(c, t, VK_CONST, e.val);
+	return push_ent(c, t, VK_ALIAS, ls);
+}
+
+static int op_global(struct cc *c, uint8_t op)
+{
+	uint32_t x, *p;
+	const wasm_globaltype *gt;
+	struct vent e;
+
+	if (wasm_read_u32(&c->r, &x))
+		return -1;
+	if (x >= wasm_module_nglobals(c->m))
+		return invalidx(c, "unknown global %u", x);
+	gt = wasm_module_global_type(c->m, x);
+	if (op == 0x23) {
+		if (push(c, gt->type))
+			return -1;
+		p = emit_d(c, tslots(gt->type) == 2 ? WASM_IOP_global_get2
+						   : WASM_IOP_global_get,
+			   2);
+		p[0] = top_slot(c);
+		p[1] = x;
+		return 0;
+	}
+	if (!gt->mut)
+		return invalid(c, "immutable global");
+	if (pop(c, gt->type, &e))
+		return -1;
+	if (live(c)) {
+		uint32_t s = src_of(c, &e);
+		p = emit(c, tslots(gt->type) == 2 ? WASM_IOP_global_set2
+						  : WASM_IOP_global_set,
+			 2);
+		p[0] = x;
+		p[1] = s;
+	}
+	return 0;
+}
+
+/* ---- parametric --------------------------------------------------------- */
+
+static int op_select(struct cc *c, bool typed)
+{
+	struct vent cnd, a, b;
+	wasm_valtype t = T_UNKNOWN;
+	uint32_t *p, sc, sa, sb;
+
+	if (typed) {
+		uint32_t n;
+		size_t off = c->r.pos;
+		uint8_t vb;
+		if (wasm_read_u32(&c->r, &n))
+			return -1;
+		if (n != 1)
+			return invalid(c, "invalid result arity");
+		off = c->r.pos;
+		if (wasm_read_u8(&c->r, &vb))
+			return -1;
+		switch (vb) {
+		case WASM_I32:
+		case WASM_I64:
+		case WASM_F32:
+		case WASM_F64:
+		case WASM_V128:
+		case WASM_FUNCREF:
+		case WASM_EXTERNREF:
+		case WASM_EXNREF:
+			t = vb;
+			break;
+		default:
+			return malformed(c, off, "malformed value type");
+		}
+	}
+	if (pop(c, WASM_I32, &cnd) || pop(c, t, &b) || pop(c, t, &a))
+		return -1;
+	if (!typed) {
+		bool ok = (is_num(a.type) && is_num(b.type)) ||
+			  ((a.type == T_UNKNOWN || a.type == WASM_V128) &&
+			   (b.type == T_UNKNOWN || b.type == WASM_V128));
+		if (!ok)
+			return type_mismatch(c);
+		if (a.type != b.type && a.type != T_UNKNOWN &&
+		    b.type != T_UNKNOWN)
+			return type_mismatch(c);
+		t = a.type == T_UNKNOWN ? b.type : a.type;
+	}
+	if (live(c)) {
+		sc = src_of(c, &cnd);
+		sb = src_of(c, &b);
+		sa = src_of(c, &a);
+	} else {
+		sc = sb = sa = 0;
+	}
+	if (push(c, t))
+		return -1;
+	p = emit_d(c, tslots(t) == 2 ? WASM_IOP_select2 : WASM_IOP_select, 4);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = sb;
+	p[3] = sc;
+	return 0;
+}
+
+/* ---- numeric ------------------------------------------------------------ */
+
+static uint32_t imm_cells(wasm_valtype t)
+{
+	return (t == WASM_I64 || t == WASM_F64) ? 2 : 1;
+}
+
+static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
+		   wasm_valtype outt)
+{
+	struct vent a;
+	uint32_t sa = 0, *p;
+
+	if (pop(c, in, &a))
+		return -1;
+	if (live(c))
+		sa = src_of(c, &a);
+	if (push(c, outt))
+		return -1;
+	p = emit_d(c, iop, 2);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	return 0;
+}
+
+static bool commutes(uint8_t op)
+{
+	switch (op) {
+	case 0x46: case 0x47: /* i32.eq ne */
+	case 0x6a: case 0x6c: case 0x71: case 0x72: case 0x73:
+	case 0x51: case 0x52: /* i64.eq ne */
+	case 0x7c: case 0x7e: case 0x83: case 0x84: case 0x85:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* x as slot + addend, when it is one of those. */
+static bool as_addi(const struct vent *e, uint32_t *src, uint32_t *imm)
+{
+	switch (e->kind) {
+	case VK_STACK:
+		*src = e->slot;
+		*imm = 0;
+		return true;
+	case VK_ALIAS:
+		*src = (uint32_t)e->val;
+		*imm = 0;
+		return true;
+	case VK_ADDI:
+		*src = addi_src(e);
+		*imm = addi_imm(e);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * i32.add / i32.sub with a constant operand: no code, the result is a
+ * pending slot + addend (or a constant when both are).  Wrapping in 32
+ * bits makes (x + i) + j equal to x + (i + j).
+ */
+static bool fold_addi(struct cc *c, uint8_t op, const struct vent *a,
+		      const struct vent *b)
+{
+	uint32_t src, imm;
+
+	if (a->kind == VK_CONST && b->kind == VK_CONST) {
+		uint32_t x = (uint32_t)a->val, y = (uint32_t)b->val;
+		c->fold_kind = VK_CONST;
+		c->fold_val = op == 0x6a ? (uint32_t)(x + y) : (uint32_t)(x - y);
+		return true;
+	}
+	if (b->kind == VK_CONST && as_addi(a, &src, &imm)) {
+		uint32_t k = (uint32_t)b->val;
+		imm = op == 0x6a ? imm + k : imm - k;
+	} else if (op == 0x6a && a->kind == VK_CONST && as_addi(b, &src, &imm)) {
+		imm += (uint32_t)a->val;
+	} else {
+		return false;
+	}
+	c->fold_kind = VK_ADDI;
+	c->fold_val = (uint64_t)src | (uint64_t)imm << 32;
+	return true;
+}
+
+static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
+		    wasm_valtype outt)
+{
+	struct vent a, b;
+	uint32_t *p, sa = 0, sb = 0;
+	uint64_t imm = 0;
+	bool si = false;
+
+	if (pop(c, in, &b) || pop(c, in, &a))
+		return -1;
+	if (live(c) && (op == 0x6a || op == 0x6b) && fold_addi(c, op, &a, &b))
+		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
+	if (live(c)) {
+		if (b.kind == VK_CONST) {
+			si = true;
+			imm = b.val;
+			sa = src_of(c, &a);
+		} else if (a.kind == VK_CONST && commutes(op)) {
+			si = true;
+			imm = a.val;
+			sa = src_of(c, &b);
+		} else {
+			sb = src_of(c, &b);
+			sa = src_of(c, &a);
+		}
+	}
+	if (push(c, outt))
+		return -1;
+	if (!si) {
+		p = emit_d(c, iop, 3);
+		p[0] = top_slot(c);
+		p[1] = sa;
+		p[2] = sb;
+		return 0;
+	}
+	p = emit_d(c, iop + 1, 2 + imm_cells(in));
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = (uint32_t)imm;
+	if (imm_cells(in) == 2)
+		p[3] = (uint32_t)(imm >> 32);
+	return 0;
+}
+
+static int op_numeric(struct cc *c, uint8_t op)
+{
+	switch (op) {
+#define NUMOP_UN(opc, name, R, A, fn)                                          \
+	case opc:                                                              \
+		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
+#define NUMOP_UN_TRAP(opc, name, R, A, fn)                                     \
+	case opc:                                                              \
+		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
+#define NUMOP_BIN(opc, name, R, A, fn)                                         \
+	case opc:                                                              \
+		return op_binop(c, opc, WASM_IOP_##name##_ss, VT_##A, VT_##R);
+#define NUMOP_BIN_TRAP(opc, name, R, A, fn)                                    \
+	case opc:                                                              \
+		return op_binop(c, opc, WASM_IOP_##name##_ss, VT_##A, VT_##R);
+#include "wasm/ops_numeric.def"
+	default:
+		return malformed(c, c->op_off, "illegal opcode");
+	}
+}
+
+static int op_const(struct cc *c, uint8_t op)
+{
+	switch (op) {
+	case 0x41: {
+		int32_t v;
+		if (wasm_read_s32(&c->r, &v))
+			return -1;
+		return push_ent(c, WASM_I32, VK_CONST, (uint32_t)v);
+	}
+	case 0x42: {
+		int64_t v;
+		if (wasm_read_s64(&c->r, &v))
+			return -1;
+		return push_ent(c, WASM_I64, VK_CONST, (uint64_t)v);
+	}
+	case 0x43: {
+		const uint8_t *b;
+		uint32_t v;
+		if (wasm_read_bytes(&c->r, 4, &b))
+			return -1;
+		memcpy(&v, b, 4);
+		return push_ent(c, WASM_F32, VK_CONST, v);
+	}
+	default: {
+		const uint8_t *b;
+		uint64_t v;
+		if (wasm_read_bytes(&c->r, 8, &b))
+			return -1;
+		memcpy(&v, b, 8);
+		return push_ent(c, WASM_F64, VK_CONST, v);
+	}
+	}
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+struct memarg {
+	uint32_t memidx;
+	uint32_t align;
+	uint64_t offset;
+	bool is64;
+};
+
+static int read_memarg(struct cc *c, uint32_t natural, struct memarg *ma)
+{
+	size_t off = c->r.pos;
+	uint32_t flags;
+	const wasm_memtype *mt;
+
+	if (wasm_read_u32(&c->r, &flags))
+		return -1;
+	if (flags >= 0x80)
+		return malformed(c, off, "malformed memop flags");
+	ma->memidx = 0;
+	if ((flags & 0x40) && wasm_read_u32(&c->r, &ma->memidx))
+		return -1;
+	ma->align = flags & 0x3f;
+	if (wasm_read_u64(&c->r, &ma->offset))
+		return -1;
+	if (ma->memidx >= wasm_module_nmemories(c->m))
+		return invalidx(c, "unknown memory %u", ma->memidx);
+	if (ma->align > natural)
+		return invalid(c, "alignment must not be larger than natural");
+	mt = wasm_module_memory_type(c->m, ma->memidx);
+	ma->is64 = mt->limits.is64;
+	if (!ma->is64 && ma->offset > UINT32_MAX)
+		return invalid(c, "offset out of range");
+	if (ma->is64)
+		return invalid(c, "memory64 is not supported");
+	return 0;
+}
+
+static wasm_valtype addr_type(const struct memarg *ma)
+{
+	return ma->is64 ? WASM_I64 : WASM_I32;
+}
+
+static int op_load(struct cc *c, uint8_t op)
+{
+	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1,
+				      0, 0, 1, 1, 2, 2};
+	static const uint8_t res[] = {WASM_I32, WASM_I64, WASM_F32, WASM_F64,
+				      WASM_I32, WASM_I32, WASM_I32, WASM_I32,
+				      WASM_I64, WASM_I64, WASM_I64, WASM_I64,
+				      WASM_I64, WASM_I64};
+	static const uint16_t iops[] = {
+	    WASM_IOP_load32,   WASM_IOP_load64,   WASM_IOP_load32,
+	    WASM_IOP_load64,   WASM_IOP_load8s32, WASM_IOP_load8u,
+	    WASM_IOP_load16s32, WASM_IOP_load16u, WASM_IOP_load8s64,
+	    WASM_IOP_load8u,   WASM_IOP_load16s64, WASM_IOP_load16u,
+	    WASM_IOP_load32s64, WASM_IOP_load32};
+	unsigned k = op - 0x28;
+	struct memarg ma;
+	struct vent a;
+	uint32_t sa = 0, *p;
+
+	if (read_memarg(c, nat[k], &ma))
+		return -1;
+	if (pop(c, addr_type(&ma), &a))
+		return -1;
+	if (live(c) && ma.memidx == 0 && a.kind == VK_CONST) {
+		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
+		if (push(c, res[k]))
+			return -1;
+		p = emit_d(c, iops[k] + 2u, 3);
+		p[0] = top_slot(c);
+		p[1] = (uint32_t)ea;
+		p[2] = (uint32_t)(ea >> 32);
+		return 0;
+	}
+	if (live(c) && ma.memidx == 0 && a.kind == VK_ADDI) {
+		if (push(c, res[k]))
+			return -1;
+		p = emit_d(c, iops[k] + 1u, 4);
+		p[0] = top_slot(c);
+		p[1] = addi_src(&a);
+		p[2] = addi_imm(&a);
+		p[3] = (uint32_t)ma.offset;
+		return 0;
+	}
+	if (live(c))
+		sa = src_of(c, &a);
+	if (push(c, res[k]))
+		return -1;
+	if (ma.memidx == 0) {
+		p = emit_d(c, iops[k], 3);
+		p[0] = top_slot(c);
+		p[1] = sa;
+		p[2] = (uint32_t)ma.offset;
+	} else {
+		p = emit_d(c, WASM_IOP_load_m, 5);
+		p[0] = top_slot(c);
+		p[1] = sa;
+		p[2] = (uint32_t)ma.offset;
+		p[3] = ma.memidx;
+		p[4] = iops[k];
+	}
+	return 0;
+}
+
+static int op_store(struct cc *c, uint8_t op)
+{
+	static const uint8_t nat[] = {2, 3, 2, 3, 0, 1, 0, 1, 2};
+	static const uint8_t val[] = {WASM_I32, WASM_I64, WASM_F32,
+				      WASM_F64, WASM_I32, WASM_I32,
+				      WASM_I64, WASM_I64, WASM_I64};
+	static const uint16_t iops[] = {
+	    WASM_IOP_store32, WASM_IOP_store64, WASM_IOP_store32,
+	    WASM_IOP_store64, WASM_IOP_store8,  WASM_IOP_store16,
+	    WASM_IOP_store8,  WASM_IOP_store16, WASM_IOP_store32};
+	unsigned k = op - 0x36;
+	struct memarg ma;
+	struct vent a, v;
+	uint32_t sa, sv, *p;
+
+	if (read_memarg(c, nat[k], &ma))
+		return -1;
+	if (pop(c, val[k], &v) || pop(c, addr_type(&ma), &a))
+		return -1;
+	if (!live(c))
+		return 0;
+	sv = src_of(c, &v);
+	if (ma.memidx == 0 && a.kind == VK_CONST) {
+		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
+		p = emit(c, iops[k] + 2u, 3);
+		p[0] = sv;
+		p[1] = (uint32_t)ea;
+		p[2] = (uint32_t)(ea >> 32);
+		return 0;
+	}
+	if (ma.memidx == 0 && a.kind == VK_ADDI) {
+		p = emit(c, iops[k] + 1u, 4);
+		p[0] = addi_src(&a);
+		p[1] = addi_imm(&a);
+		p[2] = sv;
+		p[3] = (uint32_t)ma.offset;
+		return 0;
+	}
+	sa = src_of(c, &a);
+	if (ma.memidx == 0) {
+		p = emit(c, iops[k], 3);
+	} else {
+		p = emit(c, WASM_IOP_store_m, 5);
+		p[3] = ma.memidx;
+		p[4] = iops[k];
+	}
+	p[0] = sa;
+	p[1] = sv;
+	p[2] = (uint32_t)ma.offset;
+	return 0;
+}
+
+static int read_memidx(struct cc *c, uint32_t *x)
+{
+	if (wasm_read_u32(&c->r, x))
+		return -1;
+	if (*x >= wasm_module_nmemories(c->m))
+		return invalidx(c, "unknown memory %u", *x);
+	if (wasm_module_memory_type(c->m, *x)->limits.is64)
+		return invalid(c, "memory64 is not supported");
+	return 0;
+}
+
+/* Pop n i32 operands (deepest first into s[0..n)) and place them. */
+static int pop_i32s(struct cc *c, uint32_t n, uint32_t *s)
+{
+	struct vent e[3];
+
+	for (uint32_t i = n; i-- > 0;)
+		if (pop(c, WASM_I32, &e[i]))
+			return -1;
+	for (uint32_t i = 0; i < n; i++)
+		s[i] = live(c) ? src_of(c, &e[i]) : 0;
+	return 0;
+}
+
+static int op_memory_size_grow(struct cc *c, bool grow_op)
+{
+	uint32_t x, s = 0, *p;
+
+	if (read_memidx(c, &x))
+		return -1;
+	if (grow_op && pop_i32s(c, 1, &s))
+		return -1;
+	if (push(c, WASM_I32))
+		return -1;
+	if (grow_op) {
+		p = emit_d(c, WASM_IOP_memory_grow, 3);
+		p[0] = top_slot(c);
+		p[1] = s;
+		p[2] = x;
+	} else {
+		p = emit_d(c, WASM_IOP_memory_size, 2);
+		p[0] = top_slot(c);
+		p[1] = x;
+	}
+	return 0;
+}
+
+/* ---- references and tables ---------------------------------------------- */
+
+static int read_heaptype(struct cc *c, wasm_valtype *t)
+{
+	size_t off = c->r.pos;
+	int64_t ht;
+
+	if (wasm_read_s33(&c->r, &ht))
+		return -1;
+	switch (ht) {
+	case -0x10:
+		*t = WASM_FUNCREF;
+		return 0;
+	case -0x11:
+		*t = WASM_EXTERNREF;
+		return 0;
+	case -0x17:
+		*t = WASM_EXNREF;
+		return 0;
+	default:
+		if (ht >= 0)
+			return invalid(c, "typed function references are "
+					  "not supported");
+		return malformed(c, off, "malformed reference type");
+	}
+}
+
+static int op_ref(struct cc *c, uint8_t op)
+{
+	uint32_t *p, x, s = 0;
+	wasm_valtype t = 0;
+	struct vent e;
+
+	switch (op) {
+	case 0xd0:
+		if (read_heaptype(c, &t))
+			return -1;
+		return push_ent(c, t, VK_CONST, 0);
+	case 0xd1:
+		if (pop(c, T_UNKNOWN, &e))
+			return -1;
+		if (!is_ref(e.type))
+			return type_mismatch(c);
+		if (live(c))
+			s = src_of(c, &e);
+		if (push(c, WASM_I32))
+			return -1;
+		p = emit_d(c, WASM_IOP_ref_is_null, 2);
+		p[0] = top_slot(c);
+		p[1] = s;
+		return 0;
+	default: /* 0xd2 ref.func */
+		if (wasm_read_u32(&c->r, &x))
+			return -1;
+		if (x >= wasm_module_nfuncs(c->m))
+			return invalidx(c, "unknown function %u", x);
+		if (!c->refs[x])
+			return invalid(c, "undeclared function reference");
+		if (push(c, WASM_FUNCREF))
+			return -1;
+		p = emit_d(c, WASM_IOP_ref_func, 2);
+		p[0] = top_slot(c);
+		p[1] = x;
+		return 0;
+	}
+}
+
+static int op_table_get_set(struct cc *c, bool set)
+{
+	uint32_t x, *p, si = 0, sv = 0;
+	wasm_valtype t = 0;
+	struct vent i, v;
+
+	if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
+		return -1;
+	if (set) {
+		if (pop(c, t, &v) || pop(c, WASM_I32, &i))
+			return -1;
+		if (!live(c))
+			return 0;
+		sv = src_of(c, &v);
+		si = src_of(c, &i);
+		p = emit(c, WASM_IOP_table_set, 3);
+		p[0] = x;
+		p[1] = si;
+		p[2] = sv;
+		return 0;
+	}
+	if (pop(c, WASM_I32, &i))
+		return -1;
+	if (live(c))
+		si = src_of(c, &i);
+	if (push(c, t))
+		return -1;
+	p = emit_d(c, WASM_IOP_table_get, 3);
+	p[0] = top_slot(c);
+	p[1] = x;
+	p[2] = si;
+	return 0;
+}
+
+/* The data count check is a decoding rule, so it comes first. */
+static int read_dataidx(struct cc *c, uint32_t *x, size_t off)
+{
+	if (wasm_read_u32(&c->r, x))
+		return -1;
+	if (!c->m->has_data_count)
+		return malformed(c, off, "data count section required");
+	return 0;
+}
+
+static int check_dataidx(struct cc *c, uint32_t x)
+{
+	if (x >= c->m->data_count)
+		return invalidx(c, "unknown data segment %u", x);
+	return 0;
+}
+
+static int read_elemidx(struct cc *c, uint32_t *x)
+{
+	if (wasm_read_u32(&c->r, x))
+		return -1;
+	if (*x >= c->m->nelems)
+		return invalidx(c, "unknown elem segment %u", *x);
+	return 0;
+}
+
+static int op_misc(struct cc *c)
+{
+	uint32_t sub, x, y, s[3] = {0, 0, 0}, *p;
+	wasm_valtype t = 0, t2 = 0;
+	struct vent v, n, i;
+
+	if (wasm_read_u32(&c->r, &sub))
+		return -1;
+	switch (sub) {
+#define NUMOP_FC_UN(subop, name, R, A, fn)                                     \
+	case subop:                                                            \
+		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
+#include "wasm/ops_numeric.def"
+	case 8: /* memory.init dataidx memidx */
+		if (read_dataidx(c, &y, c->op_off) || read_memidx(c, &x) ||
+		    check_dataidx(c, y) || pop_i32s(c, 3, s))
+			return -1;
+		p = emit(c, WASM_IOP_memory_init, 5);
+		p[0] = x;
+		p[1] = y;
+		memcpy(p + 2, s, sizeof s);
+		return 0;
+	case 9: /* data.drop */
+		if (read_dataidx(c, &x, c->op_off) || check_dataidx(c, x))
+			return -1;
+		p = emit(c, WASM_IOP_data_drop, 1);
+		p[0] = x;
+		return 0;
+	case 10: /* memory.copy dst src */
+		if (read_memidx(c, &x) || read_memidx(c, &y) ||
+		    pop_i32s(c, 3, s))
+			return -1;
+		p = emit(c, WASM_IOP_memory_copy, 5);
+		p[0] = x;
+		p[1] = y;
+		memcpy(p + 2, s, sizeof s);
+		return 0;
+	case 11: /* memory.fill */
+		if (read_memidx(c, &x))
+			return -1;
+		if (pop_i32s(c, 3, s))
+			return -1;
+		p = emit(c, WASM_IOP_memory_fill, 4);
+		p[0] = x;
+		memcpy(p + 1, s, sizeof s);
+		return 0;
+	case 12: /* table.init elemidx tableidx */
+		if (read_elemidx(c, &y) || wasm_read_u32(&c->r, &x) ||
+		    table_elem(c, x, &t))
+			return -1;
+		if (c->m->elems[y].type != t)
+			return type_mismatch(c);
+		if (pop_i32s(c, 3, s))
+			return -1;
+		p = emit(c, WASM_IOP_table_init, 5);
+		p[0] = x;
+		p[1] = y;
+		memcpy(p + 2, s, sizeof s);
+		return 0;
+	case 13: /* elem.drop */
+		if (read_elemidx(c, &x))
+			return -1;
+		p = emit(c, WASM_IOP_elem_drop, 1);
+		p[0] = x;
+		return 0;
+	case 14: /* table.copy dst src */
+		if (wasm_read_u32(&c->r, &x) || wasm_read_u32(&c->r, &y) ||
+		    table_elem(c, x, &t) || table_elem(c, y, &t2))
+			return -1;
+		if (t != t2)
+			return type_mismatch(c);
+		if (pop_i32s(c, 3, s))
+			return -1;
+		p = emit(c, WASM_IOP_table_copy, 5);
+		p[0] = x;
+		p[1] = y;
+		memcpy(p + 2, s, sizeof s);
+		return 0;
+	case 15: /* table.grow */
+		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
+			return -1;
+		if (pop(c, WASM_I32, &n) || pop(c, t, &v))
+			return -1;
+		if (live(c)) {
+			s[1] = src_of(c, &n);
+			s[0] = src_of(c, &v);
+		}
+		if (push(c, WASM_I32))
+			return -1;
+		p = emit_d(c, WASM_IOP_table_grow, 4);
+		p[0] = top_slot(c);
+		p[1] = x;
+		p[2] = s[0];
+		p[3] = s[1];
+		return 0;
+	case 16: /* table.size */
+		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
+			return -1;
+		if (push(c, WASM_I32))
+			return -1;
+		p = emit_d(c, WASM_IOP_table_size, 2);
+		p[0] = top_slot(c);
+		p[1] = x;
+		return 0;
+	case 17: /* table.fill */
+		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
+			return -1;
+		if (pop(c, WASM_I32, &n) || pop(c, t, &v) ||
+		    pop(c, WASM_I32, &i))
+			return -1;
+		if (!live(c))
+			return 0;
+		s[2] = src_of(c, &n);
+		s[1] = src_of(c, &v);
+		s[0] = src_of(c, &i);
+		p = emit(c, WASM_IOP_table_fill, 4);
+		p[0] = x;
+		memcpy(p + 1, s, sizeof s);
+		return 0;
+	default:
+		return malformed(c, c->op_off, "illegal opcode");
+	}
+}
+
+/* ---- SIMD --------------------------------------------------------------- */
+
+static int simd_pure(struct cc *c, uint32_t iop, uint32_t nin,
+		     const wasm_valtype *in, wasm_valtype outt)
+{
+	struct vent e[3];
+	uint32_t s[3] = {0, 0, 0}, *p;
+
+	for (uint32_t i = nin; i-- > 0;)
+		if (pop(c, in[i], &e[i]))
+			return -1;
+	if (live(c))
+		for (uint32_t i = nin; i-- > 0;)
+			s[i] = src_of(c, &e[i]);
+	if (push(c, outt))
+		return -1;
+	p = emit_d(c, iop, 1 + nin);
+	p[0] = top_slot(c);
+	for (uint32_t i = 0; i < nin; i++)
+		p[1 + i] = s[i];
+	return 0;
+}
+
+static int read_lane(struct cc *c, uint32_t nlanes, uint32_t *lane)
+{
+	uint8_t b;
+
+	if (wasm_read_u8(&c->r, &b))
+		return -1;
+	if (b >= nlanes)
+		return invalid(c, "invalid lane index");
+	*lane = b;
+	return 0;
+}
+
+#define V WASM_V128
+static const wasm_valtype sh_v[] = {V};
+static const wasm_valtype sh_vv[] = {V, V};
+static const wasm_valtype sh_vvv[] = {V, V, V};
+static const wasm_valtype sh_vs[] = {V, WASM_I32};
+static const wasm_valtype sh_i32[] = {WASM_I32};
+static const wasm_valtype sh_i64[] = {WASM_I64};
+static const wasm_valtype sh_f32[] = {WASM_F32};
+static const wasm_valtype sh_f64[] = {WASM_F64};
+static const wasm_valtype sh_vi32[] = {V, WASM_I32};
+static const wasm_valtype sh_vi64[] = {V, WASM_I64};
+static const wasm_valtype sh_vf32[] = {V, WASM_F32};
+static const wasm_valtype sh_vf64[] = {V, WASM_F64};
+
+#define SH_V_V 1, sh_v, V
+#define SH_V_VV 2, sh_vv, V
+#define SH_V_VVV 3, sh_vvv, V
+#define SH_V_VS 2, sh_vs, V
+#define SH_I32_V 1, sh_v, WASM_I32
+#define SH_V_I32 1, sh_i32, V
+#define SH_V_I64 1, sh_i64, V
+#define SH_V_F32 1, sh_f32, V
+#define SH_V_F64 1, sh_f64, V
+#define SH_I32_V_LANE 1, sh_v, WASM_I32
+#define SH_I64_V_LANE 1, sh_v, WASM_I64
+#define SH_F32_V_LANE 1, sh_v, WASM_F32
+#define SH_F64_V_LANE 1, sh_v, WASM_F64
+#define SH_V_VI32_LANE 2, sh_vi32, V
+#define SH_V_VI64_LANE 2, sh_vi64, V
+#define SH_V_VF32_LANE 2, sh_vf32, V
+#define SH_V_VF64_LANE 2, sh_vf64, V
+
+static int simd_lane(struct cc *c, uint32_t iop, uint32_t nlanes,
+		     uint32_t nin, const wasm_valtype *in, wasm_valtype outt)
+{
+	uint32_t lane = 0, *p;
+
+	if (read_lane(c, nlanes, &lane))
+		return -1;
+	if (simd_pure(c, iop, nin, in, outt))
+		return -1;
+	if (!live(c))
+		return 0;
+	/* append the lane: re-emit with one more cell */
+	{
+		uint32_t cells[4], n = 1 + nin;
+		memcpy(cells, &c->code[c->ncode - n], n * sizeof(uint32_t));
+		c->ncode -= n + 1;
+		p = emit_d(c, iop, n + 1);
+		memcpy(p, cells, n * sizeof(uint32_t));
+		p[n] = lane;
+	}
+	return 0;
+}
+
+static int simd_mem(struct cc *c, uint32_t iop, bool store,
+		    uint32_t align_log2)
+{
+	struct memarg ma;
+	struct vent a, v;
+	uint32_t sa = 0, sv = 0, *p;
+
+	if (read_memarg(c, align_log2, &ma))
+		return -1;
+	if (store) {
+		if (pop(c, V, &v) || pop(c, addr_type(&ma), &a))
+			return -1;
+		if (!live(c))
+			return 0;
+		sv = src_of(c, &v);
+		sa = src_of(c, &a);
+		p = emit(c, iop, 4);
+		p[0] = sa;
+		p[1] = sv;
+		p[2] = (uint32_t)ma.offset;
+		p[3] = ma.memidx;
+		return 0;
+	}
+	if (pop(c, addr_type(&ma), &a))
+		return -1;
+	if (live(c))
+		sa = src_of(c, &a);
+	if (push(c, V))
+		return -1;
+	p = emit_d(c, iop, 4);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = (uint32_t)ma.offset;
+	p[3] = ma.memidx;
+	return 0;
+}
+
+static int simd_memlane(struct cc *c, uint32_t iop, bool store,
+			uint32_t lane_log2, uint32_t nlanes)
+{
+	struct memarg ma;
+	struct vent a, v;
+	uint32_t sa = 0, sv = 0, lane = 0, *p;
+
+	if (read_memarg(c, lane_log2, &ma) || read_lane(c, nlanes, &lane))
+		return -1;
+	if (pop(c, V, &v) || pop(c, addr_type(&ma), &a))
+		return -1;
+	if (live(c)) {
+		sv = src_of(c, &v);
+		sa = src_of(c, &a);
+	}
+	if (store) {
+		p = emit(c, iop, 5);
+		p[0] = sa;
+		p[1] = sv;
+		p[2] = (uint32_t)ma.offset;
+		p[3] = ma.memidx;
+		p[4] = lane;
+		return 0;
+	}
+	if (push(c, V))
+		return -1;
+	p = emit_d(c, iop, 6);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = sv;
+	p[3] = (uint32_t)ma.offset;
+	p[4] = ma.memidx;
+	p[5] = lane;
+	return 0;
+}
+
+static int op_simd(struct cc *c)
+{
+	uint32_t sub, *p, w[4];
+	const uint8_t *b;
+
+	if (wasm_read_u32(&c->r, &sub))
+		return -1;
+	switch (sub) {
+#define SIMDOP(subop, name, SHAPE, fn)                                         \
+	case subop:                                                            \
+		return simd_pure(c, WASM_IOP_##name, SH_##SHAPE);
+#define SIMDOP_LANE(subop, name, SHAPE, nlanes, fn)                            \
+	case subop:                                                            \
+		return simd_lane(c, WASM_IOP_##name, nlanes, SH_##SHAPE);
+#define SIMDOP_MEM(subop, name, KIND, align_log2, fn)                          \
+	case subop:                                                            \
+		return simd_mem(c, WASM_IOP_##name, SIMD_IS_STORE_##KIND,      \
+				align_log2);
+#define SIMDOP_MEMLANE(subop, name, KIND, lane_log2, nlanes, fn)               \
+	case subop:                                                            \
+		return simd_memlane(c, WASM_IOP_##name,                        \
+				    SIMD_IS_STORE_##KIND, lane_log2, nlanes);
+#define SIMD_IS_STORE_LOAD false
+#define SIMD_IS_STORE_STORE true
+#define SIMD_IS_STORE_LOAD_LANE false
+#define SIMD_IS_STORE_STORE_LANE true
+#include "wasm/ops_simd.def"
+	case 0x0c: /* v128.const */
+		if (wasm_read_bytes(&c->r, 16, &b))
+			return -1;
+		memcpy(w, b, 16);
+		if (push(c, V))
+			return -1;
+		p = emit_d(c, WASM_IOP_const128, 5);
+		p[0] = top_slot(c);
+		memcpy(p + 1, w, 16);
+		return 0;
+	case 0x0d: { /* i8x16.shuffle */
+		struct vent a, bb;
+		uint32_t sa = 0, sb = 0;
+		if (wasm_read_bytes(&c->r, 16, &b))
+			return -1;
+		for (int k = 0; k < 16; k++)
+			if (b[k] >= 32)
+				return invalid(c, "invalid lane index");
+		memcpy(w, b, 16);
+		if (pop(c, V, &bb) || pop(c, V, &a))
+			return -1;
+		if (live(c)) {
+			sb = src_of(c, &bb);
+			sa = src_of(c, &a);
+		}
+		if (push(c, V))
+			return -1;
+		p = emit_d(c, WASM_IOP_i8x16_shuffle, 7);
+		p[0] = top_slot(c);
+		p[1] = sa;
+		p[2] = sb;
+		memcpy(p + 3, w, 16);
+		return 0;
+	}
+	default:
+		return wasm_error_set(c->err, WASM_ERR_MALFORMED, c->op_off,
+				      "illegal opcode fd %02x", sub);
+	}
+}
+#undef V
+
+/* ---- the instruction loop ----------------------------------------------- */
+
+static int compile_instr(struct cc *c, uint8_t op)
+{
+	struct vent e;
+	uint32_t *p;
+
+	switch (op) {
+	case 0x00: /* unreachable */
+		emit(c, WASM_IOP_unreachable, 0);
+		set_unreachable(c);
+		return 0;
+	case 0x01: /* nop */
+		return 0;
+	case 0x02:
+		return op_block(c, BK_BLOCK);
+	case 0x03:
+		return op_block(c, BK_LOOP);
+	case 0x04:
+		return op_if(c);
+	case 0x05:
+		return op_else(c);
+	case 0x08:
+		return op_throw(c);
+	case 0x0a: /* throw_ref */
+		if (pop(c, WASM_EXNREF, &e))
+			return -1;
+		if (live(c)) {
+			uint32_t s = src_of(c, &e);
+			p = emit(c, WASM_IOP_throw_ref, 1);
+			p[0] = s;
+		}
+		set_unreachable(c);
+		return 0;
+	case 0x0b:
+		return op_end(c);
+	case 0x0c:
+		return op_br(c);
+	case 0x0d:
+		return op_br_if(c);
+	case 0x0e:
+		return op_br_table(c);
+	case 0x0f:
+		return op_return(c);
+	case 0x10:
+		return op_call(c, false);
+	case 0x11:
+		return op_call_indirect(c, false);
+	case 0x12:
+		return op_call(c, true);
+	case 0x13:
+		return op_call_indirect(c, true);
+	case 0x1a: /* drop */
+		return pop(c, T_UNKNOWN, &e);
+	case 0x1b:
+		return op_select(c, false);
+	case 0x1c:
+		return op_select(c, true);
+	case 0x1f:
+		return op_try_table(c);
+	case 0x20:
+	case 0x21:
+	case 0x22:
+		return op_local(c, op);
+	case 0x23:
+	case 0x24:
+		return op_global(c, op);
+	case 0x25:
+		return op_table_get_set(c, false);
+	case 0x26:
+		return op_table_get_set(c, true);
+	case 0x3f:
+		return op_memory_size_grow(c, false);
+	case 0x40:
+		return op_memory_size_grow(c, true);
+	case 0x41:
+	case 0x42:
+	case 0x43:
+	case 0x44:
+		return op_const(c, op);
+	case 0xd0:
+	case 0xd1:
+	case 0xd2:
+		return op_ref(c, op);
+	case 0xfc:
+		return op_misc(c);
+	case 0xfd:
+		return op_simd(c);
+	default:
+		if (op >= 0x28 && op <= 0x35)
+			return op_load(c, op);
+		if (op >= 0x36 && op <= 0x3e)
+			return op_store(c, op);
+		if (op >= 0x45 && op <= 0xc4)
+			return op_numeric(c, op);
+		return wasm_error_set(c->err, WASM_ERR_MALFORMED, c->op_off,
+				      "illegal opcode %02x", op);
+	}
+}
+
+static void cc_free(struct cc *c)
+{
+	free(c->lslot);
+	free(c->vs);
+	free(c->tmp);
+	free(c->cs);
+	free(c->code);
+	free(c->labels);
+	free(c->fixes);
+	free(c->handlers);
+	free(c->catches);
+}
+
+static int setup_locals(struct cc *c)
+{
+	uint32_t s = 0;
+
+	c->lslot = malloc(((size_t)c->nlocals + 1) * sizeof *c->lslot);
+	if (c->lslot == NULL)
+		return oom(c);
+	for (uint32_t i = 0; i < c->nlocals; i++) {
+		c->lslot[i] = s;
+		s += tslots(local_type(c, i));
+		if (s > MAX_SLOTS)
+			return wasm_error_set(c->err, WASM_ERR_INVALID,
+					      c->code_entry->body_offset,
+					      "too many locals");
+	}
+	c->nlocal_slots = s;
+	c->max_slot = s;
+	return 0;
+}
+
+static int run(struct cc *c)
+{
+	struct ctl f;
+
+	memset(&f, 0, sizeof f);
+	f.kind = BK_FUNC;
+	f.typeidx = c->ftypeidx;
+	f.nr = c->ft->nresults;
+	f.np = 0;
+	f.label_slot = 0;
+	f.min_slot = c->nlocal_slots;
+	f.else_label = NONE;
+	f.handler = NONE;
+	c->func_label = new_label(c);
+	f.label = c->func_label;
+	if (c->oom || GROW(c, cs, ccs, 1))
+		return -1;
+	c->cs[c->ncs++] = f;
+	/* the function frame's results are the function type's */
+	while (c->ncs > 0) {
+		uint8_t op;
+
+		c->op_off = c->r.pos;
+		if (c->r.pos >= c->r.end) {
+			return malformed(c, c->r.pos,
+					 c->last_func
+					     ? WASM_MSG_UNEXPECTED_END_SECTION
+					     : "END opcode expected");
+		}
+		op = c->r.bytes[c->r.pos++];
+		if (compile_instr(c, op))
+			return -1;
+		if (c->oom)
+			return oom(c);
+	}
+	if (c->r.pos != c->r.end)
+		return malformed(c, c->r.pos, "section size mismatch");
+	return 0;
+}
+
+int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
+		      struct wasm_compiled **out, wasm_error *err)
+{
+	struct cc c;
+	struct wasm_compiled *wc;
+	const wasm_code *code = &m->codes[i];
+	uint32_t ns;
+
+	memset(&c, 0, sizeof c);
+	c.m = m;
+	c.refs = refs;
+	c.err = err;
+	c.last = NONE;
+	c.code_entry = code;
+	c.ftypeidx = m->func_types[i];
+	c.ft = &m->types[c.ftypeidx];
+	c.last_func = i + 1 == m->ncodes;
+	c.nlocals = c.ft->nparams + code->nlocals;
+	if (c.nlocals < c.ft->nparams) {
+		return wasm_error_set(err, WASM_ERR_INVALID, code->body_offset,
+				      "too many locals");
+	}
+	c.r.bytes = code->body - code->body_offset;
+	c.r.pos = code->body_offset;
+	c.r.end = (size_t)code->body_offset + code->body_len;
+	c.r.end_msg = WASM_MSG_UNEXPECTED_END_SECTION;
+	c.r.err = err;
+
+	if (setup_locals(&c) || run(&c)) {
+		cc_free(&c);
+		return -1;
+	}
+	for (uint32_t k = 0; k < c.nfixes; k++) {
+		struct fix *fx = &c.fixes[k];
+		c.code[fx->cell] = c.labels[fx->label] - fx->insn;
+	}
+	for (uint32_t k = 0; k < c.ncatches; k++)
+		c.catches[k].target = c.labels[c.catches[k].target];
+
+	wc = calloc(1, sizeof *wc);
+	if (wc == NULL) {
+		cc_free(&c);
+		return wasm_error_set(err, WASM_ERR_RESOURCE, code->body_offset,
+				      "out of memory");
+	}
+	wc->code = c.code;
+	wc->ncode = c.ncode;
+	wc->funcidx = m->nimported_funcs + i;
+	wc->type = c.ft;
+	ns = 0;
+	for (uint32_t k = 0; k < c.ft->nparams; k++)
+		ns += tslots(c.ft->params[k]);
+	wc->nparam_slots = ns;
+	ns = 0;
+	for (uint32_t k = 0; k < c.ft->nresults; k++)
+		ns += tslots(c.ft->results[k]);
+	wc->nresult_slots = ns;
+	wc->nlocal_slots = c.nlocal_slots;
+	wc->frame_slots = c.max_slot > ns ? c.max_slot : ns;
+	wc->has_memory = wasm_module_nmemories(m) > 0;
+	wc->nhandlers = c.nhandlers;
+	wc->handlers = c.handlers;
+	wc->catches = c.catches;
+	c.code = NULL;
+	c.handlers = NULL;
+	c.catches = NULL;
+	cc_free(&c);
+	*out = wc;
+	return 0;
+}
+
+void wasm_compiled_free(struct wasm_compiled *c)
+{
+	if (c == NULL)
+		return;
+	free(c->code);
+	free(c->handlers);
+	free(c->catches);
+	free(c);
+}

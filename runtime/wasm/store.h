@@ -1,0 +1,291 @@
+/*
+ * store.h - the engine-internal layout of runtime objects: the store,
+ * function, table, memory, global and tag instances, exception objects and
+ * module instances.  Not public: embedders use wasm.h.  The interpreter
+ * reads and writes these structs directly, so hot fields come first.
+ *
+ * Contract:
+ *  - Everything here is owned by exactly one wasm_store and lives until
+ *    wasm_store_free.  Pointers between objects of the same store never
+ *    dangle.  Objects of two stores must not be mixed.
+ *  - Every value held in a global, a table, an exception or an element
+ *    segment uses the SLOT representation below, the same one the
+ *    interpreter's operand stack uses, so copying is a plain slot copy.
+ *  - A memory's `data` may MOVE when the memory grows (mremap).  Code that
+ *    may grow a memory (memory.grow, a call that can reach memory.grow or a
+ *    host function) must reload `data` afterwards.  `data` is never NULL,
+ *    even for a zero-sized memory, so a zero-length memcpy on it is fine.
+ *  - A table's `elems` may move on grow likewise; never NULL.
+ *
+ * Slot representation (uint64_t slots[2]):
+ *   i32, f32   slots[0] = the 32 bits, zero-extended (f32 as IEEE bits)
+ *   i64, f64   slots[0] = the 64 bits (f64 as IEEE bits)
+ *   v128       slots[0] = lo, slots[1] = hi (wasm_v128 order)
+ *   any ref    slots[0] = (uint64_t)wasm_ref
+ * Types other than v128 use one slot; wasm_valtype_slots() says how many.
+ *
+ * References: a funcref is a wasm_func*, an exnref a wasm_exn*; both are
+ * malloc'd and therefore even.  Host externrefs (wasm_ref_extern) are odd.
+ * Null is 0 for every reference type.
+ */
+#ifndef HOSTEL_WASM_STORE_H
+#define HOSTEL_WASM_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "wasm/wasm.h"
+
+/* Bytes per linear-memory page (no custom-page-sizes yet). */
+#define WASM_PAGE_SIZE 65536u
+/* Page caps: 4 GiB for 32-bit memories; 2^48 pages (2^64 bytes) for 64. */
+#define WASM_MAX_PAGES32 65536ull
+#define WASM_MAX_PAGES64 (1ull << 48)
+/* Returned by wasm_store_intern_type when it cannot allocate. */
+#define WASM_TYPE_ID_NONE UINT32_MAX
+
+/* ---- functions --------------------------------------------------------- */
+
+typedef enum wasm_func_kind {
+	WASM_FUNC_WASM = 0, /* defined in a module; runs in the interpreter */
+	WASM_FUNC_HOST = 1, /* wasm_func_new_host */
+} wasm_func_kind;
+
+struct wasm_func {
+	/*
+	 * The store-interned id of the function's type: two functions have
+	 * structurally equal types iff their ids are equal (call_indirect
+	 * compares this against the instance's type_ids[typeidx]).
+	 */
+	uint32_t type_id;
+	wasm_func_kind kind;
+	const wasm_functype *type; /* interned; lives as long as the store */
+	union {
+		struct {
+			wasm_instance *inst;
+			uint32_t funcidx; /* in inst->module's function space */
+			/* module->compiled[funcidx - nimported_funcs] */
+			const struct wasm_compiled *code;
+		} wasm;
+		struct {
+			wasm_host_fn fn;
+			void *env;
+		} host;
+	} u;
+};
+
+/* ---- memories ---------------------------------------------------------- */
+
+struct wasm_memory {
+	uint8_t *data;	    /* never NULL; may move on grow */
+	uint64_t size;	    /* in bytes: a multiple of WASM_PAGE_SIZE */
+	uint64_t max_pages; /* effective: type's max, index cap, store limit */
+	wasm_memtype type;  /* as created; limits.min is the initial size */
+	size_t mapped;	    /* bytes mapped (>= size, >= one OS page) */
+};
+
+/*
+ * memory.grow: returns the old size in pages, or -1 when the new size
+ * would pass max_pages or the mapping cannot grow (the spec lets growth
+ * fail).  New bytes read as zero.  `data` may move.
+ */
+int64_t wasm_memory_grow(wasm_memory *m, uint64_t delta_pages);
+
+static inline uint64_t wasm_memory_pages(const wasm_memory *m)
+{
+	return m->size / WASM_PAGE_SIZE;
+}
+
+/* ---- tables ------------------------------------------------------------ */
+
+struct wasm_table_inst {
+	wasm_ref *elems; /* never NULL; may move on grow */
+	uint64_t size;	 /* in elements */
+	uint64_t max;	 /* effective: type's max, index cap, store limit */
+	wasm_tabletype type;
+	uint64_t cap; /* allocated elements (>= size, >= 1) */
+};
+
+/*
+ * table.grow: returns the old size, or -1 when size + delta would pass
+ * max or allocation fails.  New elements are `init`.
+ */
+int64_t wasm_table_grow(wasm_table_inst *t, uint64_t delta, wasm_ref init);
+
+/* ---- globals ----------------------------------------------------------- */
+
+struct wasm_global_inst {
+	uint64_t slots[2]; /* the value, slot representation (see top) */
+	wasm_globaltype type;
+};
+
+/* ---- tags and exceptions ----------------------------------------------- */
+
+/* A tag instance; its identity is its address. */
+struct wasm_tag {
+	uint32_t type_id;
+	const wasm_functype *type; /* interned; params are the payload */
+};
+
+/*
+ * An exception object (exnref).  The payload is the tag type's params in
+ * slot representation, back to back (a v128 takes two slots).  Owned by
+ * the store and freed with it: exceptions are not collected earlier.
+ */
+struct wasm_exn {
+	wasm_tag *tag;
+	uint32_t nslots;
+	uint64_t slots[];
+};
+
+/*
+ * Allocates an exception carrying `nslots` slots copied from `slots`.
+ * Returns NULL when out of memory.
+ */
+wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+		       uint32_t nslots);
+
+/* ---- instances --------------------------------------------------------- */
+
+/* An element segment instance: its references; len becomes 0 on drop. */
+typedef struct wasm_elem_inst {
+	wasm_ref *refs;
+	uint32_t len;
+} wasm_elem_inst;
+
+/* A data segment instance: bytes in the module; len becomes 0 on drop. */
+typedef struct wasm_data_inst {
+	const uint8_t *bytes;
+	uint32_t len;
+} wasm_data_inst;
+
+struct wasm_instance {
+	/* Index spaces, imports first (as in the module). */
+	wasm_memory **memories;
+	wasm_global_inst **globals;
+	wasm_func **funcs;
+	wasm_table_inst **tables;
+	/* Interned id of each of the module's types, by type index. */
+	uint32_t *type_ids;
+	wasm_tag **tags;
+	wasm_elem_inst *elems; /* module->nelems entries */
+	wasm_data_inst *datas; /* module->ndatas entries */
+
+	const wasm_module *module;
+	wasm_store *store;
+	/* Indices into module->exports, sorted by name (byte order). */
+	uint32_t *export_order;
+};
+
+/* ---- store ------------------------------------------------------------- */
+
+typedef enum wasm_obj_kind {
+	WASM_OBJ_FUNC,
+	WASM_OBJ_MEMORY,
+	WASM_OBJ_TABLE,
+	WASM_OBJ_GLOBAL,
+	WASM_OBJ_TAG,
+	WASM_OBJ_EXN,
+	WASM_OBJ_INSTANCE,
+} wasm_obj_kind;
+
+typedef struct wasm_store_obj {
+	void *ptr;
+	wasm_obj_kind kind;
+} wasm_store_obj;
+
+struct wasm_store {
+	wasm_store_limits limits;
+
+	/* Every object the store owns, freed in reverse order. */
+	wasm_store_obj *objs;
+	size_t nobjs, objs_cap;
+
+	/* Interned function types: id i is types[i]. */
+	wasm_functype **types;
+	uint32_t ntypes, types_cap;
+	/* Open-addressing hash of type ids (+1; 0 is empty), power of 2. */
+	uint32_t *type_hash;
+	uint32_t type_hash_cap;
+};
+
+/*
+ * The id of a function type, structurally compared (same params and
+ * results in order).  The store keeps its own copy, so `ft` need not
+ * outlive the call.  Returns WASM_TYPE_ID_NONE when out of memory.
+ */
+uint32_t wasm_store_intern_type(wasm_store *s, const wasm_functype *ft);
+
+/* The interned type with id `id` (< s->ntypes). */
+static inline const wasm_functype *wasm_store_type(const wasm_store *s,
+						   uint32_t id)
+{
+	return s->types[id];
+}
+
+/*
+ * Record `ptr` as owned by the store, freed with it according to `kind`.
+ * Returns 0, or -1 when out of memory (then the caller still owns ptr).
+ */
+int wasm_store_own(wasm_store *s, void *ptr, wasm_obj_kind kind);
+
+/* ---- values ------------------------------------------------------------ */
+
+static inline void wasm_val_to_slots(const wasm_val *v, uint64_t *slots)
+{
+	switch ((uint8_t)v->type) {
+	case WASM_I32:
+		slots[0] = v->u.i32;
+		break;
+	case WASM_F32:
+		slots[0] = v->u.f32;
+		break;
+	case WASM_I64:
+		slots[0] = v->u.i64;
+		break;
+	case WASM_F64:
+		slots[0] = v->u.f64;
+		break;
+	case WASM_V128:
+		slots[0] = v->u.v128.lo;
+		slots[1] = v->u.v128.hi;
+		break;
+	default: /* references */
+		slots[0] = (uint64_t)v->u.ref;
+		break;
+	}
+}
+
+static inline wasm_val wasm_val_from_slots(wasm_valtype t,
+					   const uint64_t *slots)
+{
+	wasm_val v;
+
+	memset(&v, 0, sizeof v);
+	v.type = t;
+	switch ((uint8_t)t) {
+	case WASM_I32:
+		v.u.i32 = (uint32_t)slots[0];
+		break;
+	case WASM_F32:
+		v.u.f32 = (uint32_t)slots[0];
+		break;
+	case WASM_I64:
+		v.u.i64 = slots[0];
+		break;
+	case WASM_F64:
+		v.u.f64 = slots[0];
+		break;
+	case WASM_V128:
+		v.u.v128.lo = slots[0];
+		v.u.v128.hi = slots[1];
+		break;
+	default:
+		v.u.ref = (wasm_ref)slots[0];
+		break;
+	}
+	return v;
+}
+
+#endif

@@ -1,0 +1,552 @@
+/*
+ * validate.c - validation of a decoded module as a whole, and
+ * wasm_module_load (decode + validate + compile).
+ *
+ * Contract: see validate.h.  Error texts are the spec's ("unknown
+ * function 3", "type mismatch", "constant expression required",
+ * "duplicate export name", ...), with the index after the reason where the
+ * reference interpreter prints one.
+ *
+ * Order: the spec decodes a whole module before validating it, so a
+ * malformed function body must win over a validation error elsewhere.
+ * Function bodies are therefore compiled first (after the few checks they
+ * depend on); when one is invalid, the later ones are still scanned for
+ * an encoding error.  The rest of the module is checked afterwards.
+ * Features: Wasm 2.0, multi-memory, extended constant expressions, tail
+ * calls, exception handling (try_table), SIMD and relaxed SIMD.  64-bit
+ * memories and tables, typed function references and GC are rejected.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/code.h"
+#include "wasm/reader.h"
+#include "wasm/validate.h"
+#include "wasm/wasm.h"
+
+#define MAX_PAGES32 65536u
+
+static int inval(wasm_error *err, size_t off, const char *fmt, uint32_t x)
+{
+	return wasm_error_set(err, WASM_ERR_INVALID, off, fmt, x);
+}
+
+/* ---- constant expressions ----------------------------------------------- */
+
+int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
+			    wasm_valtype expect, uint32_t nglobals,
+			    wasm_error *err)
+{
+	wasm_reader r;
+	wasm_valtype st[64];
+	uint32_t n = 0;
+
+	wasm_reader_init(&r, ce->code - ce->offset, ce->offset + ce->len, err);
+	r.pos = ce->offset;
+	r.end_msg = WASM_MSG_UNEXPECTED_END_SECTION;
+	for (;;) {
+		size_t off = r.pos;
+		wasm_valtype push = 0, pop = 0;
+		uint8_t op;
+
+		if (wasm_read_u8(&r, &op))
+			return -1;
+		switch (op) {
+		case 0x0b:
+			if (n != 1 || st[0] != expect)
+				return wasm_error_set(err, WASM_ERR_INVALID, off,
+						      "type mismatch");
+			return 0;
+		case 0x41: {
+			int32_t v;
+			if (wasm_read_s32(&r, &v))
+				return -1;
+			push = WASM_I32;
+			break;
+		}
+		case 0x42: {
+			int64_t v;
+			if (wasm_read_s64(&r, &v))
+				return -1;
+			push = WASM_I64;
+			break;
+		}
+		case 0x43:
+		case 0x44: {
+			const uint8_t *b;
+			if (wasm_read_bytes(&r, op == 0x43 ? 4 : 8, &b))
+				return -1;
+			push = op == 0x43 ? WASM_F32 : WASM_F64;
+			break;
+		}
+		case 0xfd: {
+			uint32_t sub;
+			const uint8_t *b;
+			if (wasm_read_u32(&r, &sub))
+				return -1;
+			if (sub != 0x0c)
+				return wasm_error_set(
+				    err, WASM_ERR_INVALID, off,
+				    "constant expression required");
+			if (wasm_read_bytes(&r, 16, &b))
+				return -1;
+			push = WASM_V128;
+			break;
+		}
+		case 0xd0: {
+			int64_t ht;
+			if (wasm_read_s33(&r, &ht))
+				return -1;
+			if (ht == -0x10)
+				push = WASM_FUNCREF;
+			else if (ht == -0x11)
+				push = WASM_EXTERNREF;
+			else if (ht == -0x17)
+				push = WASM_EXNREF;
+			else
+				return wasm_error_set(
+				    err, WASM_ERR_INVALID, off,
+				    "unsupported reference type");
+			break;
+		}
+		case 0xd2: {
+			uint32_t x;
+			if (wasm_read_u32(&r, &x))
+				return -1;
+			if (x >= wasm_module_nfuncs(m))
+				return inval(err, off, "unknown function %u", x);
+			push = WASM_FUNCREF;
+			break;
+		}
+		case 0x23: {
+			uint32_t x;
+			const wasm_globaltype *gt;
+			if (wasm_read_u32(&r, &x))
+				return -1;
+			if (x >= nglobals)
+				return inval(err, off, "unknown global %u", x);
+			gt = wasm_module_global_type(m, x);
+			if (gt->mut)
+				return wasm_error_set(
+				    err, WASM_ERR_INVALID, off,
+				    "constant expression required");
+			push = gt->type;
+			break;
+		}
+		case 0x6a:
+		case 0x6b:
+		case 0x6c:
+			pop = WASM_I32;
+			break;
+		case 0x7c:
+		case 0x7d:
+		case 0x7e:
+			pop = WASM_I64;
+			break;
+		default:
+			return wasm_error_set(err, WASM_ERR_INVALID, off,
+					      "constant expression required");
+		}
+		if (pop) {
+			if (n < 2 || st[n - 1] != pop || st[n - 2] != pop)
+				return wasm_error_set(err, WASM_ERR_INVALID, off,
+						      "type mismatch");
+			n--;
+			continue;
+		}
+		if (n == sizeof st / sizeof st[0])
+			return wasm_error_set(err, WASM_ERR_INVALID, off,
+					      "constant expression too deep");
+		st[n++] = push;
+	}
+}
+
+/* ---- C.refs --------------------------------------------------------------- */
+
+/* Mark every ref.func of a constant expression (already decoded). */
+static void refs_of_expr(const wasm_module *m, const wasm_constexpr *ce,
+			 bool *refs)
+{
+	wasm_reader r;
+
+	wasm_reader_init(&r, ce->code - ce->offset, ce->offset + ce->len, NULL);
+	r.pos = ce->offset;
+	while (r.pos < r.end) {
+		uint8_t op;
+		uint64_t v;
+		const uint8_t *b;
+
+		if (wasm_read_u8(&r, &op))
+			return;
+		switch (op) {
+		case 0xd2:
+			if (wasm_read_leb(&r, 32, false, &v))
+				return;
+			if (v < wasm_module_nfuncs(m))
+				refs[v] = true;
+			break;
+		case 0x41:
+		case 0x42:
+		case 0xd0:
+			if (wasm_read_leb(&r, 64, true, &v))
+				return;
+			break;
+		case 0x23:
+			if (wasm_read_leb(&r, 32, false, &v))
+				return;
+			break;
+		case 0x43:
+		case 0x44:
+			if (wasm_read_bytes(&r, op == 0x43 ? 4 : 8, &b))
+				return;
+			break;
+		case 0xfd:
+			if (wasm_read_leb(&r, 32, false, &v) ||
+			    wasm_read_bytes(&r, 16, &b))
+				return;
+			break;
+		case 0x0b:
+		case 0x6a:
+		case 0x6b:
+		case 0x6c:
+		case 0x7c:
+		case 0x7d:
+		case 0x7e:
+			break;
+		default:
+			return; /* validation reports it */
+		}
+	}
+}
+
+static bool *collect_refs(const wasm_module *m)
+{
+	uint32_t nf = wasm_module_nfuncs(m);
+	bool *refs = calloc((size_t)nf + 1, sizeof *refs);
+
+	if (refs == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < m->nexports; i++)
+		if (m->exports[i].kind == WASM_EXTERN_FUNC &&
+		    m->exports[i].index < nf)
+			refs[m->exports[i].index] = true;
+	for (uint32_t i = 0; i < m->nglobals; i++)
+		refs_of_expr(m, &m->globals[i].init, refs);
+	for (uint32_t i = 0; i < m->ntables; i++)
+		if (m->tables[i].has_init)
+			refs_of_expr(m, &m->tables[i].init, refs);
+	for (uint32_t i = 0; i < m->nelems; i++) {
+		const wasm_elem *el = &m->elems[i];
+		for (uint32_t k = 0; k < el->count; k++) {
+			if (el->funcs && el->funcs[k] < nf)
+				refs[el->funcs[k]] = true;
+			if (el->exprs)
+				refs_of_expr(m, &el->exprs[k], refs);
+		}
+		if (el->mode == WASM_SEG_ACTIVE)
+			refs_of_expr(m, &el->offset, refs);
+	}
+	for (uint32_t i = 0; i < m->ndatas; i++)
+		if (m->datas[i].mode == WASM_SEG_ACTIVE)
+			refs_of_expr(m, &m->datas[i].offset, refs);
+	return refs;
+}
+
+/* ---- limits and types ----------------------------------------------------- */
+
+static int check_functype(const wasm_module *m, uint32_t typeidx,
+			  wasm_error *err)
+{
+	if (typeidx >= m->ntypes)
+		return inval(err, WASM_NO_OFFSET, "unknown type %u", typeidx);
+	return 0;
+}
+
+static int check_tagtype(const wasm_module *m, const wasm_tagtype *t,
+			 wasm_error *err)
+{
+	if (check_functype(m, t->typeidx, err))
+		return -1;
+	if (m->types[t->typeidx].nresults != 0)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "non-empty tag result type");
+	return 0;
+}
+
+static int check_limits(const wasm_limits *l, wasm_error *err)
+{
+	if (l->has_max && l->min > l->max)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "size minimum must not be greater than "
+				      "maximum");
+	return 0;
+}
+
+static int check_memtype(const wasm_memtype *mt, wasm_error *err)
+{
+	const wasm_limits *l = &mt->limits;
+
+	if (l->is64)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "memory64 is not supported");
+	if (l->min > MAX_PAGES32 || (l->has_max && l->max > MAX_PAGES32))
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "memory size must be at most 65536 "
+				      "pages (4GiB)");
+	if (l->shared && !l->has_max)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "shared memory must have maximum");
+	if (l->shared)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "shared memories are not supported");
+	return check_limits(l, err);
+}
+
+static int check_tabletype(const wasm_tabletype *tt, wasm_error *err)
+{
+	if (tt->limits.is64)
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "table64 is not supported");
+	if (tt->limits.min > UINT32_MAX ||
+	    (tt->limits.has_max && tt->limits.max > UINT32_MAX))
+		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
+				      "table size must be at most 2^32-1");
+	return check_limits(&tt->limits, err);
+}
+
+/* What function bodies rely on: every type index they can reach. */
+static int check_prerequisites(const wasm_module *m, wasm_error *err)
+{
+	for (uint32_t i = 0; i < m->nimports; i++) {
+		const wasm_import *im = &m->imports[i];
+		if (im->kind == WASM_EXTERN_FUNC &&
+		    check_functype(m, im->u.func_typeidx, err))
+			return -1;
+		if (im->kind == WASM_EXTERN_TAG &&
+		    check_tagtype(m, &im->u.tag, err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->nfuncs; i++)
+		if (check_functype(m, m->func_types[i], err))
+			return -1;
+	for (uint32_t i = 0; i < m->ntags; i++)
+		if (check_tagtype(m, &m->tags[i], err))
+			return -1;
+	if (m->ncodes != m->nfuncs)
+		return wasm_error_set(err, WASM_ERR_MALFORMED, WASM_NO_OFFSET,
+				      "function and code section have "
+				      "inconsistent lengths");
+	return 0;
+}
+
+/* ---- the rest of the module ----------------------------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+	const wasm_name *x = *(const wasm_name *const *)a;
+	const wasm_name *y = *(const wasm_name *const *)b;
+	uint32_t n = x->len < y->len ? x->len : y->len;
+	int c = n ? memcmp(x->ptr, y->ptr, n) : 0;
+
+	if (c != 0)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+static int check_exports(const wasm_module *m, wasm_error *err)
+{
+	const wasm_name **names;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < m->nexports; i++) {
+		const wasm_export *ex = &m->exports[i];
+		uint32_t lim = 0;
+		const char *what = "";
+		switch (ex->kind) {
+		case WASM_EXTERN_FUNC:
+			lim = wasm_module_nfuncs(m);
+			what = "unknown function %u";
+			break;
+		case WASM_EXTERN_TABLE:
+			lim = wasm_module_ntables(m);
+			what = "unknown table %u";
+			break;
+		case WASM_EXTERN_MEMORY:
+			lim = wasm_module_nmemories(m);
+			what = "unknown memory %u";
+			break;
+		case WASM_EXTERN_GLOBAL:
+			lim = wasm_module_nglobals(m);
+			what = "unknown global %u";
+			break;
+		case WASM_EXTERN_TAG:
+			lim = wasm_module_ntags(m);
+			what = "unknown tag %u";
+			break;
+		}
+		if (ex->index >= lim)
+			return inval(err, WASM_NO_OFFSET, what, ex->index);
+	}
+	if (m->nexports < 2)
+		return 0;
+	names = malloc(m->nexports * sizeof *names);
+	if (names == NULL)
+		return wasm_error_set(err, WASM_ERR_RESOURCE, WASM_NO_OFFSET,
+				      "out of memory");
+	for (uint32_t i = 0; i < m->nexports; i++)
+		names[i] = &m->exports[i].name;
+	qsort(names, m->nexports, sizeof *names, name_cmp);
+	for (uint32_t i = 1; i < m->nexports; i++)
+		if (name_cmp(&names[i - 1], &names[i]) == 0) {
+			rc = wasm_error_set(err, WASM_ERR_INVALID,
+					    WASM_NO_OFFSET,
+					    "duplicate export name");
+			break;
+		}
+	free(names);
+	return rc;
+}
+
+static int check_module(const wasm_module *m, wasm_error *err)
+{
+	uint32_t nglobals = wasm_module_nglobals(m);
+
+	for (uint32_t i = 0; i < m->nimports; i++) {
+		const wasm_import *im = &m->imports[i];
+		if (im->kind == WASM_EXTERN_TABLE &&
+		    check_tabletype(&im->u.table, err))
+			return -1;
+		if (im->kind == WASM_EXTERN_MEMORY &&
+		    check_memtype(&im->u.memory, err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->ntables; i++) {
+		const wasm_table *t = &m->tables[i];
+		if (check_tabletype(&t->type, err))
+			return -1;
+		if (t->has_init &&
+		    wasm_constexpr_validate(m, &t->init, t->type.elem, nglobals,
+					    err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->nmemories; i++)
+		if (check_memtype(&m->memories[i], err))
+			return -1;
+	for (uint32_t i = 0; i < m->nglobals; i++) {
+		const wasm_global *g = &m->globals[i];
+		if (wasm_constexpr_validate(m, &g->init, g->type.type,
+					    m->nimported_globals + i, err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->nelems; i++) {
+		const wasm_elem *el = &m->elems[i];
+		if (el->mode == WASM_SEG_ACTIVE) {
+			const wasm_tabletype *tt;
+			if (el->table >= wasm_module_ntables(m))
+				return inval(err, WASM_NO_OFFSET,
+					     "unknown table %u", el->table);
+			tt = wasm_module_table_type(m, el->table);
+			if (wasm_constexpr_validate(m, &el->offset, WASM_I32,
+						    nglobals, err))
+				return -1;
+			if (tt->elem != el->type)
+				return wasm_error_set(err, WASM_ERR_INVALID,
+						      WASM_NO_OFFSET,
+						      "type mismatch");
+		}
+		for (uint32_t k = 0; k < el->count; k++) {
+			if (el->funcs && el->funcs[k] >= wasm_module_nfuncs(m))
+				return inval(err, WASM_NO_OFFSET,
+					     "unknown function %u",
+					     el->funcs[k]);
+			if (el->exprs &&
+			    wasm_constexpr_validate(m, &el->exprs[k], el->type,
+						    nglobals, err))
+				return -1;
+		}
+	}
+	for (uint32_t i = 0; i < m->ndatas; i++) {
+		const wasm_data *d = &m->datas[i];
+		if (d->mode != WASM_SEG_ACTIVE)
+			continue;
+		if (d->memory >= wasm_module_nmemories(m))
+			return inval(err, WASM_NO_OFFSET, "unknown memory %u",
+				     d->memory);
+		if (wasm_constexpr_validate(m, &d->offset, WASM_I32, nglobals,
+					    err))
+			return -1;
+	}
+	if (m->has_start) {
+		const wasm_functype *ft;
+		if (m->start >= wasm_module_nfuncs(m))
+			return inval(err, WASM_NO_OFFSET, "unknown function %u",
+				     m->start);
+		ft = &m->types[wasm_module_func_typeidx(m, m->start)];
+		if (ft->nparams != 0 || ft->nresults != 0)
+			return wasm_error_set(err, WASM_ERR_INVALID,
+					      WASM_NO_OFFSET, "start function");
+	}
+	return check_exports(m, err);
+}
+
+int wasm_module_validate(wasm_module *m, wasm_error *err)
+{
+	struct wasm_compiled **compiled;
+	wasm_error first;
+	bool have_invalid = false;
+	bool *refs;
+
+	if (m->validated)
+		return 0;
+	if (check_prerequisites(m, err))
+		return -1;
+	refs = collect_refs(m);
+	compiled = calloc((size_t)m->nfuncs + 1, sizeof *compiled);
+	if (refs == NULL || compiled == NULL) {
+		free(refs);
+		free(compiled);
+		return wasm_error_set(err, WASM_ERR_RESOURCE, WASM_NO_OFFSET,
+				      "out of memory");
+	}
+	for (uint32_t i = 0; i < m->nfuncs; i++) {
+		wasm_error e;
+		if (wasm_compile_func(m, i, refs, &compiled[i], &e) == 0)
+			continue;
+		if (e.kind != WASM_ERR_INVALID || !have_invalid) {
+			first = e;
+			have_invalid = true;
+		}
+		if (e.kind != WASM_ERR_INVALID)
+			break;
+	}
+	free(refs);
+	if (!have_invalid && check_module(m, &first))
+		have_invalid = true;
+	if (have_invalid) {
+		for (uint32_t i = 0; i < m->nfuncs; i++)
+			wasm_compiled_free(compiled[i]);
+		free(compiled);
+		if (err)
+			*err = first;
+		return -1;
+	}
+	m->compiled = compiled;
+	m->free_compiled = wasm_compiled_free;
+	m->validated = true;
+	return 0;
+}
+
+int wasm_module_load(const uint8_t *bytes, size_t len, wasm_module **out,
+		     wasm_error *err)
+{
+	wasm_module *m;
+
+	if (wasm_decode(bytes, len, &m, err))
+		return -1;
+	if (wasm_module_validate(m, err)) {
+		wasm_module_free(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}

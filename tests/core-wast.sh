@@ -1,0 +1,52 @@
+#!/bin/sh
+# core-wast.sh - the core WebAssembly test suite through `hostel wast`,
+# group by group: wasm2, multi-memory, simd, relaxed-simd, tail-call and
+# exceptions (the groups of $HOSTEL_SHARED/core-testsuite/groups.json the
+# engine supports).
+#
+# Every command must pass, except those listed in tests/core-wast.xfail
+# ("FILE.json:LINE reason").  A listed command that now passes fails this
+# test too (remove it from the list), so the list only shrinks.  Failing
+# commands are printed with what was expected and what happened.
+#
+# Exit 0 when all pass, 1 otherwise, 77 (skip) without the suite, 99
+# (hard error) when the client is not built.
+
+set -u
+
+B=${HOSTEL_BUILDDIR:-.}
+SRC=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
+SUITE=${HOSTEL_SHARED:-$SRC/../shared}/core-testsuite
+HOSTEL=$B/client/hostel
+XFAIL=$SRC/tests/core-wast.xfail
+core_groups="wasm2 multi-memory simd relaxed-simd tail-call exceptions"
+
+if ! test -d "$SUITE"; then
+	echo "core-wast: SKIP: $SUITE is absent (set HOSTEL_SHARED)"
+	exit 77
+fi
+if ! test -x "$HOSTEL"; then
+	echo "core-wast: $HOSTEL is not built" >&2
+	exit 99
+fi
+if ! "$HOSTEL" --help | grep -q '^  wast '; then
+	echo "core-wast: SKIP: $HOSTEL was built without the wast command"
+	exit 77
+fi
+if ! test -r "$XFAIL"; then
+	echo "core-wast: $XFAIL is missing" >&2
+	exit 99
+fi
+
+status=0
+for g in $core_groups; do
+	out=$("$HOSTEL" wast -v --xfail "$XFAIL" --group "$g" "$SUITE")
+	rc=$?
+	# The failing commands, then the group's totals.
+	printf '%s\n' "$out" | grep '^  ' || :
+	echo "core-wast: $g: $(printf '%s\n' "$out" | tail -n 1)"
+	if test $rc -ne 0; then
+		status=1
+	fi
+done
+exit $status

@@ -1,0 +1,171 @@
+/*
+ * test_daemon_config.c - the hostel.conf parser of daemon/conffile.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/conffile.h"
+#include "daemon/log.h"
+#include "testmain.h"
+
+static int parse(const char *text, struct config *c, char *err)
+{
+	return config_parse("test.conf", text, strlen(text), c, err, 256);
+}
+
+START_TEST(full_file)
+{
+	static const char text[] = "# hostel.conf\n"
+				   "\n"
+				   "socket = /run/hostel/x.sock\n"
+				   "  state-dir=/var/lib/h#1  \r\n"
+				   "\tlog-level =\tdebug\n"
+				   "   # indented comment";
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse(text, &c, err), 0);
+	ck_assert_str_eq(c.socket, "/run/hostel/x.sock");
+	/* '#' inside a value is part of it; blanks and \r are trimmed. */
+	ck_assert_str_eq(c.state_dir, "/var/lib/h#1");
+	ck_assert_int_eq(c.log_level, LOG_PRIO_DEBUG);
+	config_free(&c);
+	ck_assert_ptr_null(c.socket);
+	ck_assert_int_eq(c.log_level, -1);
+}
+END_TEST
+
+START_TEST(empty_file)
+{
+	struct config c;
+	char err[256];
+
+	ck_assert_int_eq(parse("", &c, err), 0);
+	ck_assert_ptr_null(c.socket);
+	ck_assert_ptr_null(c.state_dir);
+	ck_assert_int_eq(c.log_level, -1);
+	config_free(&c);
+}
+END_TEST
+
+static void bad(const char *text, const char *want)
+{
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse(text, &c, err), -EINVAL);
+	ck_assert_msg(strstr(err, want), "'%s' -> '%s', want '%s'", text, err,
+		      want);
+	/* Nothing half-parsed is left behind. */
+	ck_assert_ptr_null(c.socket);
+	ck_assert_ptr_null(c.state_dir);
+	ck_assert_int_eq(c.log_level, -1);
+}
+
+START_TEST(errors_name_the_line)
+{
+	bad("socket = /a\n\nfoo = 1\n", "test.conf:3: unknown key 'foo'");
+	bad("socket /a\n", "test.conf:1: expected 'key = value'");
+	bad("= /a\n", "test.conf:1: missing key");
+	bad("log-level = \n", "test.conf:1: 'log-level' has no value");
+	bad("log-level = loud\n", "test.conf:1: log-level must be");
+	bad("state-dir = relative/dir\n", "test.conf:1: 'state-dir' must be "
+					  "an absolute path");
+	bad("socket = /a\nsocket = /b\n", "test.conf:2: 'socket' is set twice");
+	bad("log-level = info\nlog-level = info\n", "test.conf:2:");
+}
+END_TEST
+
+START_TEST(nul_byte)
+{
+	static const char text[] = "socket = /a\nlog-level = in\0fo\n";
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(
+		config_parse("t", text, sizeof(text) - 1, &c, err, sizeof(err)),
+		-EINVAL);
+	ck_assert_str_eq(err, "t:2: NUL byte");
+}
+END_TEST
+
+START_TEST(long_socket_path)
+{
+	char text[400];
+	char err[256];
+	struct config c;
+
+	snprintf(text, sizeof(text), "socket = /%0200d\n", 0);
+	ck_assert_int_eq(parse(text, &c, err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "too long"));
+}
+END_TEST
+
+START_TEST(load_file)
+{
+	char path[] = "/tmp/hostel-test-conf-XXXXXX";
+	int fd = mkstemp(path);
+	struct config c;
+	char err[256];
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "log-level = error\n", 18), 18);
+	close(fd);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(c.log_level, LOG_PRIO_ERR);
+	config_free(&c);
+	unlink(path);
+	ck_assert_int_eq(config_load(path, &c, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, path));
+}
+END_TEST
+
+START_TEST(default_state_dir)
+{
+	char buf[256];
+
+	if (geteuid() == 0) {
+		unsetenv("STATE_DIRECTORY");
+		ck_assert_int_eq(config_default_state_dir(buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "/var/lib/hostel");
+	}
+	setenv("STATE_DIRECTORY", "/srv/a:/srv/b", 1);
+	ck_assert_int_eq(config_default_state_dir(buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/srv/a");
+	ck_assert_int_eq(config_default_state_dir(buf, 4), -ENAMETOOLONG);
+	unsetenv("STATE_DIRECTORY");
+}
+END_TEST
+
+START_TEST(log_levels)
+{
+	ck_assert_int_eq(log_level_parse("error"), 3);
+	ck_assert_int_eq(log_level_parse("warning"), 4);
+	ck_assert_int_eq(log_level_parse("info"), 6);
+	ck_assert_int_eq(log_level_parse("debug"), 7);
+	ck_assert_int_eq(log_level_parse("notice"), -1);
+	ck_assert_str_eq(log_level_name(7), "debug");
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+	Suite *s = suite_create("daemon-config");
+	TCase *tc = tcase_create("conffile");
+
+	tcase_add_test(tc, full_file);
+	tcase_add_test(tc, empty_file);
+	tcase_add_test(tc, errors_name_the_line);
+	tcase_add_test(tc, nul_byte);
+	tcase_add_test(tc, long_socket_path);
+	tcase_add_test(tc, load_file);
+	tcase_add_test(tc, default_state_dir);
+	tcase_add_test(tc, log_levels);
+	suite_add_tcase(s, tc);
+	return s;
+}

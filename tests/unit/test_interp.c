@@ -1,0 +1,968 @@
+/*
+ * test_interp.c - the validator, compiler and interpreter, driven through
+ * the public API with modules assembled by hand (see the tiny assembler
+ * below): arithmetic, control flow, calls, traps, memory bounds, fuel,
+ * host functions that block, deep suspensions, many suspended execs,
+ * stack exhaustion, tail calls and exceptions.
+ */
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/wasm.h"
+#include "testmain.h"
+
+/* ---- a tiny module assembler ---------------------------------------------- */
+
+typedef struct buf {
+	uint8_t *p;
+	size_t n, cap;
+} buf;
+
+static void put(buf *b, const void *data, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		ck_assert_ptr_nonnull(b->p);
+	}
+	memcpy(b->p + b->n, data, n);
+	b->n += n;
+}
+
+static void put_u8(buf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(buf *b, uint32_t v)
+{
+	do {
+		uint8_t byte = v & 0x7f;
+		v >>= 7;
+		put_u8(b, byte | (v ? 0x80 : 0));
+	} while (v);
+}
+
+static void put_name(buf *b, const char *s)
+{
+	put_u32(b, (uint32_t)strlen(s));
+	put(b, s, strlen(s));
+}
+
+static void put_section(buf *mod, uint8_t id, buf *sec)
+{
+	put_u8(mod, id);
+	put_u32(mod, (uint32_t)sec->n);
+	put(mod, sec->p, sec->n);
+	free(sec->p);
+	memset(sec, 0, sizeof *sec);
+}
+
+/* Value types as letters: i i32, I i64, f f32, F f64, r funcref, x exnref */
+static uint8_t vt(char c)
+{
+	switch (c) {
+	case 'i':
+		return 0x7f;
+	case 'I':
+		return 0x7e;
+	case 'f':
+		return 0x7d;
+	case 'F':
+		return 0x7c;
+	case 'r':
+		return 0x70;
+	case 'x':
+		return 0x69;
+	default:
+		return 0x7b;
+	}
+}
+
+static void put_types(buf *b, const char *s)
+{
+	put_u32(b, (uint32_t)strlen(s));
+	for (; *s; s++)
+		put_u8(b, vt(*s));
+}
+
+typedef struct sig {
+	const char *params, *results;
+} sig;
+
+typedef struct fdef {
+	uint32_t type;
+	const char *locals;
+	const uint8_t *body; /* without the final end */
+	size_t len;
+	const char *export; /* or NULL */
+} fdef;
+
+typedef struct mdef {
+	const sig *types;
+	uint32_t ntypes;
+	const char *const *imports; /* function imports from "env" */
+	const uint32_t *import_types;
+	uint32_t nimports;
+	const fdef *funcs;
+	uint32_t nfuncs;
+	uint32_t mem_pages; /* 0: no memory */
+	uint32_t table_size;
+	const uint32_t *elems; /* active segment at table offset 0 */
+	uint32_t nelems;
+	const uint32_t *tags; /* type indices */
+	uint32_t ntags;
+} mdef;
+
+static uint8_t *assemble(const mdef *d, size_t *len)
+{
+	buf m = {0}, s = {0};
+	static const uint8_t header[] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+
+	put(&m, header, sizeof header);
+	put_u32(&s, d->ntypes);
+	for (uint32_t i = 0; i < d->ntypes; i++) {
+		put_u8(&s, 0x60);
+		put_types(&s, d->types[i].params);
+		put_types(&s, d->types[i].results);
+	}
+	put_section(&m, 1, &s);
+	if (d->nimports) {
+		put_u32(&s, d->nimports);
+		for (uint32_t i = 0; i < d->nimports; i++) {
+			put_name(&s, "env");
+			put_name(&s, d->imports[i]);
+			put_u8(&s, 0);
+			put_u32(&s, d->import_types[i]);
+		}
+		put_section(&m, 2, &s);
+	}
+	put_u32(&s, d->nfuncs);
+	for (uint32_t i = 0; i < d->nfuncs; i++)
+		put_u32(&s, d->funcs[i].type);
+	put_section(&m, 3, &s);
+	if (d->table_size) {
+		put_u32(&s, 1);
+		put_u8(&s, 0x70);
+		put_u8(&s, 0);
+		put_u32(&s, d->table_size);
+		put_section(&m, 4, &s);
+	}
+	if (d->mem_pages) {
+		put_u32(&s, 1);
+		put_u8(&s, 0);
+		put_u32(&s, d->mem_pages);
+		put_section(&m, 5, &s);
+	}
+	if (d->ntags) {
+		put_u32(&s, d->ntags);
+		for (uint32_t i = 0; i < d->ntags; i++) {
+			put_u8(&s, 0);
+			put_u32(&s, d->tags[i]);
+		}
+		put_section(&m, 13, &s);
+	}
+	{
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < d->nfuncs; i++)
+			n += d->funcs[i].export != NULL;
+		put_u32(&s, n);
+		for (uint32_t i = 0; i < d->nfuncs; i++) {
+			if (!d->funcs[i].export)
+				continue;
+			put_name(&s, d->funcs[i].export);
+			put_u8(&s, 0);
+			put_u32(&s, d->nimports + i);
+		}
+		put_section(&m, 7, &s);
+	}
+	if (d->nelems) {
+		put_u32(&s, 1);
+		put_u8(&s, 0);
+		put_u8(&s, 0x41);
+		put_u8(&s, 0);
+		put_u8(&s, 0x0b);
+		put_u32(&s, d->nelems);
+		for (uint32_t i = 0; i < d->nelems; i++)
+			put_u32(&s, d->elems[i]);
+		put_section(&m, 9, &s);
+	}
+	put_u32(&s, d->nfuncs);
+	for (uint32_t i = 0; i < d->nfuncs; i++) {
+		buf f = {0};
+		const char *l = d->funcs[i].locals ? d->funcs[i].locals : "";
+		put_u32(&f, (uint32_t)strlen(l));
+		for (; *l; l++) {
+			put_u8(&f, 1);
+			put_u8(&f, vt(*l));
+		}
+		put(&f, d->funcs[i].body, d->funcs[i].len);
+		put_u8(&f, 0x0b);
+		put_u32(&s, (uint32_t)f.n);
+		put(&s, f.p, f.n);
+		free(f.p);
+	}
+	put_section(&m, 10, &s);
+	*len = m.n;
+	return m.p;
+}
+
+/* Padded LEB128 immediates, so bodies can be written as byte arrays. */
+#define LEB5(v)                                                                \
+	(uint8_t)(((uint32_t)(v) & 0x7f) | 0x80),                              \
+	    (uint8_t)((((uint32_t)(v) >> 7) & 0x7f) | 0x80),                   \
+	    (uint8_t)((((uint32_t)(v) >> 14) & 0x7f) | 0x80),                  \
+	    (uint8_t)((((uint32_t)(v) >> 21) & 0x7f) | 0x80)
+#define I32C(v)                                                                \
+	0x41, LEB5(v),                                                         \
+	    (uint8_t)((((uint32_t)(v) >> 28) & 0x0f) |                         \
+		      ((int32_t)(v) < 0 ? 0x70 : 0))
+#define U32P(v) LEB5(v), (uint8_t)(((uint32_t)(v) >> 28) & 0x0f)
+
+#define LOCAL_GET(x) 0x20, x
+#define LOCAL_SET(x) 0x21, x
+#define LOCAL_TEE(x) 0x22, x
+#define CALL(x) 0x10, x
+#define END 0x0b
+#define I32_ADD 0x6a
+#define I32_SUB 0x6b
+#define I32_MUL 0x6c
+
+#define FN(t, loc, b, exp) {t, loc, b, sizeof b, exp}
+#define COUNT(a) (uint32_t)(sizeof a / sizeof a[0])
+
+/* ---- running ---------------------------------------------------------------- */
+
+typedef struct env {
+	wasm_store *store;
+	wasm_module *mod;
+	wasm_instance *inst;
+	wasm_exec *exec;
+} env;
+
+static int load(const mdef *d, wasm_module **m, wasm_error *err)
+{
+	size_t len;
+	uint8_t *bin = assemble(d, &len);
+	int rc = wasm_module_load(bin, len, m, err);
+	free(bin);
+	return rc;
+}
+
+static void setup(env *e, const mdef *d, const wasm_extern *imports,
+		  wasm_store *shared)
+{
+	wasm_error err;
+	wasm_trap_kind trap = WASM_TRAP_NONE;
+
+	memset(&err, 0, sizeof err);
+	e->store = shared ? shared : wasm_store_new(NULL);
+	ck_assert_ptr_nonnull(e->store);
+	if (load(d, &e->mod, &err))
+		ck_abort_msg("load failed: %s", err.msg);
+	if (wasm_instantiate(e->store, e->mod, imports, d->nimports, &e->inst,
+			     &trap, &err))
+		ck_abort_msg("instantiate failed: %s (trap %d)", err.msg,
+			     (int)trap);
+	e->exec = wasm_exec_new(e->store, NULL);
+	ck_assert_ptr_nonnull(e->exec);
+}
+
+static void teardown(env *e, bool free_store)
+{
+	wasm_exec_free(e->exec);
+	if (free_store)
+		wasm_store_free(e->store);
+	wasm_module_free(e->mod);
+}
+
+static wasm_func *export_func(env *e, const char *name)
+{
+	wasm_extern x;
+
+	ck_assert(wasm_instance_export(e->inst, (const uint8_t *)name,
+				       strlen(name), &x));
+	ck_assert_int_eq(x.kind, WASM_EXTERN_FUNC);
+	return x.u.func;
+}
+
+static wasm_val i32v(uint32_t v)
+{
+	wasm_val x;
+	memset(&x, 0, sizeof x);
+	x.type = WASM_I32;
+	x.u.i32 = v;
+	return x;
+}
+
+static wasm_val i64v(uint64_t v)
+{
+	wasm_val x;
+	memset(&x, 0, sizeof x);
+	x.type = WASM_I64;
+	x.u.i64 = v;
+	return x;
+}
+
+/* Call and expect one i32 result. */
+static uint32_t call_i32(env *e, const char *name, uint32_t nargs, ...)
+{
+	wasm_val args[8], res[4];
+	va_list ap;
+	wasm_exec_status st;
+
+	va_start(ap, nargs);
+	for (uint32_t i = 0; i < nargs; i++)
+		args[i] = i32v(va_arg(ap, uint32_t));
+	va_end(ap);
+	st = wasm_exec_call(e->exec, export_func(e, name), args, nargs);
+	if (st != WASM_EXEC_DONE)
+		ck_abort_msg("%s: status %d (%s)", name, (int)st,
+			     wasm_exec_trap_message(e->exec));
+	ck_assert_uint_eq(wasm_exec_results(e->exec, res, 4), 1);
+	ck_assert_int_eq(res[0].type, WASM_I32);
+	return res[0].u.i32;
+}
+
+static wasm_trap_kind call_trap(env *e, const char *name, uint32_t nargs, ...)
+{
+	wasm_val args[8];
+	va_list ap;
+
+	va_start(ap, nargs);
+	for (uint32_t i = 0; i < nargs; i++)
+		args[i] = i32v(va_arg(ap, uint32_t));
+	va_end(ap);
+	ck_assert_int_eq(wasm_exec_call(e->exec, export_func(e, name), args,
+					nargs),
+			 WASM_EXEC_TRAP);
+	return wasm_exec_trap(e->exec);
+}
+
+/* ---- arithmetic ------------------------------------------------------------ */
+
+static const sig sig_ii_i[] = {{"ii", "i"}};
+
+START_TEST(arith_i32)
+{
+	/* (a + b) * (a - b), then xor 7, then shl 1 */
+	static const uint8_t body[] = {
+	    LOCAL_GET(0), LOCAL_GET(1), I32_ADD, LOCAL_GET(0), LOCAL_GET(1),
+	    I32_SUB,      I32_MUL,      0x41,    7,            0x73,
+	    0x41,         1,            0x74};
+	static const uint8_t divs[] = {LOCAL_GET(0), LOCAL_GET(1), 0x6d};
+	static const uint8_t rems[] = {LOCAL_GET(0), LOCAL_GET(1), 0x6f};
+	static const fdef fs[] = {FN(0, NULL, body, "f"),
+				  FN(0, NULL, divs, "div_s"),
+				  FN(0, NULL, rems, "rem_s")};
+	static const mdef d = {.types = sig_ii_i, .ntypes = 1, .funcs = fs,
+			       .nfuncs = COUNT(fs)};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "f", 2, 7, 3), ((10u * 4u) ^ 7u) << 1);
+	ck_assert_uint_eq(call_i32(&e, "f", 2, 3, 7), ((10u * -4u) ^ 7u) << 1);
+	ck_assert_uint_eq(call_i32(&e, "div_s", 2, -7, 2), (uint32_t)-3);
+	ck_assert_uint_eq(call_i32(&e, "rem_s", 2, 0x80000000u, -1), 0);
+	ck_assert_int_eq(call_trap(&e, "div_s", 2, 1, 0),
+			 WASM_TRAP_INT_DIV_ZERO);
+	ck_assert_int_eq(call_trap(&e, "div_s", 2, 0x80000000u, -1),
+			 WASM_TRAP_INT_OVERFLOW);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(arith_i64_and_consts)
+{
+	/* (i64) x * 0x100000001 + 5, returned as i64 */
+	static const sig t[] = {{"I", "I"}};
+	static const uint8_t body[] = {
+	    LOCAL_GET(0), 0x42, 0x81, 0x80, 0x80, 0x80, 0x10, /* 2^32 + 1 */
+	    0x7e,         0x42, 5,    0x7c};
+	static const fdef fs[] = {FN(0, NULL, body, "f")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	wasm_val a = i64v(3), r;
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "f"), &a, 1),
+			 WASM_EXEC_DONE);
+	ck_assert_uint_eq(wasm_exec_results(e.exec, &r, 1), 1);
+	ck_assert_int_eq(r.type, WASM_I64);
+	ck_assert_uint_eq(r.u.i64, 3 * 0x100000001ull + 5);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- control flow ----------------------------------------------------------- */
+
+START_TEST(loop_sum)
+{
+	/* sum = 0; i = n; loop { sum += i; i -= 1; br_if i != 0 }; sum */
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t body[] = {
+	    0x03, 0x40,                                        /* loop */
+	    LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1), /* sum += i */
+	    LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0),      /* i -= 1 */
+	    0x41, 0, 0x47, 0x0d, 0,                            /* br_if ne */
+	    END, LOCAL_GET(1)};
+	static const fdef fs[] = {FN(0, "i", body, "sum")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "sum", 1, 100), 5050);
+	ck_assert_uint_eq(call_i32(&e, "sum", 1, 100000), 705082704u);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(if_else_and_multivalue)
+{
+	/*
+	 * type 1: [i32 i32] -> [i32 i32] used as a block type: swap the
+	 * pair through an if with params, then subtract.
+	 */
+	static const sig t[] = {{"ii", "i"}, {"ii", "ii"}};
+	static const uint8_t body[] = {
+	    LOCAL_GET(0), LOCAL_GET(1), LOCAL_GET(0), LOCAL_GET(1), 0x48,
+	    0x04, 1,                         /* if (type 1): a < b */
+	    LOCAL_SET(2), LOCAL_SET(3), LOCAL_GET(2), LOCAL_GET(3), /* swap */
+	    0x05,                                                  /* else */
+	    END,          I32_SUB};
+	static const fdef fs[] = {FN(0, "ii", body, "absdiff")};
+	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
+			       .nfuncs = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "absdiff", 2, 10, 3), 7);
+	ck_assert_uint_eq(call_i32(&e, "absdiff", 2, 3, 10), 7);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(br_table_switch)
+{
+	/* block block block (br_table 0 1 2 default 2 on x) ... */
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t body[] = {
+	    0x02, 0x40, 0x02, 0x40, 0x02, 0x40, LOCAL_GET(0),
+	    0x0e, 2,    0,    1,    2,          /* br_table 0 1, default 2 */
+	    END,  0x41, 10,   0x0f,             /* case 0: return 10 */
+	    END,  0x41, 20,   0x0f,             /* case 1: return 20 */
+	    END,  0x41, 30};                    /* default: 30 */
+	static const fdef fs[] = {FN(0, NULL, body, "sw")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "sw", 1, 0), 10);
+	ck_assert_uint_eq(call_i32(&e, "sw", 1, 1), 20);
+	ck_assert_uint_eq(call_i32(&e, "sw", 1, 2), 30);
+	ck_assert_uint_eq(call_i32(&e, "sw", 1, 0xffffffffu), 30);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(br_table_with_values)
+{
+	/* block (result i32): 7 on the stack, br_table carries it out */
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t body[] = {
+	    0x02, 0x7f, 0x02, 0x7f, 0x41, 7, LOCAL_GET(0), 0x0e, 1, 0, 1,
+	    END,  I32C(100), I32_ADD, END};
+	static const fdef fs[] = {FN(0, NULL, body, "f")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "f", 1, 0), 107);
+	ck_assert_uint_eq(call_i32(&e, "f", 1, 1), 7);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- calls -------------------------------------------------------------------- */
+
+START_TEST(calls_and_recursion)
+{
+	/* fib(n) = n < 2 ? n : fib(n-1) + fib(n-2); twice(x) = inc(inc(x)) */
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t fib[] = {
+	    LOCAL_GET(0), 0x41, 2,    0x48, 0x04, 0x7f, LOCAL_GET(0), 0x05,
+	    LOCAL_GET(0), 0x41, 1,    I32_SUB, CALL(0), LOCAL_GET(0), 0x41,
+	    2,            I32_SUB, CALL(0), I32_ADD, END};
+	static const uint8_t inc[] = {LOCAL_GET(0), 0x41, 1, I32_ADD};
+	static const uint8_t twice[] = {LOCAL_GET(0), CALL(1), CALL(1)};
+	static const fdef fs[] = {FN(0, NULL, fib, "fib"),
+				  FN(0, NULL, inc, NULL),
+				  FN(0, NULL, twice, "twice")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 3};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "fib", 1, 20), 6765);
+	ck_assert_uint_eq(call_i32(&e, "twice", 1, 10), 12);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(call_indirect_traps)
+{
+	/*
+	 * table: [f0: i32->i32, f1: ->i32, null, null]; call(i) calls entry
+	 * i as i32->i32 with argument 5.
+	 */
+	static const sig t[] = {{"i", "i"}, {"", "i"}, {"ii", "i"}};
+	static const uint8_t inc[] = {LOCAL_GET(0), 0x41, 1, I32_ADD};
+	static const uint8_t k[] = {0x41, 9};
+	static const uint8_t call[] = {0x41, 5, LOCAL_GET(0), 0x11, 0, 0};
+	static const fdef fs[] = {FN(0, NULL, inc, NULL), FN(1, NULL, k, NULL),
+				  FN(0, NULL, call, "call")};
+	static const uint32_t elems[] = {0, 1};
+	static const mdef d = {.types = t, .ntypes = 3, .funcs = fs,
+			       .nfuncs = 3, .table_size = 4, .elems = elems,
+			       .nelems = 2};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "call", 1, 0), 6);
+	ck_assert_int_eq(call_trap(&e, "call", 1, 1),
+			 WASM_TRAP_INDIRECT_CALL_TYPE);
+	ck_assert_int_eq(call_trap(&e, "call", 1, 2),
+			 WASM_TRAP_UNINITIALIZED_ELEMENT);
+	ck_assert_int_eq(call_trap(&e, "call", 1, 4),
+			 WASM_TRAP_UNDEFINED_ELEMENT);
+	ck_assert_str_eq(wasm_exec_trap_message(e.exec), "undefined element");
+	/* the exec is reusable after a trap */
+	ck_assert_uint_eq(call_i32(&e, "call", 1, 0), 6);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- memory ------------------------------------------------------------------- */
+
+START_TEST(memory_bounds)
+{
+	/* store(a, v): i32.store; load(a): i32.load offset=4 */
+	static const sig t[] = {{"ii", ""}, {"i", "i"}};
+	static const uint8_t st[] = {LOCAL_GET(0), LOCAL_GET(1), 0x36, 2, 0};
+	static const uint8_t ld[] = {LOCAL_GET(0), 0x28, 2, 4};
+	static const uint8_t ld8[] = {LOCAL_GET(0), 0x2c, 0, 0}; /* load8_s */
+	static const fdef fs[] = {FN(0, NULL, st, "store"),
+				  FN(1, NULL, ld, "load"),
+				  FN(1, NULL, ld8, "load8_s")};
+	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
+			       .nfuncs = 3, .mem_pages = 1};
+	wasm_val args[2] = {i32v(65532), i32v(0xdeadbeef)};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "store"), args,
+					2),
+			 WASM_EXEC_DONE);
+	ck_assert_uint_eq(call_i32(&e, "load", 1, 65528), 0xdeadbeef);
+	ck_assert_uint_eq(call_i32(&e, "load8_s", 1, 65535), 0xffffffde);
+	ck_assert_int_eq(call_trap(&e, "load", 1, 65529),
+			 WASM_TRAP_MEMORY_OOB);
+	ck_assert_int_eq(call_trap(&e, "load", 1, 0xfffffffc),
+			 WASM_TRAP_MEMORY_OOB);
+	ck_assert_int_eq(call_trap(&e, "load8_s", 1, 65536),
+			 WASM_TRAP_MEMORY_OOB);
+	args[0] = i32v(65533);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "store"), args,
+					2),
+			 WASM_EXEC_TRAP);
+	ck_assert_int_eq(wasm_exec_trap(e.exec), WASM_TRAP_MEMORY_OOB);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- fuel ----------------------------------------------------------------------- */
+
+START_TEST(fuel_exhaustion_and_continue)
+{
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t body[] = {
+	    0x03, 0x40, LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1),
+	    LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0), 0x0d, 0, END,
+	    LOCAL_GET(1)};
+	static const fdef fs[] = {FN(0, "i", body, "sum")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	wasm_val a = i32v(1000), r;
+	wasm_exec_status st;
+	int stops = 0;
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(wasm_exec_fuel(e.exec), UINT64_MAX);
+	wasm_exec_set_fuel(e.exec, 100);
+	st = wasm_exec_call(e.exec, export_func(&e, "sum"), &a, 1);
+	while (st == WASM_EXEC_OUT_OF_FUEL) {
+		stops++;
+		ck_assert_uint_eq(wasm_exec_fuel(e.exec), 0);
+		/* a second call while suspended is refused, state kept */
+		ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "sum"),
+						&a, 1),
+				 WASM_EXEC_TRAP);
+		wasm_exec_set_fuel(e.exec, 100);
+		st = wasm_exec_continue(e.exec);
+	}
+	ck_assert_int_eq(st, WASM_EXEC_DONE);
+	ck_assert_int_ge(stops, 9);
+	ck_assert_uint_eq(wasm_exec_results(e.exec, &r, 1), 1);
+	ck_assert_uint_eq(r.u.i32, 500500);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- host functions that block --------------------------------------------------- */
+
+struct host_state {
+	int calls;
+	bool block;
+};
+
+static wasm_host_status host_get(wasm_exec *x, void *envp,
+				 const wasm_val *args, wasm_val *results)
+{
+	struct host_state *hs = envp;
+
+	hs->calls++;
+	if (hs->block)
+		return WASM_HOST_BLOCK;
+	results[0] = i32v(1000);
+	return WASM_HOST_OK;
+}
+
+static wasm_host_status host_trap(wasm_exec *x, void *envp,
+				  const wasm_val *args, wasm_val *results)
+{
+	wasm_exec_set_host_trap(x, "host said no");
+	return WASM_HOST_TRAP;
+}
+
+/*
+ * deep(n) = n == 0 ? get() : deep(n - 1) + 1, with `get` imported.
+ * Non-tail recursion keeps n frames alive across the block.
+ */
+static const sig deep_types[] = {{"", "i"}, {"i", "i"}};
+static const char *const deep_imports[] = {"get"};
+static const uint32_t deep_import_types[] = {0};
+static const uint8_t deep_body[] = {
+    LOCAL_GET(0), 0x45, 0x04, 0x7f, CALL(0),     0x05, LOCAL_GET(0),
+    0x41,         1,    I32_SUB, CALL(1), 0x41, 1,    I32_ADD,
+    END};
+static const fdef deep_funcs[] = {FN(1, NULL, deep_body, "deep")};
+static const mdef deep_mod = {.types = deep_types,
+			      .ntypes = 2,
+			      .imports = deep_imports,
+			      .import_types = deep_import_types,
+			      .nimports = 1,
+			      .funcs = deep_funcs,
+			      .nfuncs = 1};
+
+static wasm_extern host_import(wasm_store *s, wasm_host_fn fn, void *envp)
+{
+	static const wasm_valtype res[] = {WASM_I32};
+	wasm_functype ft = {0, 1, NULL, (wasm_valtype *)res};
+	wasm_extern x;
+
+	x.kind = WASM_EXTERN_FUNC;
+	x.u.func = wasm_func_new_host(s, &ft, fn, envp);
+	ck_assert_ptr_nonnull(x.u.func);
+	return x;
+}
+
+START_TEST(host_block_and_resume)
+{
+	struct host_state hs = {0, true};
+	wasm_store *s = wasm_store_new(NULL);
+	wasm_extern imp = host_import(s, host_get, &hs);
+	wasm_val a = i32v(3), r = i32v(41);
+	env e;
+
+	setup(&e, &deep_mod, &imp, s);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "deep"), &a, 1),
+			 WASM_EXEC_BLOCKED);
+	ck_assert_int_eq(hs.calls, 1);
+	/* resume with a wrong result type is refused; the call stays */
+	ck_assert_int_eq(wasm_exec_resume(e.exec, &a, 0), WASM_EXEC_TRAP);
+	ck_assert_int_eq(wasm_exec_resume(e.exec, &r, 1), WASM_EXEC_DONE);
+	ck_assert_uint_eq(wasm_exec_results(e.exec, &r, 1), 1);
+	ck_assert_uint_eq(r.u.i32, 44);
+	/* not blocking: plain host call */
+	hs.block = false;
+	ck_assert_uint_eq(call_i32(&e, "deep", 1, 2), 1002);
+	/* block, then make the host call trap */
+	hs.block = true;
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "deep"), &a, 1),
+			 WASM_EXEC_BLOCKED);
+	ck_assert_int_eq(wasm_exec_resume_trap(e.exec, "cancelled"),
+			 WASM_EXEC_TRAP);
+	ck_assert_int_eq(wasm_exec_trap(e.exec), WASM_TRAP_HOST);
+	ck_assert_str_eq(wasm_exec_trap_message(e.exec), "cancelled");
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(host_trap_message)
+{
+	wasm_store *s = wasm_store_new(NULL);
+	wasm_extern imp = host_import(s, host_trap, NULL);
+	env e;
+
+	setup(&e, &deep_mod, &imp, s);
+	ck_assert_int_eq(call_trap(&e, "deep", 1, 5), WASM_TRAP_HOST);
+	ck_assert_str_eq(wasm_exec_trap_message(e.exec), "host said no");
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(deep_suspension)
+{
+	struct host_state hs = {0, true};
+	wasm_store *s = wasm_store_new(NULL);
+	wasm_extern imp = host_import(s, host_get, &hs);
+	wasm_val a = i32v(10000), r = i32v(5);
+	env e;
+
+	setup(&e, &deep_mod, &imp, s);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "deep"), &a, 1),
+			 WASM_EXEC_BLOCKED);
+	ck_assert_int_eq(wasm_exec_resume(e.exec, &r, 1), WASM_EXEC_DONE);
+	ck_assert_uint_eq(wasm_exec_results(e.exec, &r, 1), 1);
+	ck_assert_uint_eq(r.u.i32, 10005);
+	teardown(&e, true);
+}
+END_TEST
+
+static size_t heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+}
+
+START_TEST(many_suspended_execs)
+{
+	enum { N = 10000 };
+	struct host_state hs = {0, true};
+	wasm_store *s = wasm_store_new(NULL);
+	wasm_extern imp = host_import(s, host_get, &hs);
+	wasm_exec **xs = calloc(N, sizeof *xs);
+	wasm_func *f;
+	size_t before, after;
+	env e;
+
+	setup(&e, &deep_mod, &imp, s);
+	f = export_func(&e, "deep");
+	before = heap_in_use();
+	for (uint32_t i = 0; i < N; i++) {
+		wasm_val a = i32v(i % 4);
+		xs[i] = wasm_exec_new(s, NULL);
+		ck_assert_ptr_nonnull(xs[i]);
+		ck_assert_int_eq(wasm_exec_call(xs[i], f, &a, 1),
+				 WASM_EXEC_BLOCKED);
+	}
+	after = heap_in_use();
+	/* the target is < 200 MiB for 10,000; we are far below it */
+	ck_assert_msg(after - before < 200u * 1024 * 1024,
+		      "%zu bytes for %d suspended execs", after - before, N);
+	ck_assert_msg(after - before < 4096u * N,
+		      "%zu bytes for %d suspended execs", after - before, N);
+	for (uint32_t i = N; i-- > 0;) {
+		wasm_val r = i32v(i);
+		ck_assert_int_eq(wasm_exec_resume(xs[i], &r, 1),
+				 WASM_EXEC_DONE);
+		ck_assert_uint_eq(wasm_exec_results(xs[i], &r, 1), 1);
+		ck_assert_uint_eq(r.u.i32, i + i % 4);
+		wasm_exec_free(xs[i]);
+	}
+	free(xs);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- stack exhaustion and tail calls ------------------------------------------- */
+
+START_TEST(infinite_recursion_traps)
+{
+	static const sig t[] = {{"i", "i"}};
+	static const uint8_t body[] = {LOCAL_GET(0), 0x41, 1, I32_ADD,
+				       CALL(0)};
+	static const fdef fs[] = {FN(0, "IIII", body, "runaway")};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_int_eq(call_trap(&e, "runaway", 1, 0),
+			 WASM_TRAP_STACK_EXHAUSTED);
+	ck_assert_str_eq(wasm_exec_trap_message(e.exec),
+			 "call stack exhausted");
+	/* and a tight depth limit from the config */
+	wasm_exec_free(e.exec);
+	{
+		wasm_exec_config cfg = {0, 100};
+		e.exec = wasm_exec_new(e.store, &cfg);
+	}
+	ck_assert_int_eq(call_trap(&e, "runaway", 1, 0),
+			 WASM_TRAP_STACK_EXHAUSTED);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(tail_call_million)
+{
+	/*
+	 * count(n, acc) = n == 0 ? acc : return_call count(n - 1, acc + 2);
+	 * via(n) = return_call_indirect count through the table.
+	 */
+	static const sig t[] = {{"ii", "i"}};
+	static const uint8_t count[] = {
+	    LOCAL_GET(0), 0x45, 0x04, 0x40, LOCAL_GET(1), 0x0f, END,
+	    LOCAL_GET(0), 0x41, 1,    I32_SUB, LOCAL_GET(1), 0x41, 2,
+	    I32_ADD,      0x12, 0};
+	static const uint8_t via[] = {LOCAL_GET(0), LOCAL_GET(1), 0x41, 0,
+				      0x13,         0,            0};
+	static const fdef fs[] = {FN(0, NULL, count, "count"),
+				  FN(0, NULL, via, "via")};
+	static const uint32_t elems[] = {0};
+	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
+			       .nfuncs = 2, .table_size = 1, .elems = elems,
+			       .nelems = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "count", 2, 1000000, 0), 2000000);
+	ck_assert_uint_eq(call_i32(&e, "via", 2, 1000000, 1), 2000001);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- exceptions ------------------------------------------------------------------- */
+
+START_TEST(exceptions_throw_catch)
+{
+	/*
+	 * tag 0: [i32].  thrower(x) throws x * 2 when x != 0.
+	 * catcher(x) = block (result i32) try_table (catch 0 -> 0)
+	 *              thrower(x); i32.const -1; br 1? ...
+	 */
+	static const sig t[] = {{"i", ""}, {"i", "i"}};
+	static const uint8_t thrower[] = {LOCAL_GET(0), 0x04, 0x40,
+					  LOCAL_GET(0), 0x41, 2,    I32_MUL,
+					  0x08,         0,    END};
+	static const uint8_t catcher[] = {
+	    0x02, 0x7f,                   /* block (result i32) */
+	    0x1f, 0x40, 1, 0x00, 0, 0,    /* try_table (catch tag0 -> 0) */
+	    LOCAL_GET(0), CALL(0), END,   /* thrower(x) */
+	    0x41, 0x7f, 0x0f,             /* return -1 */
+	    END,          0x41, 1, I32_ADD}; /* caught: payload + 1 */
+	static const uint8_t uncaught[] = {LOCAL_GET(0), CALL(0), 0x41, 0};
+	static const fdef fs[] = {FN(0, NULL, thrower, NULL),
+				  FN(1, NULL, catcher, "catcher"),
+				  FN(1, NULL, uncaught, "uncaught")};
+	static const uint32_t tags[] = {0};
+	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
+			       .nfuncs = 3, .tags = tags, .ntags = 1};
+	wasm_val a = i32v(5);
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	ck_assert_uint_eq(call_i32(&e, "catcher", 1, 0), (uint32_t)-1);
+	ck_assert_uint_eq(call_i32(&e, "catcher", 1, 21), 43);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "uncaught"), &a,
+					1),
+			 WASM_EXEC_EXCEPTION);
+	ck_assert_ptr_nonnull(wasm_exec_exception(e.exec));
+	ck_assert_uint_eq(call_i32(&e, "uncaught", 1, 0), 0);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- validation ---------------------------------------------------------------------- */
+
+static void expect_invalid(const uint8_t *body, size_t len, const char *locals,
+			   const sig *types, uint32_t ntypes, const char *msg)
+{
+	fdef f = {0, locals, body, len, NULL};
+	mdef d = {.types = types, .ntypes = ntypes, .funcs = &f, .nfuncs = 1,
+		  .mem_pages = 1};
+	wasm_module *m = NULL;
+	wasm_error err;
+
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(load(&d, &m, &err), -1);
+	ck_assert_int_eq(err.kind, WASM_ERR_INVALID);
+	ck_assert_msg(strncmp(err.msg, msg, strlen(msg)) == 0,
+		      "got \"%s\", want \"%s\"", err.msg, msg);
+}
+
+START_TEST(validation_errors)
+{
+	static const sig t[] = {{"", "i"}, {"", ""}};
+	static const uint8_t f32_for_i32[] = {0x43, 0, 0, 0, 0};
+	static const uint8_t no_local[] = {LOCAL_GET(3)};
+	static const uint8_t no_label[] = {0x0c, 1, 0x41, 0};
+	static const uint8_t misalign[] = {0x41, 0, 0x28, 3, 0};
+	static const uint8_t no_global[] = {0x23, 0};
+	static const uint8_t underflow[] = {I32_ADD};
+	static const uint8_t dead_ok[] = {0x00, I32_ADD};
+	wasm_module *m;
+	wasm_error err;
+	fdef f = {0, NULL, dead_ok, sizeof dead_ok, NULL};
+	mdef d = {.types = t, .ntypes = 2, .funcs = &f, .nfuncs = 1};
+
+	expect_invalid(f32_for_i32, sizeof f32_for_i32, NULL, t, 2,
+		       "type mismatch");
+	expect_invalid(no_local, sizeof no_local, "i", t, 2, "unknown local");
+	expect_invalid(no_label, sizeof no_label, NULL, t, 2, "unknown label");
+	expect_invalid(misalign, sizeof misalign, NULL, t, 2,
+		       "alignment must not be larger than natural");
+	expect_invalid(no_global, sizeof no_global, NULL, t, 2,
+		       "unknown global");
+	expect_invalid(underflow, sizeof underflow, NULL, t, 2,
+		       "type mismatch");
+	/* after unreachable the stack is polymorphic: this one is valid */
+	ck_assert_int_eq(load(&d, &m, &err), 0);
+	wasm_module_free(m);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+	Suite *s = suite_create("interp");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, arith_i32);
+	tcase_add_test(tc, arith_i64_and_consts);
+	tcase_add_test(tc, loop_sum);
+	tcase_add_test(tc, if_else_and_multivalue);
+	tcase_add_test(tc, br_table_switch);
+	tcase_add_test(tc, br_table_with_values);
+	tcase_add_test(tc, calls_and_recursion);
+	tcase_add_test(tc, call_indirect_traps);
+	tcase_add_test(tc, memory_bounds);
+	tcase_add_test(tc, fuel_exhaustion_and_continue);
+	tcase_add_test(tc, host_block_and_resume);
+	tcase_add_test(tc, host_trap_message);
+	tcase_add_test(tc, deep_suspension);
+	tcase_add_test(tc, many_suspended_execs);
+	tcase_add_test(tc, infinite_recursion_traps);
+	tcase_add_test(tc, tail_call_million);
+	tcase_add_test(tc, exceptions_throw_catch);
+	tcase_add_test(tc, validation_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
