@@ -23,5 +23,6 @@ int cmd_wast(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
 
 #endif

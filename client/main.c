@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{"inspect", cmd_inspect, "show a binary's imports and exports (offline)"},
 #endif
 	{"status", cmd_status, "show the state of hosteld"},
+	{"logs", cmd_logs, "print (and follow) hosteld's event history"},
 	{NULL, NULL, NULL},
 };
 

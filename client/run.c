@@ -16,8 +16,8 @@
  * when it traps (also in the start function); 2 on a usage error (bad
  * option, unknown export, bad argument, nothing to call); 3 when the
  * file cannot be loaded or linked (the message says why, with the byte
- * offset for decoding and validation errors).  Components are not
- * supported yet (exit 3).
+ * offset for decoding and validation errors).  Components go to
+ * client/run_component.c (WAVE arguments and results).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "client/commands.h"
+#include "client/run_component.h"
 #include "client/spectest.h"
 #include "wasm/wasm.h"
 
@@ -568,6 +569,8 @@ int cmd_run(int argc, char **argv)
 		return HOSTEL_EXIT_USAGE;
 	}
 	c.path = argv[i];
+	if (run_is_component_file(c.path)) /* client/run_component.c */
+		return run_component(c.path, invoke, c.fuel);
 	if (invoke != NULL) {
 		invoke = strdup(invoke);
 		if (invoke == NULL ||

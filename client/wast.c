@@ -45,6 +45,7 @@
 
 static const wast_backend *const backends[] = {
 	&wast_core_backend,
+	&wast_component_backend,
 };
 #define NBACKENDS (sizeof backends / sizeof backends[0])
 

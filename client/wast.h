@@ -46,6 +46,7 @@ typedef struct wast_backend {
 } wast_backend;
 
 extern const wast_backend wast_core_backend;
+extern const wast_backend wast_component_backend; /* wast_component.c */
 
 /*
  * The binary a command loads: `filename` for module_type "binary",

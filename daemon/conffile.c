@@ -22,6 +22,9 @@ void config_init(struct config *c)
 	c->socket = NULL;
 	c->state_dir = NULL;
 	c->log_level = -1;
+	c->db_sync = -1;
+	c->keep_events = -1;
+	c->keep_age = -1;
 }
 
 void config_free(struct config *c)
@@ -67,6 +70,63 @@ static bool key_is(const char *k, size_t n, const char *name)
 	return strlen(name) == n && !memcmp(k, name, n);
 }
 
+/* "full" or "normal" (store/db.h's enum db_sync values). */
+static int sync_parse(const char *v)
+{
+	if (!strcmp(v, "full"))
+		return 0;
+	if (!strcmp(v, "normal"))
+		return 1;
+	return -1;
+}
+
+/* A count: decimal digits, at most CONFIG_COUNT_MAX. */
+static long long count_parse(const char *v)
+{
+	long long n = 0;
+
+	if (!*v)
+		return -1;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9')
+			return -1;
+		n = n * 10 + (*v - '0');
+		if (n > CONFIG_COUNT_MAX)
+			return -1;
+	}
+	return n;
+}
+
+/* A duration: a count with an optional unit s, m, h or d; seconds. */
+static long long duration_parse(const char *v)
+{
+	static const struct {
+		char unit;
+		long long seconds;
+	} units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+	size_t len = strlen(v);
+	long long mult = 1, n;
+	char *digits;
+
+	if (len > 1 && (v[len - 1] < '0' || v[len - 1] > '9')) {
+		mult = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (v[len - 1] == units[i].unit)
+				mult = units[i].seconds;
+		if (!mult)
+			return -1;
+		len--;
+	}
+	digits = strndup(v, len);
+	if (!digits)
+		return -2;
+	n = count_parse(digits);
+	free(digits);
+	if (n < 0 || n > CONFIG_COUNT_MAX / mult)
+		return -1;
+	return n * mult;
+}
+
 /* One `key = value` line (already trimmed, not a comment). */
 static int parse_line(const char *name, unsigned lineno, const char *s,
 		      const char *e, struct config *out, char *err,
@@ -75,6 +135,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 	const char *eq = memchr(s, '=', (size_t)(e - s));
 	const char *k = s, *ke, *v, *ve = e;
 	char **slot = NULL;
+	int *islot = NULL;
+	long long *lslot = NULL, n;
 	char *value;
 	int level;
 
@@ -92,21 +154,30 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		slot = &out->socket;
 	else if (key_is(k, (size_t)(ke - k), "state-dir"))
 		slot = &out->state_dir;
-	else if (!key_is(k, (size_t)(ke - k), "log-level"))
+	else if (key_is(k, (size_t)(ke - k), "log-level"))
+		islot = &out->log_level;
+	else if (key_is(k, (size_t)(ke - k), "database-synchronous"))
+		islot = &out->db_sync;
+	else if (key_is(k, (size_t)(ke - k), "history-keep-events"))
+		lslot = &out->keep_events;
+	else if (key_is(k, (size_t)(ke - k), "history-keep-age"))
+		lslot = &out->keep_age;
+	else
 		return fail(err, errlen, name, lineno,
 			    "unknown key '%.*s' (known: socket, state-dir, "
-			    "log-level)",
+			    "log-level, database-synchronous, "
+			    "history-keep-events, history-keep-age)",
 			    (int)(ke - k), k);
 	if (v == ve)
 		return fail(err, errlen, name, lineno, "'%.*s' has no value",
 			    (int)(ke - k), k);
-	if ((slot && *slot) || (!slot && out->log_level >= 0))
+	if ((slot && *slot) || (islot && *islot >= 0) || (lslot && *lslot >= 0))
 		return fail(err, errlen, name, lineno, "'%.*s' is set twice",
 			    (int)(ke - k), k);
 	value = strndup(v, (size_t)(ve - v));
 	if (!value)
 		return -ENOMEM;
-	if (!slot) {
+	if (islot == &out->log_level) {
 		level = log_level_parse(value);
 		free(value);
 		if (level < 0)
@@ -115,6 +186,36 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 				    "debug, not '%.*s'",
 				    (int)(ve - v), v);
 		out->log_level = level;
+		return 0;
+	}
+	if (islot) {
+		level = sync_parse(value);
+		free(value);
+		if (level < 0)
+			return fail(err, errlen, name, lineno,
+				    "database-synchronous must be full or "
+				    "normal, not '%.*s'",
+				    (int)(ve - v), v);
+		out->db_sync = level;
+		return 0;
+	}
+	if (lslot) {
+		n = lslot == &out->keep_age ? duration_parse(value)
+					    : count_parse(value);
+		free(value);
+		if (n == -2)
+			return -ENOMEM;
+		if (n < 0)
+			return fail(err, errlen, name, lineno,
+				    lslot == &out->keep_age
+					    ? "history-keep-age must be a "
+					      "duration like 30d, 12h, 90m, "
+					      "600s or 0, not '%.*s'"
+					    : "history-keep-events must be a "
+					      "number (0: no limit), not "
+					      "'%.*s'",
+				    (int)(ve - v), v);
+		*lslot = n;
 		return 0;
 	}
 	if (value[0] != '/') {

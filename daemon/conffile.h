@@ -13,7 +13,10 @@
  *   - Spaces and tabs around the key and the value are ignored.
  *   - Keys: socket (absolute path of the listening socket), state-dir
  *     (absolute path of the state directory), log-level (error, warning,
- *     info or debug).
+ *     info or debug), database-synchronous (full or normal: SQLite's
+ *     synchronous level for hostel.db), history-keep-events (newest
+ *     events kept per service; 0: no limit) and history-keep-age (a
+ *     duration N, Ns, Nm, Nh or Nd; 0: no limit).
  *   - An unknown key, a line without '=', an empty value, a relative
  *     path or a key given twice is an error naming the file and line.
  *
@@ -27,10 +30,16 @@
 /* The largest configuration file read. */
 #define CONFIG_FILE_MAX (64 * 1024)
 
+/* The largest history-keep-events, and of history-keep-age in seconds. */
+#define CONFIG_COUNT_MAX 1000000000000000LL
+
 struct config {
-	char *socket;	 /* NULL when not set */
-	char *state_dir; /* NULL when not set */
-	int log_level;	 /* a LOG_PRIO_*, or -1 when not set */
+	char *socket;	       /* NULL when not set */
+	char *state_dir;       /* NULL when not set */
+	int log_level;	       /* a LOG_PRIO_*, or -1 when not set */
+	int db_sync;	       /* 0 full, 1 normal, or -1 when not set */
+	long long keep_events; /* -1 when not set; 0: no limit */
+	long long keep_age;    /* seconds; -1 when not set; 0: no limit */
 };
 
 void config_init(struct config *c);

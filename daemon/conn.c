@@ -85,6 +85,10 @@ void conn_free(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	d->n_conns--;
+	if (c->held && c->on_free) {
+		c->held = false;
+		c->on_free(c->hold_arg);
+	}
 	log_debug(&d->log, "connection %llu: closed",
 		  (unsigned long long)c->id);
 	bufferevent_free(c->bev);
@@ -208,7 +212,7 @@ static void process_input(struct conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	char chunk[16384];
 
-	while (conn_is_open(c)) {
+	while (conn_is_open(c) && !c->held) {
 		size_t avail, n;
 		const char *msg;
 		size_t len;
@@ -253,10 +257,54 @@ static void read_cb(struct bufferevent *bev, void *arg)
 	settle(c);
 }
 
+/* After a hold ended outside read_cb: read the calls queued meanwhile. */
+static void resume(struct conn *c)
+{
+	if (c->held || c->busy || !conn_is_open(c))
+		return;
+	c->busy = true;
+	process_input(c);
+	c->busy = false;
+}
+
 static void write_cb(struct bufferevent *bev, void *arg)
 {
+	struct conn *c = arg;
+
+	if (c->held && c->on_drain && !c->dead) {
+		c->busy = true;
+		c->on_drain(c->hold_arg);
+		c->busy = false;
+		resume(c);
+	}
 	/* The output has drained: a closing connection is done. */
-	settle(arg);
+	settle(c);
+}
+
+void conn_hold(struct conn *c, void (*on_drain)(void *arg),
+	       void (*on_free)(void *arg), void *arg)
+{
+	c->held = true;
+	c->on_drain = on_drain;
+	c->on_free = on_free;
+	c->hold_arg = arg;
+}
+
+void conn_release(struct conn *c)
+{
+	c->held = false;
+	c->on_drain = NULL;
+	c->on_free = NULL;
+	c->hold_arg = NULL;
+	if (c->busy)
+		return; /* the callback we are in reads on, then settles */
+	resume(c);
+	settle(c);
+}
+
+size_t conn_output_pending(const struct conn *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)

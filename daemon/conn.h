@@ -11,7 +11,9 @@
  *    bytes of earlier replies are still unsent drops the connection (the
  *    client does not read).  One large reply alone is always allowed.
  *  - Calls on a connection are answered in order (varlink has no request
- *    ids).  Every handler replies before it returns, for now.
+ *    ids).  A handler replies before it returns, or holds the connection
+ *    (conn_hold(): a streaming or deferred reply); while held, no further
+ *    call is read from it until conn_release().
  *  - The peer's SO_PEERCRED credentials are read at accept and kept for
  *    policy and history.
  *  - A connection is freed only outside its own callbacks; code that may
@@ -51,6 +53,10 @@ struct conn {
 	bool closing; /* no more requests; close once output is flushed */
 	bool dead;    /* to be freed as soon as no callback runs */
 	bool busy;    /* inside one of its callbacks */
+	bool held;    /* a call still owns the connection (conn_hold) */
+	void (*on_drain)(void *arg); /* held: the output has been written */
+	void (*on_free)(void *arg);  /* held: the connection is going away */
+	void *hold_arg;
 };
 
 /* Adopt an accepted socket (closed on failure).  0 or -errno. */
@@ -75,5 +81,23 @@ static inline bool conn_is_open(const struct conn *c)
 
 /* Free immediately (daemon shutdown). */
 void conn_free(struct conn *c);
+
+/*
+ * The current call keeps the connection after its handler returns: it
+ * replies later through conn_send().  on_drain (may be NULL) runs when
+ * the queued output has been written; on_free runs when the connection
+ * is freed while still held (the holder must forget it then).
+ */
+void conn_hold(struct conn *c, void (*on_drain)(void *arg),
+	       void (*on_free)(void *arg), void *arg);
+
+/*
+ * The held call is over: calls queued meanwhile are read now.  The
+ * connection may be freed by this; do not use c afterwards.
+ */
+void conn_release(struct conn *c);
+
+/* Bytes of replies queued and not yet written. */
+size_t conn_output_pending(const struct conn *c);
 
 #endif

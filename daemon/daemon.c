@@ -20,6 +20,7 @@
 
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/history-hooks.h"
 #include "daemon/notify.h"
 #include "ipc/socket-path.h"
 
@@ -275,6 +276,8 @@ void daemon_stop(struct daemon *d)
 	d->stopping = true;
 	log_info(&d->log, "stopping (%zu open connection(s))", d->n_conns);
 	notify(d, "STOPPING=1\nSTATUS=Stopping");
+	/* daemon.stopped, durable; followers get their final reply. */
+	daemon_history_stopping(d);
 	if (d->listener) {
 		evconnlistener_free(d->listener);
 		d->listener = NULL;
@@ -317,6 +320,7 @@ void daemon_reload(struct daemon *d)
 	if (!d->config_path) {
 		log_info(&d->log, "SIGHUP: no configuration file (--config) "
 				  "to reload");
+		daemon_history_reloaded(d, "no configuration file", NULL);
 		return;
 	}
 	{
@@ -331,6 +335,7 @@ void daemon_reload(struct daemon *d)
 			"reload failed, keeping the current "
 			"configuration: %s",
 			err);
+		daemon_history_reloaded(d, "failed", err);
 		notify_ready(d);
 		return;
 	}
@@ -364,6 +369,8 @@ void daemon_reload(struct daemon *d)
 	free(state_dir);
 	log_info(&d->log, "configuration reloaded from %s%s", d->config_path,
 		 changed ? "" : ": no change");
+	/* Also applies database-synchronous and the retention settings. */
+	daemon_history_reloaded(d, "reloaded", NULL);
 	notify_ready(d);
 }
 
@@ -436,6 +443,9 @@ int daemon_run(struct daemon *d)
 		log_err(&d->log, "cannot set up the event loop");
 		return 1;
 	}
+	/* Recovered and daemon.started durable before READY=1. */
+	if (daemon_history_open(d) < 0)
+		return 1;
 	log_info(&d->log, "hosteld %s listening on %s (state in %s)",
 		 PACKAGE_VERSION, d->listen.path, d->state_dir);
 	notify_ready(d);
@@ -451,6 +461,7 @@ int daemon_run(struct daemon *d)
 		log_err(&d->log, "event loop failed");
 		return 1;
 	}
+	daemon_history_close(d);
 	log_info(&d->log, "stopped");
 	return 0;
 }
@@ -459,6 +470,7 @@ void daemon_fini(struct daemon *d)
 {
 	while (d->conns)
 		conn_free(d->conns);
+	daemon_history_close(d); /* before the loop goes: it owns events */
 	if (d->listener)
 		evconnlistener_free(d->listener);
 	else if (d->listen.fd >= 0)

@@ -8,7 +8,8 @@
  * and the watchdog timer.
  *
  * Lifecycle: daemon_init() (settings resolved, socket listening) ->
- * daemon_run() (READY=1, loop until stopped) -> daemon_fini().
+ * daemon_run() (history database opened and recovered, READY=1, loop
+ * until stopped) -> daemon_fini().
  */
 #ifndef HOSTEL_DAEMON_DAEMON_H
 #define HOSTEL_DAEMON_DAEMON_H
@@ -28,6 +29,7 @@
 #define DAEMON_STOP_TIMEOUT_SEC 5
 
 struct conn;
+struct daemon_history;
 
 struct daemon_options {
 	const char *socket;	 /* --socket, or NULL */
@@ -59,6 +61,9 @@ struct daemon {
 	struct conn *conns; /* doubly linked list of open connections */
 	size_t n_conns;
 	uint64_t next_conn_id;
+
+	/* The event history (daemon/history-hooks.h); NULL until open. */
+	struct daemon_history *history;
 
 	uint64_t started_ms; /* CLOCK_MONOTONIC */
 	bool stopping;

@@ -16,6 +16,8 @@ const struct method daemon_methods[] = {
 	{"org.varlink.service.GetInterfaceDescription",
 	 method_service_get_interface_description},
 	{"io.hostel.Daemon.Status", method_daemon_status},
+	{"io.hostel.History.Read", method_history_read},
+	{"io.hostel.History.Stats", method_history_stats},
 	{NULL, NULL},
 };
 
@@ -58,6 +60,13 @@ void call_invalid_parameter(struct call *call, const char *parameter)
 {
 	call_error(call, VARLINK_ERROR_INVALID_PARAMETER,
 		   json_pack("{ss}", "parameter", parameter));
+}
+
+void call_hold(struct call *call, void (*on_drain)(void *arg),
+	       void (*on_free)(void *arg), void *arg)
+{
+	call->replied = true;
+	conn_hold(call->conn, on_drain, on_free, arg);
 }
 
 bool call_check_parameters(struct call *call, const char *const *known)

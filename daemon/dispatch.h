@@ -54,9 +54,20 @@ void call_invalid_parameter(struct call *call, const char *parameter);
  */
 bool call_check_parameters(struct call *call, const char *const *known);
 
+/*
+ * The handler answers later: it has taken the call over and replies
+ * through conn_send() (varlink_reply_new(..., true) while a stream
+ * continues), then ends with conn_release().  The connection reads no
+ * further call meanwhile (see conn_hold() for the callbacks).
+ */
+void call_hold(struct call *call, void (*on_drain)(void *arg),
+	       void (*on_free)(void *arg), void *arg);
+
 /* Handlers, one file per interface. */
 void method_service_get_info(struct call *call);
 void method_service_get_interface_description(struct call *call);
 void method_daemon_status(struct call *call);
+void method_history_read(struct call *call);
+void method_history_stats(struct call *call);
 
 #endif

@@ -88,9 +88,9 @@ void *cm_arena_push(cm_arena *a, void **v, uint32_t *n, uint32_t *cap,
 	if (*n == UINT32_MAX)
 		return NULL;
 	if (*n == *cap) {
-		uint32_t ncap = *cap ? (*cap > UINT32_MAX / 2 ? UINT32_MAX
-							       : *cap * 2)
-				     : 8;
+		uint32_t ncap =
+			*cap ? (*cap > UINT32_MAX / 2 ? UINT32_MAX : *cap * 2)
+			     : 8;
 		void *nv = cm_arena_array(a, ncap, size);
 
 		if (nv == NULL)

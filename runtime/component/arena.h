@@ -22,8 +22,8 @@ typedef struct cm_arena_block cm_arena_block;
 
 typedef struct cm_arena {
 	cm_arena_block *head;
-	size_t used;  /* bytes handed out plus block overhead */
-	size_t limit; /* 0 = unlimited */
+	size_t used;	  /* bytes handed out plus block overhead */
+	size_t limit;	  /* 0 = unlimited */
 	uint32_t next_id; /* resource ids (cm_resource.id) */
 } cm_arena;
 

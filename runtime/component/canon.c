@@ -46,16 +46,14 @@ static const wasm_functype *mk(vstate *v, uint32_t np, const wasm_valtype *p,
 	return f;
 }
 
-static const wasm_functype *core_func_type(scope *s, uint32_t idx,
-					   size_t off)
+static const wasm_functype *core_func_type(scope *s, uint32_t idx, size_t off)
 {
 	const cm_item *it = cm_get(s, CM_SORT_CORE_FUNC, idx, off);
 
 	return it ? it->t.core_func : NULL;
 }
 
-static void types_str(const wasm_valtype *t, uint32_t n, char *buf,
-		      size_t len)
+static void types_str(const wasm_valtype *t, uint32_t n, char *buf, size_t len)
 {
 	size_t k = 0;
 
@@ -255,8 +253,8 @@ static const cm_type *func_type_at(scope *s, uint32_t idx, size_t off)
 	if (it == NULL)
 		return NULL;
 	if (it->t.type->kind != CM_FUNC)
-		return cm_fail(s->v, off, "type index %u is not a function type",
-			       idx),
+		return cm_fail(s->v, off,
+			       "type index %u is not a function type", idx),
 		       NULL;
 	return it->t.type;
 }
@@ -353,14 +351,13 @@ static int lower(scope *s, const raw_canon *rc, cm_canon *c)
 			 np > (async ? CM_MAX_FLAT_ASYNC_PARAMS
 				     : CM_MAX_FLAT_PARAMS) ||
 			 (res != NULL &&
-			  (async ||
-			   res->abi.flat_count > CM_MAX_FLAT_RESULTS)),
+			  (async || res->abi.flat_count > CM_MAX_FLAT_RESULTS)),
 		 res != NULL && res->abi.has_memory))
 		return -1;
 	cm_flatten_functype(ft, async, false, c->opts.memory64, CM_LOWER,
 			    &flat);
-	c->core_type = mk(v, flat.nparams, flat.params, flat.nresults,
-			  flat.results);
+	c->core_type =
+		mk(v, flat.nparams, flat.params, flat.nresults, flat.results);
 	c->type = ft;
 	c->index = rc->index;
 	return c->core_type ? 0 : -1;
@@ -421,8 +418,8 @@ int cm_validate_canon(scope *s, const raw_canon *rc, cm_canon *c)
 	case CM_CANON_RESOURCE_NEW:
 	case CM_CANON_RESOURCE_DROP:
 	case CM_CANON_RESOURCE_REP: {
-		const cm_item *it = cm_get(s, CM_SORT_TYPE, rc->index,
-					   rc->offset);
+		const cm_item *it =
+			cm_get(s, CM_SORT_TYPE, rc->index, rc->offset);
 		const cm_type *r;
 
 		if (it == NULL)
@@ -438,8 +435,8 @@ int cm_validate_canon(scope *s, const raw_canon *rc, cm_canon *c)
 			c->core_type = mk(v, 1, &i32, 0, NULL);
 			break;
 		}
-		if (!r->u.resource.defined ||
-		    r->u.resource.owner != s->comp || s->kind != SCOPE_COMPONENT)
+		if (!r->u.resource.defined || r->u.resource.owner != s->comp ||
+		    s->kind != SCOPE_COMPONENT)
 			return cm_fail(v, rc->offset,
 				       "type index %u is not a local resource",
 				       rc->index);
@@ -619,8 +616,8 @@ int cm_validate_canon(scope *s, const raw_canon *rc, cm_canon *c)
 		break;
 	case CM_CANON_WAITABLE_SET_WAIT:
 	case CM_CANON_WAITABLE_SET_POLL: {
-		const cm_item *m = cm_get(s, CM_SORT_CORE_MEMORY, rc->index,
-					  rc->offset);
+		const cm_item *m =
+			cm_get(s, CM_SORT_CORE_MEMORY, rc->index, rc->offset);
 
 		if (m == NULL)
 			return -1;
@@ -634,8 +631,8 @@ int cm_validate_canon(scope *s, const raw_canon *rc, cm_canon *c)
 	case CM_CANON_THREAD_NEW_INDIRECT:
 	case CM_CANON_THREAD_SPAWN_REF:
 	case CM_CANON_THREAD_SPAWN_INDIRECT: {
-		const cm_item *ct = cm_get(s, CM_SORT_CORE_TYPE, rc->index,
-					   rc->offset);
+		const cm_item *ct =
+			cm_get(s, CM_SORT_CORE_TYPE, rc->index, rc->offset);
 		const wasm_functype *f;
 		wasm_valtype p[2];
 

@@ -14,7 +14,7 @@
 
 /* Memory budget of one load: generous, but bounded by the input size. */
 #define LOAD_BASE_LIMIT (256u << 20)
-#define LOAD_PER_BYTE 32u
+#define LOAD_PER_BYTE	32u
 
 bool cm_is_component_binary(const uint8_t *bytes, size_t len)
 {

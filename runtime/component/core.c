@@ -15,8 +15,8 @@
 
 const char *cm_core_kind_name(wasm_externkind k)
 {
-	static const char *const names[] = {"func", "table", "memory",
-					    "global", "tag"};
+	static const char *const names[] = {"func", "table", "memory", "global",
+					    "tag"};
 
 	return k <= WASM_EXTERN_TAG ? names[k] : "?";
 }
@@ -150,8 +150,8 @@ static const cm_core_type *module_type(scope *s, const raw_core_type *rt)
 					       "defined",
 					       d->name.ptr),
 				       NULL;
-			if (cm_hmap_put(v->a, &enames, d->name.ptr,
-					d->name.len, ex))
+			if (cm_hmap_put(v->a, &enames, d->name.ptr, d->name.len,
+					ex))
 				return cm_oom(v), NULL;
 			ex->name = d->name;
 			if (core_extern(v, &d->ext, types, ntypes, d->offset,
@@ -189,9 +189,8 @@ static const cm_core_type *module_type(scope *s, const raw_core_type *rt)
 					       NULL;
 				nt = types[d->index];
 			} else if (d->count == 1) {
-				const cm_item *it = cm_get(
-					s, CM_SORT_CORE_TYPE, d->index,
-					d->offset);
+				const cm_item *it = cm_get(s, CM_SORT_CORE_TYPE,
+							   d->index, d->offset);
 
 				if (it == NULL)
 					return NULL;
@@ -336,12 +335,11 @@ int cm_check_module_imports(vstate *v, const wasm_module *m, size_t offset)
 		key[im->module.len] = '\0';
 		memcpy(key + im->module.len + 1, im->name.ptr, im->name.len);
 		if (cm_hmap_get(&seen, key, (uint32_t)klen) != NULL)
-			return cm_fail(v, offset,
-				       "duplicate import name `%.*s:%.*s`",
-				       (int)im->module.len,
-				       (const char *)im->module.ptr,
-				       (int)im->name.len,
-				       (const char *)im->name.ptr);
+			return cm_fail(
+				v, offset, "duplicate import name `%.*s:%.*s`",
+				(int)im->module.len,
+				(const char *)im->module.ptr, (int)im->name.len,
+				(const char *)im->name.ptr);
 		if (cm_hmap_put(v->a, &seen, key, (uint32_t)klen, key))
 			return cm_oom(v);
 	}

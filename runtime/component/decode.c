@@ -17,7 +17,7 @@
 #include "wasm/reader.h"
 
 #define DECODE_MAX_DEPTH 100
-#define EOF_MSG "unexpected end-of-file"
+#define EOF_MSG		 "unexpected end-of-file"
 
 typedef struct rd {
 	wasm_reader r;
@@ -27,7 +27,7 @@ typedef struct rd {
 } rd;
 
 static int fail(rd *d, size_t off, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 
 static int fail(rd *d, size_t off, const char *fmt, ...)
 {
@@ -115,7 +115,8 @@ static int boolean(rd *d, bool *v)
 	return 0;
 }
 
-/* ---- core pieces ---------------------------------------------------------- */
+/* ---- core pieces ----------------------------------------------------------
+ */
 
 static int core_valtype(rd *d, wasm_valtype *out)
 {
@@ -389,7 +390,8 @@ static int core_type(rd *d, raw_core_type **out, bool in_module_type)
 	return subtype(d, b, &t->funcs[0]);
 }
 
-/* ---- component pieces ------------------------------------------------------ */
+/* ---- component pieces ------------------------------------------------------
+ */
 
 static bool is_primvaltype(uint8_t b)
 {
@@ -653,8 +655,7 @@ static int core_sort(rd *d, cm_sort *s)
 }
 
 /* Component sort from its first byte (and the core byte after 00). */
-static int sort_from(rd *d, size_t off, uint8_t b, uint8_t core_b,
-		     cm_sort *s)
+static int sort_from(rd *d, size_t off, uint8_t b, uint8_t core_b, cm_sort *s)
 {
 	int v;
 
@@ -782,8 +783,8 @@ static int decls(rd *d, raw_deftype *t, bool component)
 				return bad_byte(d, off, b,
 						"component or instance type "
 						"declaration");
-			dc->kind = b == 0x03 ? RAW_DECL_IMPORT
-					     : RAW_DECL_EXPORT;
+			dc->kind =
+				b == 0x03 ? RAW_DECL_IMPORT : RAW_DECL_EXPORT;
 			if (nameattributes(d, &dc->name) ||
 			    externtype(d, &dc->ext))
 				return -1;
@@ -1026,10 +1027,10 @@ static int canon(rd *d, raw_canon *c)
 	}
 }
 
-/* ---- sections --------------------------------------------------------------- */
+/* ---- sections ---------------------------------------------------------------
+ */
 
-static raw_item *push_item(rd *d, raw_component *c, raw_item_kind k,
-			   size_t off)
+static raw_item *push_item(rd *d, raw_component *c, raw_item_kind k, size_t off)
 {
 	raw_item *it = cm_arena_push(d->a, (void **)&c->items, &c->nitems,
 				     &c->cap, sizeof *it);
@@ -1073,8 +1074,9 @@ static int preamble(rd *d, bool want_component)
 	if (rem < 4 || memcmp(p, "\0asm", 4) != 0) {
 		if (rem < 4 && !memcmp(p, "\0asm", rem))
 			return fail(d, off + rem, EOF_MSG);
-		return fail(d, off, "magic header not detected: bad magic "
-				    "number");
+		return fail(d, off,
+			    "magic header not detected: bad magic "
+			    "number");
 	}
 	if (rem < 8)
 		return fail(d, off + rem, EOF_MSG);
@@ -1082,15 +1084,17 @@ static int preamble(rd *d, bool want_component)
 	layer = (uint16_t)(p[6] | p[7] << 8);
 	if (layer == 0 && version == 1) {
 		if (want_component)
-			return fail(d, off + 4, "expected a version header "
-						"for a component");
+			return fail(d, off + 4,
+				    "expected a version header "
+				    "for a component");
 	} else if (layer == 1) {
 		if (version != 0x0d)
-			return fail(d, off + 4,
-				    "unknown binary version: 0x%x", version);
+			return fail(d, off + 4, "unknown binary version: 0x%x",
+				    version);
 		if (!want_component)
-			return fail(d, off + 4, "expected a version header "
-						"for a module");
+			return fail(d, off + 4,
+				    "expected a version header "
+				    "for a module");
 	} else {
 		return fail(d, off + 4, "unknown binary version: 0x%x",
 			    version);

@@ -180,7 +180,7 @@ typedef struct raw_instance {
 typedef struct raw_canon {
 	cm_canon_op op;
 	size_t offset;
-	uint32_t index; /* see cm_canon.index */
+	uint32_t index;	     /* see cm_canon.index */
 	uint32_t type_index; /* LIFT: the func type index */
 	uint32_t table;
 	raw_valtype result; /* TASK_RETURN: RAW_NONE for no result */

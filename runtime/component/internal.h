@@ -28,11 +28,11 @@ typedef struct vstate {
 } vstate;
 
 int cm_fail(vstate *v, size_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 int cm_oom(vstate *v);
 /* Prefix the pending message with "<context>: "; returns -1. */
 int cm_context(vstate *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 
 /* ---- small hash sets/maps in the arena ---------------------------------- */
 
@@ -91,7 +91,8 @@ bool cm_is_kebab(const char *s, size_t len);
 /* Lowercased copy for label uniqueness. */
 int cm_lower(vstate *v, cm_str in, cm_str *out);
 
-/* ---- subtype.c ------------------------------------------------------------ */
+/* ---- subtype.c ------------------------------------------------------------
+ */
 
 /* A substitution of resources: canonical node -> canonical node. */
 typedef struct cm_rmap {
@@ -99,8 +100,7 @@ typedef struct cm_rmap {
 	uint32_t n;
 } cm_rmap;
 
-int cm_rmap_put(vstate *v, cm_rmap *m, const cm_type *from,
-		const cm_type *to);
+int cm_rmap_put(vstate *v, cm_rmap *m, const cm_type *from, const cm_type *to);
 /* Map a type-import node (has_var) itself to the argument's type. */
 int cm_rmap_put_var(vstate *v, cm_rmap *m, const cm_type *from,
 		    const cm_type *to);
@@ -140,7 +140,8 @@ int cm_core_extern_sub(vstate *v, const cm_core_externtype *a,
 		       const cm_core_externtype *b);
 int cm_module_sub(vstate *v, const cm_core_type *a, const cm_core_type *b);
 
-/* ---- scopes (validate.c and friends) -------------------------------------- */
+/* ---- scopes (validate.c and friends) --------------------------------------
+ */
 
 typedef enum scope_kind {
 	SCOPE_COMPONENT,
@@ -168,8 +169,7 @@ typedef struct scope {
 	cm_extern_decl *imports, *exports;
 	uint32_t nimports, cap_imports, nexports, cap_exports;
 	const cm_type **imported_res, **defined_res;
-	uint32_t nimported_res, cap_imported_res, ndefined_res,
-		cap_defined_res;
+	uint32_t nimported_res, cap_imported_res, ndefined_res, cap_defined_res;
 	cm_hmap imported_set; /* canonical imported resources */
 	bool has_free_resource;
 } scope;
@@ -206,8 +206,7 @@ int cm_validate(cm_arena *a, struct raw_component *raw, cm_component **out,
 struct raw_core_type;
 /* A core:type defines cm_core_type_count() types (a rec group several). */
 uint32_t cm_core_type_count(const struct raw_core_type *rt);
-const cm_core_type *cm_build_core_type(scope *s,
-				       const struct raw_core_type *rt,
+const cm_core_type *cm_build_core_type(scope *s, const struct raw_core_type *rt,
 				       uint32_t i);
 const cm_core_type *cm_module_type_of(vstate *v, const wasm_module *m);
 int cm_check_module_imports(vstate *v, const wasm_module *m, size_t offset);

@@ -87,7 +87,8 @@ typedef struct np {
 	const char *what; /* "extern name", "name" */
 } np;
 
-static int bad(np *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(np *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static int bad(np *p, const char *fmt, ...)
 {
@@ -234,8 +235,9 @@ static int version(np *p, const char *s, size_t len, bool *canon)
 			return -1;
 	}
 	if (vr.i < vr.len)
-		return bad(p, "unexpected character '%c' after patch version "
-			      "number",
+		return bad(p,
+			   "unexpected character '%c' after patch version "
+			   "number",
 			   vr.s[vr.i]);
 	return 0;
 }

@@ -75,8 +75,7 @@ int cm_rmap_put_var(vstate *v, cm_rmap *m, const cm_type *from,
 	return 0;
 }
 
-int cm_rmap_put(vstate *v, cm_rmap *m, const cm_type *from,
-		const cm_type *to)
+int cm_rmap_put(vstate *v, cm_rmap *m, const cm_type *from, const cm_type *to)
 {
 	from = cm_resource_canonical(from);
 	to = cm_resource_canonical(to);
@@ -86,7 +85,8 @@ int cm_rmap_put(vstate *v, cm_rmap *m, const cm_type *from,
 	return 0;
 }
 
-/* ---- substitution --------------------------------------------------------- */
+/* ---- substitution ---------------------------------------------------------
+ */
 
 typedef struct sctx {
 	vstate *v;
@@ -108,8 +108,8 @@ static int subst_ext(sctx *s, const cm_externtype *in, cm_externtype *out)
 	return 0;
 }
 
-static cm_extern_decl *subst_decls(sctx *s, const cm_extern_decl *d,
-				   uint32_t n, bool *changed)
+static cm_extern_decl *subst_decls(sctx *s, const cm_extern_decl *d, uint32_t n,
+				   bool *changed)
 {
 	cm_extern_decl *nd;
 
@@ -196,8 +196,8 @@ static const cm_type *subst_uncached(sctx *s, const cm_type *t)
 	case CM_RECORD:
 	case CM_VARIANT:
 	case CM_FUNC: {
-		uint32_t n = t->kind == CM_FUNC ? t->u.func.nparams
-						: t->u.record.n;
+		uint32_t n =
+			t->kind == CM_FUNC ? t->u.func.nparams : t->u.record.n;
 		const cm_field *f = t->kind == CM_FUNC ? t->u.func.params
 						       : t->u.record.fields;
 		cm_field *nf = cm_arena_array(v->a, n ? n : 1, sizeof *nf);
@@ -339,7 +339,8 @@ const cm_type *cm_freshen_instance(vstate *v, const cm_type *it,
 	return c;
 }
 
-/* ---- inference of bound resources ------------------------------------------ */
+/* ---- inference of bound resources ------------------------------------------
+ */
 
 static bool in_list(const cm_type *const *l, uint32_t n, const cm_type *r)
 {
@@ -383,9 +384,9 @@ int cm_infer(vstate *v, cm_rmap *m, const cm_type *const *bound,
 		const cm_comptype *a = &actual->type->u.comp;
 
 		for (uint32_t i = 0; i < e->nexports; i++) {
-			const cm_extern_decl *ad = find_decl(
-				a->exports, a->nexports,
-				&e->exports[i].name.str);
+			const cm_extern_decl *ad =
+				find_decl(a->exports, a->nexports,
+					  &e->exports[i].name.str);
 
 			if (ad != NULL &&
 			    cm_infer(v, m, bound, nbound, &e->exports[i].type,
@@ -396,7 +397,8 @@ int cm_infer(vstate *v, cm_rmap *m, const cm_type *const *bound,
 	return 0;
 }
 
-/* ---- value type equality ------------------------------------------------------ */
+/* ---- value type equality
+ * ------------------------------------------------------ */
 
 static const char *desc(const cm_type *t)
 {
@@ -424,7 +426,8 @@ static int opt_eq(vstate *v, const cm_type *a, const cm_type *b,
 static int labels_eq(const cm_str *a, const cm_str *b, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (a[i].len != b[i].len || memcmp(a[i].ptr, b[i].ptr, a[i].len))
+		if (a[i].len != b[i].len ||
+		    memcmp(a[i].ptr, b[i].ptr, a[i].len))
 			return -1;
 	return 0;
 }
@@ -516,7 +519,8 @@ static int val_eq(vstate *v, const cm_type *a, const cm_type *b, bool top)
 			if (val_eq(v, a->u.tuple.elems[i], b->u.tuple.elems[i],
 				   false))
 				return cm_context(
-					v, "type mismatch in tuple field %u", i);
+					v, "type mismatch in tuple field %u",
+					i);
 		return 0;
 	case CM_FLAGS:
 	case CM_ENUM:
@@ -579,9 +583,8 @@ int cm_func_sub(vstate *v, const cm_type *a, const cm_type *b)
 			       fb->async ? "an async" : "a sync",
 			       fa->async ? "an async one" : "a sync one");
 	if (fa->nparams != fb->nparams)
-		return cm_fail(v, v->offset,
-			       "expected %u parameters, found %u", fb->nparams,
-			       fa->nparams);
+		return cm_fail(v, v->offset, "expected %u parameters, found %u",
+			       fb->nparams, fa->nparams);
 	for (uint32_t i = 0; i < fa->nparams; i++) {
 		const cm_field *pa = &fa->params[i], *pb = &fb->params[i];
 
@@ -607,7 +610,8 @@ int cm_func_sub(vstate *v, const cm_type *a, const cm_type *b)
 	return 0;
 }
 
-/* ---- core types --------------------------------------------------------------- */
+/* ---- core types
+ * --------------------------------------------------------------- */
 
 const char *cm_core_valtype_name(wasm_valtype t)
 {
@@ -663,8 +667,8 @@ void cm_core_functype_str(const wasm_functype *f, char *buf, size_t n)
 
 static const char *core_kind_name(wasm_externkind k)
 {
-	static const char *const names[] = {"func", "table", "memory",
-					    "global", "tag"};
+	static const char *const names[] = {"func", "table", "memory", "global",
+					    "tag"};
 
 	return k <= WASM_EXTERN_TAG ? names[k] : "?";
 }
@@ -694,8 +698,9 @@ int cm_core_extern_sub(vstate *v, const cm_core_externtype *a,
 			return 0;
 		cm_core_functype_str(b->u.func, bb, sizeof bb);
 		cm_core_functype_str(a->u.func, ba, sizeof ba);
-		return cm_fail(v, v->offset, "type mismatch: expected: %s, "
-					     "found: %s",
+		return cm_fail(v, v->offset,
+			       "type mismatch: expected: %s, "
+			       "found: %s",
 			       bb, ba);
 	case WASM_EXTERN_TABLE:
 		if (a->u.table.elem != b->u.table.elem)
@@ -705,7 +710,8 @@ int cm_core_extern_sub(vstate *v, const cm_core_externtype *a,
 				       cm_core_valtype_name(b->u.table.elem),
 				       cm_core_valtype_name(a->u.table.elem));
 		if (!limits_sub(&a->u.table.limits, &b->u.table.limits))
-			return cm_fail(v, v->offset, "mismatch in table limits");
+			return cm_fail(v, v->offset,
+				       "mismatch in table limits");
 		return 0;
 	case WASM_EXTERN_MEMORY:
 		if (a->u.memory.limits.shared != b->u.memory.limits.shared)
@@ -780,7 +786,8 @@ int cm_module_sub(vstate *v, const cm_core_type *a, const cm_core_type *b)
 	return 0;
 }
 
-/* ---- extern subtyping ------------------------------------------------------------ */
+/* ---- extern subtyping
+ * ------------------------------------------------------------ */
 
 static int comp_sub(vstate *v, const cm_type *a, const cm_type *b);
 

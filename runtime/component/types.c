@@ -130,10 +130,9 @@ const char *cm_type_kind_name(cm_type_kind k)
 const char *cm_sort_name(cm_sort s)
 {
 	static const char *const names[CM_NSORTS] = {
-		"core func",   "core table",	 "core memory",
-		"core global", "core tag",	 "core type",
-		"core module", "core instance", "func",
-		"value",       "type",		 "component",
+		"core func", "core table", "core memory", "core global",
+		"core tag",  "core type",  "core module", "core instance",
+		"func",	     "value",	   "type",	  "component",
 		"instance",
 	};
 	return s < CM_NSORTS ? names[s] : "?";
@@ -164,7 +163,9 @@ const cm_type *cm_type_case(const cm_type *t, uint32_t i)
 	case CM_OPTION:
 		return i == 1 ? t->u.option.elem : NULL;
 	case CM_RESULT:
-		return i == 0 ? t->u.result.ok : i == 1 ? t->u.result.err : NULL;
+		return i == 0	? t->u.result.ok
+		       : i == 1 ? t->u.result.err
+				: NULL;
 	default:
 		return NULL;
 	}
@@ -365,7 +366,8 @@ void cm_type_finish(cm_type *t)
 	}
 }
 
-/* ---- flattening ----------------------------------------------------------- */
+/* ---- flattening -----------------------------------------------------------
+ */
 
 wasm_valtype cm_flat_join(wasm_valtype a, wasm_valtype b)
 {
@@ -469,7 +471,8 @@ void cm_flatten_functype(const cm_type *ft, bool async, bool callback,
 
 		for (uint32_t i = 0; i < f->nparams; i++)
 			k += cm_flatten(f->params[i].type, ptr64,
-					out->params + k, CM_MAX_FLAT_PARAMS - k);
+					out->params + k,
+					CM_MAX_FLAT_PARAMS - k);
 		out->nparams = k;
 	}
 	if (!async) {

@@ -67,14 +67,14 @@
 #include "wasm/module.h"
 
 /* Limits (digest 2.4, 2.10; wasmparser for the depth/size guards). */
-#define CM_MAX_FLAT_PARAMS 16
+#define CM_MAX_FLAT_PARAMS	 16
 #define CM_MAX_FLAT_ASYNC_PARAMS 4
-#define CM_MAX_FLAT_RESULTS 1
-#define CM_MAX_FLAGS 32
-#define CM_MAX_VALUE_SIZE (1u << 28) /* elem_size (P=8) must be below */
-#define CM_MAX_TYPE_DEPTH 100	     /* nesting of defined types */
-#define CM_MAX_TYPE_SIZE 1000000     /* wasmparser's effective type size */
-#define CM_NONE UINT32_MAX	     /* "no index" in optional fields */
+#define CM_MAX_FLAT_RESULTS	 1
+#define CM_MAX_FLAGS		 32
+#define CM_MAX_VALUE_SIZE	 (1u << 28) /* elem_size (P=8) must be below */
+#define CM_MAX_TYPE_DEPTH	 100	    /* nesting of defined types */
+#define CM_MAX_TYPE_SIZE	 1000000 /* wasmparser's effective type size */
+#define CM_NONE			 UINT32_MAX /* "no index" in optional fields */
 
 typedef struct cm_str {
 	const char *ptr; /* NUL-terminated copy in the arena ("" if empty) */
@@ -138,11 +138,11 @@ typedef enum cm_type_kind {
 	CM_OPTION,  /* elem */
 	CM_RESULT,  /* ok?, err? */
 	CM_FLAGS,   /* labels (1..32) */
-	CM_OWN,     /* resource */
+	CM_OWN,	    /* resource */
 	CM_BORROW,  /* resource */
 	CM_STREAM,  /* elem? */
 	CM_FUTURE,  /* elem? */
-	CM_MAP,     /* key, value (and entry = tuple<key, value>) */
+	CM_MAP,	    /* key, value (and entry = tuple<key, value>) */
 	/* other types of the type index space */
 	CM_FUNC,      /* a component function type */
 	CM_COMPONENT, /* a component type */
@@ -173,8 +173,8 @@ typedef struct cm_abi_info {
 	/* a node made by an `(eq t)` type import anywhere inside (such
 	 * nodes are replaced by the arguments' at instantiation) */
 	bool has_var;
-	uint32_t depth;      /* 1 for primitives */
-	uint32_t type_size;  /* wasmparser-style effective size, saturating */
+	uint32_t depth;	    /* 1 for primitives */
+	uint32_t type_size; /* wasmparser-style effective size, saturating */
 } cm_abi_info;
 
 /* ---- names ------------------------------------------------------------- */
@@ -218,7 +218,7 @@ typedef struct cm_externtype {
 	 */
 	const struct cm_type *type;
 	const struct cm_core_type *core_type; /* CORE_MODULE: module type */
-	bool type_eq; /* TYPE: true for `(eq t)`, false for `(sub resource)` */
+	bool type_eq;  /* TYPE: true for `(eq t)`, false for `(sub resource)` */
 	bool value_eq; /* VALUE 🪙: `(eq v)` bound (type is v's type) */
 } cm_externtype;
 
@@ -231,9 +231,9 @@ typedef struct cm_extern_decl {
 
 typedef struct cm_functype {
 	uint32_t nparams;
-	cm_field *params;	    /* label = parameter name */
+	cm_field *params;	      /* label = parameter name */
 	const struct cm_type *result; /* NULL: no result */
-	bool async;		    /* `func async` (0x43) */
+	bool async;		      /* `func async` (0x43) */
 } cm_functype;
 
 /*
@@ -267,12 +267,12 @@ typedef struct cm_comptype {
  */
 typedef struct cm_resource {
 	const struct cm_type *alias_of; /* NULL: this node is canonical */
-	bool defined;	      /* a `resource` definition, not abstract */
-	wasm_valtype rep;     /* defined: WASM_I32 (or WASM_I64 🐘) */
-	uint32_t dtor;	      /* defined: core func index, or CM_NONE */
+	bool defined;	  /* a `resource` definition, not abstract */
+	wasm_valtype rep; /* defined: WASM_I32 (or WASM_I64 🐘) */
+	uint32_t dtor;	  /* defined: core func index, or CM_NONE */
 	const struct cm_component *owner; /* defined: the defining component */
-	uint32_t id;	      /* unique in the arena: printing, hashing */
-	cm_str name;	      /* a name it was first bound to ("" if none) */
+	uint32_t id; /* unique in the arena: printing, hashing */
+	cm_str name; /* a name it was first bound to ("" if none) */
 } cm_resource;
 
 typedef struct cm_type {
@@ -304,7 +304,7 @@ typedef struct cm_type {
 		} result;
 		struct {
 			const struct cm_type *resource; /* a CM_RESOURCE */
-		} handle;			       /* own, borrow */
+		} handle;				/* own, borrow */
 		struct {
 			const struct cm_type *key, *value;
 			const struct cm_type *entry; /* tuple<key, value> */
@@ -565,7 +565,7 @@ typedef struct cm_instance {
 	cm_instance_kind kind;
 	uint32_t component; /* CM_INSTANTIATE: component index */
 	uint32_t nargs;
-	cm_sortidx *args; /* instantiation args, or the exported items */
+	cm_sortidx *args;      /* instantiation args, or the exported items */
 	cm_name *export_names; /* CM_FROM_EXPORTS: with attributes */
 	const cm_type *type;   /* CM_INSTANCE */
 } cm_instance;
@@ -714,7 +714,7 @@ struct cm_arena;
 typedef struct cm_component {
 	const struct cm_component *parent; /* NULL for the root */
 	struct cm_arena *arena;		   /* the root's */
-	size_t offset;			   /* of its preamble in the root binary */
+	size_t offset; /* of its preamble in the root binary */
 
 	cm_space spaces[CM_NSORTS];
 

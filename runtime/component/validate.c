@@ -29,8 +29,8 @@
 
 /* Capacities of a cm_component's arrays while it is built. */
 typedef struct cbuild {
-	uint32_t defs, modules, core_instances, components, instances,
-		aliases, canons, imports, exports, starts, values;
+	uint32_t defs, modules, core_instances, components, instances, aliases,
+		canons, imports, exports, starts, values;
 } cbuild;
 
 static const char *const space_names[CM_NSORTS] = {
@@ -51,18 +51,12 @@ static const char *const space_names[CM_NSORTS] = {
 
 /* What an export of that sort is called in "is not a ..." messages. */
 static const char *const sort_desc[CM_NSORTS] = {
-	[CM_SORT_CORE_FUNC] = "func",
-	[CM_SORT_CORE_TABLE] = "table",
-	[CM_SORT_CORE_MEMORY] = "memory",
-	[CM_SORT_CORE_GLOBAL] = "global",
-	[CM_SORT_CORE_TAG] = "tag",
-	[CM_SORT_CORE_TYPE] = "type",
-	[CM_SORT_CORE_MODULE] = "module",
-	[CM_SORT_CORE_INSTANCE] = "instance",
-	[CM_SORT_FUNC] = "func",
-	[CM_SORT_VALUE] = "value",
-	[CM_SORT_TYPE] = "type",
-	[CM_SORT_COMPONENT] = "component",
+	[CM_SORT_CORE_FUNC] = "func",	  [CM_SORT_CORE_TABLE] = "table",
+	[CM_SORT_CORE_MEMORY] = "memory", [CM_SORT_CORE_GLOBAL] = "global",
+	[CM_SORT_CORE_TAG] = "tag",	  [CM_SORT_CORE_TYPE] = "type",
+	[CM_SORT_CORE_MODULE] = "module", [CM_SORT_CORE_INSTANCE] = "instance",
+	[CM_SORT_FUNC] = "func",	  [CM_SORT_VALUE] = "value",
+	[CM_SORT_TYPE] = "type",	  [CM_SORT_COMPONENT] = "component",
 	[CM_SORT_INSTANCE] = "instance",
 };
 
@@ -96,8 +90,7 @@ const cm_item *cm_get(scope *s, cm_sort sort, uint32_t idx, size_t offset)
 	return &s->spaces[sort].items[idx];
 }
 
-static void *grow(scope *s, void *arrp, uint32_t *n, uint32_t *cap,
-		  size_t size)
+static void *grow(scope *s, void *arrp, uint32_t *n, uint32_t *cap, size_t size)
 {
 	void *p = cm_arena_push(s->v->a, (void **)arrp, n, cap, size);
 
@@ -108,8 +101,8 @@ static void *grow(scope *s, void *arrp, uint32_t *n, uint32_t *cap,
 
 static int add_def(scope *s, cbuild *b, cm_def_kind kind, uint32_t index)
 {
-	cm_def *d = grow(s, &s->comp->defs, &s->comp->ndefs, &b->defs,
-			 sizeof *d);
+	cm_def *d =
+		grow(s, &s->comp->defs, &s->comp->ndefs, &b->defs, sizeof *d);
 
 	if (d == NULL)
 		return -1;
@@ -118,7 +111,8 @@ static int add_def(scope *s, cbuild *b, cm_def_kind kind, uint32_t index)
 	return 0;
 }
 
-/* ---- value types ------------------------------------------------------------ */
+/* ---- value types ------------------------------------------------------------
+ */
 
 static const cm_type *valtype(scope *s, raw_valtype rv, size_t off)
 {
@@ -225,8 +219,8 @@ static cm_type *new_type(scope *s, cm_type_kind k)
 	return t;
 }
 
-static int fields_of(scope *s, const raw_field *rf, uint32_t n,
-		     bool optional, cm_field **out)
+static int fields_of(scope *s, const raw_field *rf, uint32_t n, bool optional,
+		     cm_field **out)
 {
 	cm_field *f = cm_arena_array(s->v->a, n ? n : 1, sizeof *f);
 
@@ -241,8 +235,8 @@ static int fields_of(scope *s, const raw_field *rf, uint32_t n,
 						&failed);
 			if (failed)
 				return -1;
-		} else if ((f[i].type = valtype(s, rf[i].type,
-						rf[i].offset)) == NULL) {
+		} else if ((f[i].type = valtype(s, rf[i].type, rf[i].offset)) ==
+			   NULL) {
 			return -1;
 		}
 	}
@@ -384,8 +378,8 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 				       "tuple type must have at least one "
 				       "type"),
 			       NULL;
-		t->u.tuple.elems = cm_arena_array(v->a, rt->u.tuple.n,
-						  sizeof(cm_type *));
+		t->u.tuple.elems =
+			cm_arena_array(v->a, rt->u.tuple.n, sizeof(cm_type *));
 		if (t->u.tuple.elems == NULL)
 			return cm_oom(v), NULL;
 		for (uint32_t i = 0; i < rt->u.tuple.n; i++)
@@ -409,13 +403,11 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 					    "variant"),
 			       NULL;
 		if (fl && rt->u.labels.n > CM_MAX_FLAGS)
-			return cm_fail(v, off,
-				       "cannot have more than %u flags",
+			return cm_fail(v, off, "cannot have more than %u flags",
 				       CM_MAX_FLAGS),
 			       NULL;
 		if (check_labels(s, rt->u.labels.labels, sizeof(cm_str),
-				 rt->u.labels.n, fl ? &LK_FLAG : &LK_ENUM,
-				 off))
+				 rt->u.labels.n, fl ? &LK_FLAG : &LK_ENUM, off))
 			return NULL;
 		t->u.flags.n = rt->u.labels.n;
 		t->u.flags.labels = rt->u.labels.labels;
@@ -423,9 +415,8 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 	}
 	case 0x6b:
 		t = new_type(s, CM_OPTION);
-		if (t == NULL ||
-		    (t->u.option.elem = valtype(s, rt->u.one.type, off)) ==
-			    NULL)
+		if (t == NULL || (t->u.option.elem = valtype(s, rt->u.one.type,
+							     off)) == NULL)
 			return NULL;
 		break;
 	case 0x6a:
@@ -442,8 +433,8 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 		break;
 	case 0x69:
 	case 0x68: {
-		const cm_item *it = cm_get(s, CM_SORT_TYPE,
-					   rt->u.handle.index, off);
+		const cm_item *it =
+			cm_get(s, CM_SORT_TYPE, rt->u.handle.index, off);
 
 		if (it == NULL)
 			return NULL;
@@ -502,7 +493,8 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 		if ((t->u.map.value = valtype(s, rt->u.map.value, off)) == NULL)
 			return NULL;
 		entry->u.tuple.n = 2;
-		entry->u.tuple.elems = cm_arena_array(v->a, 2, sizeof(cm_type *));
+		entry->u.tuple.elems =
+			cm_arena_array(v->a, 2, sizeof(cm_type *));
 		if (entry->u.tuple.elems == NULL)
 			return cm_oom(v), NULL;
 		entry->u.tuple.elems[0] = k;
@@ -522,7 +514,8 @@ static const cm_type *deftype(scope *s, const raw_deftype *rt)
 	return finish(s, t, off) ? NULL : t;
 }
 
-/* ---- extern types ------------------------------------------------------------- */
+/* ---- extern types
+ * ------------------------------------------------------------- */
 
 static int add_resource(scope *s, bool imported, const cm_type *r)
 {
@@ -594,30 +587,29 @@ static int externtype(scope *s, const raw_externtype *re, const cm_name *n,
 	case 0x01:
 	case 0x04:
 	case 0x05: {
-		static const cm_type_kind want[] = {
-			[0x01] = CM_FUNC, [0x04] = CM_COMPONENT,
-			[0x05] = CM_INSTANCE};
-		static const char *const what[] = {
-			[0x01] = "function", [0x04] = "component",
-			[0x05] = "instance"};
+		static const cm_type_kind want[] = {[0x01] = CM_FUNC,
+						    [0x04] = CM_COMPONENT,
+						    [0x05] = CM_INSTANCE};
+		static const char *const what[] = {[0x01] = "function",
+						   [0x04] = "component",
+						   [0x05] = "instance"};
 
 		it = cm_get(s, CM_SORT_TYPE, re->index, off);
 		if (it == NULL)
 			return -1;
 		if (it->t.type->kind != want[re->code])
-			return cm_fail(v, off, "type index %u is not a%s %s type",
-				       re->index,
-				       re->code == 0x05 ? "n" : "",
+			return cm_fail(v, off,
+				       "type index %u is not a%s %s type",
+				       re->index, re->code == 0x05 ? "n" : "",
 				       what[re->code]);
 		out->type = it->t.type;
 		if (re->code == 0x05 && fresh) {
-			uint32_t before = imported ? s->nimported_res
-						   : s->ndefined_res;
+			uint32_t before =
+				imported ? s->nimported_res : s->ndefined_res;
 			const cm_type *ft = cm_freshen_instance(
 				v, out->type,
 				imported ? &s->imported_res : &s->defined_res,
-				imported ? &s->nimported_res
-					 : &s->ndefined_res,
+				imported ? &s->nimported_res : &s->ndefined_res,
 				imported ? &s->cap_imported_res
 					 : &s->cap_defined_res);
 
@@ -626,11 +618,10 @@ static int externtype(scope *s, const raw_externtype *re, const cm_name *n,
 			if (imported)
 				for (uint32_t i = before; i < s->nimported_res;
 				     i++)
-					if (cm_hmap_put(
-						    v->a, &s->imported_set,
-						    s->imported_res[i],
-						    CM_KEY_PTR,
-						    s->imported_res[i]))
+					if (cm_hmap_put(v->a, &s->imported_set,
+							s->imported_res[i],
+							CM_KEY_PTR,
+							s->imported_res[i]))
 						return cm_oom(v);
 			out->type = ft;
 		}
@@ -649,8 +640,8 @@ static int externtype(scope *s, const raw_externtype *re, const cm_name *n,
 		return out->type ? 0 : -1;
 	case 0x03:
 		if (!re->bound_eq) {
-			cm_type *r = cm_new_resource(
-				v, n ? n->str : (cm_str){"", 0});
+			cm_type *r = cm_new_resource(v, n ? n->str
+							  : (cm_str){"", 0});
 
 			if (r == NULL || add_resource(s, imported, r))
 				return -1;
@@ -731,7 +722,8 @@ static int declare(scope *s, cm_name *n, const raw_externtype *re,
 	return cm_push(s, out->sort, origin, def, &it, off);
 }
 
-/* ---- aliases -------------------------------------------------------------------- */
+/* ---- aliases
+ * -------------------------------------------------------------------- */
 
 static int alias(scope *s, const cm_alias *al, size_t off, cm_item *out,
 		 const cm_component **outer)
@@ -876,7 +868,8 @@ static int alias(scope *s, const cm_alias *al, size_t off, cm_item *out,
 	return cm_fail(v, off, "invalid alias");
 }
 
-/* ---- component and instance types --------------------------------------------- */
+/* ---- component and instance types
+ * --------------------------------------------- */
 
 static void scope_init(scope *ns, scope *parent, scope_kind k)
 {
@@ -903,10 +896,25 @@ static void absorb_size(cm_type *t, const cm_type *child)
 	t->abi.type_size = ts > UINT32_MAX ? UINT32_MAX : (uint32_t)ts;
 }
 
+/*
+ * Instance and component types nest through references too (an instance
+ * exporting an instance of the previous type, bags of bags), so their
+ * depth and size are bounded like value types'.
+ */
+static int comp_limits(scope *s, const cm_type *t, size_t off)
+{
+	if (t->abi.depth > CM_MAX_TYPE_DEPTH)
+		return cm_fail(s->v, off, "type nesting is too deep");
+	if (t->abi.type_size > CM_MAX_TYPE_SIZE)
+		return cm_fail(s->v, off,
+			       "effective type size exceeds the limit of %u",
+			       CM_MAX_TYPE_SIZE);
+	return 0;
+}
+
 static const cm_type *type_scope(scope *s, const raw_deftype *rt,
 				 bool component)
 {
-	vstate *v = s->v;
 	scope ns;
 	cm_type *t;
 
@@ -986,15 +994,13 @@ static const cm_type *type_scope(scope *s, const raw_deftype *rt,
 		absorb_size(t, ns.imports[i].type.type);
 	for (uint32_t i = 0; i < ns.nexports; i++)
 		absorb_size(t, ns.exports[i].type.type);
-	if (t->abi.type_size > CM_MAX_TYPE_SIZE)
-		return cm_fail(v, rt->offset,
-			       "effective type size exceeds the limit of %u",
-			       CM_MAX_TYPE_SIZE),
-		       NULL;
+	if (comp_limits(s, t, rt->offset))
+		return NULL;
 	return t;
 }
 
-/* ---- core instances --------------------------------------------------------------- */
+/* ---- core instances
+ * --------------------------------------------------------------- */
 
 static const cm_core_export *find_core_export(const cm_core_instance_type *t,
 					      const cm_str *name)
@@ -1035,8 +1041,8 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 		ci->args[i].index = ri->args[i].index;
 	}
 	if (ri->kind == CM_INSTANTIATE) {
-		const cm_item *m = cm_get(s, CM_SORT_CORE_MODULE, ri->index,
-					  ri->offset);
+		const cm_item *m =
+			cm_get(s, CM_SORT_CORE_MODULE, ri->index, ri->offset);
 		const cm_core_type *mt;
 
 		if (m == NULL)
@@ -1050,9 +1056,8 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 					       "duplicate module instantiation "
 					       "argument named `%s`",
 					       n->ptr);
-			if (cm_get(s, CM_SORT_CORE_INSTANCE,
-				   ri->args[i].index, ri->args[i].offset) ==
-			    NULL)
+			if (cm_get(s, CM_SORT_CORE_INSTANCE, ri->args[i].index,
+				   ri->args[i].offset) == NULL)
 				return -1;
 			if (cm_hmap_put(v->a, &names, n->ptr, n->len,
 					&ri->args[i]))
@@ -1071,11 +1076,10 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 					       "argument named `%s`",
 					       im->module.ptr);
 			arg = h->val;
-			ex = find_core_export(
-				s->spaces[CM_SORT_CORE_INSTANCE]
-					.items[arg->index]
-					.t.core_instance,
-				&im->name);
+			ex = find_core_export(s->spaces[CM_SORT_CORE_INSTANCE]
+						      .items[arg->index]
+						      .t.core_instance,
+					      &im->name);
 			if (ex == NULL)
 				return cm_fail(v, arg->offset,
 					       "module instantiation argument "
@@ -1112,10 +1116,11 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 					a->name.str.len, a))
 				return cm_oom(v);
 			if (a->sort > CM_SORT_CORE_TAG)
-				return cm_fail(v, a->offset,
-					       "a core instance cannot export a "
-					       "%s",
-					       cm_sort_name(a->sort));
+				return cm_fail(
+					v, a->offset,
+					"a core instance cannot export a "
+					"%s",
+					cm_sort_name(a->sort));
 			it = cm_get(s, a->sort, a->index, a->offset);
 			if (it == NULL)
 				return -1;
@@ -1148,7 +1153,8 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 	return add_def(s, b, CM_DEF_CORE_INSTANCE, def);
 }
 
-/* ---- component instances ------------------------------------------------------------ */
+/* ---- component instances
+ * ------------------------------------------------------------ */
 
 static const raw_instance_arg *find_arg(const raw_instance *ri,
 					const cm_str *name)
@@ -1180,8 +1186,8 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 		return cm_oom(v), NULL;
 	for (uint32_t i = 0; i < ri->nargs; i++) {
 		const raw_instance_arg *a = &ri->args[i];
-		cm_hentry *prev = cm_hmap_get(&names, a->name.str.ptr,
-					      a->name.str.len);
+		cm_hentry *prev =
+			cm_hmap_get(&names, a->name.str.ptr, a->name.str.len);
 
 		if (prev != NULL)
 			return cm_fail(v, a->offset,
@@ -1268,6 +1274,8 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 		absorb_size(it, d->type.type);
 	}
 	it->u.comp.has_free_resource = it->abi.has_resource;
+	if (comp_limits(s, it, ri->offset))
+		return NULL;
 	return it;
 }
 
@@ -1281,8 +1289,8 @@ static const cm_type *instance_from_exports(scope *s, raw_instance *ri)
 	it = new_type(s, CM_INSTANCE);
 	if (it == NULL)
 		return NULL;
-	it->u.comp.exports = cm_arena_array(
-		v->a, ri->nargs ? ri->nargs : 1, sizeof(cm_extern_decl));
+	it->u.comp.exports = cm_arena_array(v->a, ri->nargs ? ri->nargs : 1,
+					    sizeof(cm_extern_decl));
 	if (it->u.comp.exports == NULL)
 		return cm_oom(v), NULL;
 	it->abi.depth = 1;
@@ -1306,6 +1314,8 @@ static const cm_type *instance_from_exports(scope *s, raw_instance *ri)
 	}
 	it->u.comp.nexports = ri->nargs;
 	it->u.comp.has_free_resource = it->abi.has_resource;
+	if (comp_limits(s, it, ri->offset))
+		return NULL;
 	return it;
 }
 
@@ -1314,8 +1324,8 @@ static int component_instance(scope *s, cbuild *b, raw_instance *ri)
 	vstate *v = s->v;
 	cm_component *c = s->comp;
 	uint32_t def = c->ninstances;
-	cm_instance *in = grow(s, &c->instances, &c->ninstances,
-			       &b->instances, sizeof *in);
+	cm_instance *in = grow(s, &c->instances, &c->ninstances, &b->instances,
+			       sizeof *in);
 	cm_item item;
 
 	if (in == NULL)
@@ -1352,14 +1362,15 @@ static int component_instance(scope *s, cbuild *b, raw_instance *ri)
 	return add_def(s, b, CM_DEF_INSTANCE, def);
 }
 
-/* ---- imports and exports of a component ----------------------------------------------- */
+/* ---- imports and exports of a component
+ * ----------------------------------------------- */
 
 static int component_import(scope *s, cbuild *b, raw_import *ri)
 {
 	cm_component *c = s->comp;
 	uint32_t def = c->nimports;
-	cm_import *im = grow(s, &c->imports, &c->nimports, &b->imports,
-			     sizeof *im);
+	cm_import *im =
+		grow(s, &c->imports, &c->nimports, &b->imports, sizeof *im);
 	int idx;
 
 	if (im == NULL)
@@ -1378,8 +1389,8 @@ static int component_export(scope *s, cbuild *b, raw_export *re)
 	vstate *v = s->v;
 	cm_component *c = s->comp;
 	uint32_t def = c->nexports;
-	cm_export *ex = grow(s, &c->exports, &c->nexports, &b->exports,
-			     sizeof *ex);
+	cm_export *ex =
+		grow(s, &c->exports, &c->nexports, &b->exports, sizeof *ex);
 	cm_externtype actual;
 	cm_item it;
 	int idx;
@@ -1402,8 +1413,7 @@ static int component_export(scope *s, cbuild *b, raw_export *re)
 		v->offset = re->offset;
 		if (asc.sort == CM_SORT_INSTANCE &&
 		    asc.type->u.comp.ndefined_resources != 0) {
-			if (cm_infer(v, &m,
-				     asc.type->u.comp.defined_resources,
+			if (cm_infer(v, &m, asc.type->u.comp.defined_resources,
 				     asc.type->u.comp.ndefined_resources, &asc,
 				     &actual) ||
 			    cm_subst_extern(v, &asc, &m, &asc))
@@ -1438,7 +1448,8 @@ static int component_export(scope *s, cbuild *b, raw_export *re)
 	return add_def(s, b, CM_DEF_EXPORT, def);
 }
 
-/* ---- the component's own type ------------------------------------------------------------ */
+/* ---- the component's own type
+ * ------------------------------------------------------------ */
 
 typedef struct collect {
 	scope *s;
@@ -1531,10 +1542,11 @@ static int collect_type(collect *k, const cm_type *t)
 	case CM_COMPONENT:
 	case CM_INSTANCE:
 		for (uint32_t i = 0; i < t->u.comp.nimported_resources; i++)
-			if (cm_hmap_put(v->a, &k->bound,
-					cm_resource_canonical(
-						t->u.comp.imported_resources[i]),
-					CM_KEY_PTR, t))
+			if (cm_hmap_put(
+				    v->a, &k->bound,
+				    cm_resource_canonical(
+					    t->u.comp.imported_resources[i]),
+				    CM_KEY_PTR, t))
 				return cm_oom(v);
 		for (uint32_t i = 0; i < t->u.comp.ndefined_resources; i++)
 			if (cm_hmap_put(v->a, &k->bound,
@@ -1566,11 +1578,11 @@ static int own_type(scope *s)
 	memset(&k, 0, sizeof k);
 	k.s = s;
 	t->u.comp.nimports = c->nimports;
-	t->u.comp.imports = cm_arena_array(
-		v->a, c->nimports ? c->nimports : 1, sizeof(cm_extern_decl));
+	t->u.comp.imports = cm_arena_array(v->a, c->nimports ? c->nimports : 1,
+					   sizeof(cm_extern_decl));
 	t->u.comp.nexports = c->nexports;
-	t->u.comp.exports = cm_arena_array(
-		v->a, c->nexports ? c->nexports : 1, sizeof(cm_extern_decl));
+	t->u.comp.exports = cm_arena_array(v->a, c->nexports ? c->nexports : 1,
+					   sizeof(cm_extern_decl));
 	if (t->u.comp.imports == NULL || t->u.comp.exports == NULL)
 		return cm_oom(v);
 	t->abi.depth = 1;
@@ -1592,11 +1604,14 @@ static int own_type(scope *s)
 	t->u.comp.ndefined_resources = k.n;
 	t->u.comp.defined_resources = k.out;
 	t->abi.has_resource |= s->nimported_res + k.n > 0;
+	if (comp_limits(s, t, c->offset))
+		return -1;
 	c->type = t;
 	return 0;
 }
 
-/* ---- the component -------------------------------------------------------------------------- */
+/* ---- the component
+ * -------------------------------------------------------------------------- */
 
 static cm_component *component(vstate *v, raw_component *raw, scope *parent,
 			       const cm_component *parent_comp);
@@ -1646,8 +1661,7 @@ static int canon_def(scope *s, cbuild *b, const raw_canon *rc)
 {
 	cm_component *c = s->comp;
 	uint32_t def = c->ncanons;
-	cm_canon *cn = grow(s, &c->canons, &c->ncanons, &b->canons,
-			    sizeof *cn);
+	cm_canon *cn = grow(s, &c->canons, &c->ncanons, &b->canons, sizeof *cn);
 	cm_item item;
 	int idx;
 
@@ -1687,8 +1701,8 @@ static int start_def(scope *s, cbuild *b, const raw_item *ri)
 			       "start function expects %u arguments, found %u",
 			       ft->nparams, st->nargs);
 	for (uint32_t i = 0; i < st->nargs; i++) {
-		const cm_item *a = cm_get(s, CM_SORT_VALUE, st->args[i],
-					  ri->offset);
+		const cm_item *a =
+			cm_get(s, CM_SORT_VALUE, st->args[i], ri->offset);
 
 		if (a == NULL)
 			return -1;
@@ -1719,8 +1733,8 @@ static int value_def(scope *s, cbuild *b, const raw_value *rv)
 {
 	cm_component *c = s->comp;
 	uint32_t def = c->nvalues;
-	cm_value *val = grow(s, &c->values, &c->nvalues, &b->values,
-			     sizeof *val);
+	cm_value *val =
+		grow(s, &c->values, &c->nvalues, &b->values, sizeof *val);
 	cm_item item;
 
 	if (val == NULL)
@@ -1732,8 +1746,8 @@ static int value_def(scope *s, cbuild *b, const raw_value *rv)
 	val->len = rv->len;
 	memset(&item, 0, sizeof item);
 	item.t.type = val->type;
-	if (cm_push(s, CM_SORT_VALUE, CM_ORIGIN_VALUE, def, &item,
-		    rv->offset) < 0)
+	if (cm_push(s, CM_SORT_VALUE, CM_ORIGIN_VALUE, def, &item, rv->offset) <
+	    0)
 		return -1;
 	return add_def(s, b, CM_DEF_VALUE, def);
 }
@@ -1767,9 +1781,8 @@ static int item(scope *s, cbuild *b, raw_item *ri)
 		return 0;
 	case RAW_COMPONENT: {
 		uint32_t def = c->ncomponents;
-		cm_component **slot =
-			grow(s, &c->components, &c->ncomponents,
-			     &b->components, sizeof *slot);
+		cm_component **slot = grow(s, &c->components, &c->ncomponents,
+					   &b->components, sizeof *slot);
 
 		if (slot == NULL)
 			return -1;
@@ -1807,8 +1820,7 @@ static int item(scope *s, cbuild *b, raw_item *ri)
 			return -1;
 		idx = cm_push(s, CM_SORT_TYPE, CM_ORIGIN_TYPE, 0, &it,
 			      ri->offset);
-		return idx < 0 ? -1
-			       : add_def(s, b, CM_DEF_TYPE, (uint32_t)idx);
+		return idx < 0 ? -1 : add_def(s, b, CM_DEF_TYPE, (uint32_t)idx);
 	case RAW_CANON:
 		return canon_def(s, b, ri->u.canon);
 	case RAW_START:
@@ -1868,7 +1880,8 @@ int cm_validate(cm_arena *a, raw_component *raw, cm_component **out,
 		/* Keep the innermost (last) part when it must be cut. */
 		if (len >= WASM_ERROR_MSG_MAX)
 			return wasm_error_set(err, v.kind, v.offset, "...%s",
-					      m + len - (WASM_ERROR_MSG_MAX - 4));
+					      m + len -
+						      (WASM_ERROR_MSG_MAX - 4));
 		return wasm_error_set(err, v.kind, v.offset, "%s", m);
 	}
 	*out = c;

@@ -67,7 +67,8 @@ int cm_check_annotated(scope *s, name_ctx *ctx, const cm_name *n,
 	    n->kind != CM_NAME_STATIC)
 		return 0;
 	if (e->sort != CM_SORT_FUNC)
-		return cm_fail(v, offset, "item `%s` is not a func", n->str.ptr);
+		return cm_fail(v, offset, "item `%s` is not a func",
+			       n->str.ptr);
 	f = &e->type->u.func;
 	switch (n->kind) {
 	case CM_NAME_CONSTRUCTOR: {
@@ -98,9 +99,9 @@ int cm_check_annotated(scope *s, name_ctx *ctx, const cm_name *n,
 			return cm_fail(v, offset,
 				       "function should take a first argument "
 				       "of `(borrow $T)`");
-		return expect_resource_name(s, ctx,
-					    f->params[0].type->u.handle.resource,
-					    &n->resource, offset);
+		return expect_resource_name(
+			s, ctx, f->params[0].type->u.handle.resource,
+			&n->resource, offset);
 	default:
 		if (cm_hmap_get(&ctx->res_by_name, n->resource.ptr,
 				n->resource.len) == NULL)
@@ -155,7 +156,8 @@ int cm_register_named(scope *s, name_ctx *ctx, const cm_name *n,
 	return 0;
 }
 
-/* ---- the visibility check ------------------------------------------------- */
+/* ---- the visibility check -------------------------------------------------
+ */
 
 typedef struct vis {
 	scope *s;
@@ -265,9 +267,8 @@ static int def_ok(vis *x, const cm_type *t, bool *ok)
 		PART(t->u.func.result);
 		break;
 	case CM_INSTANCE:
-		if (register_instance(x->s, x->is_import ? &x->s->imp
-							 : &x->s->exp,
-				      t, 0))
+		if (register_instance(
+			    x->s, x->is_import ? &x->s->imp : &x->s->exp, t, 0))
 			return -1;
 		for (uint32_t i = 0; i < t->u.comp.nexports; i++) {
 			if (ext_ok(x, &t->u.comp.exports[i].type, ok))
@@ -306,8 +307,10 @@ int cm_check_visible(scope *s, const cm_externtype *e, bool is_import,
 	vis x;
 	bool ok;
 	static const char *const what[CM_NSORTS] = {
-		[CM_SORT_CORE_MODULE] = "module", [CM_SORT_FUNC] = "func",
-		[CM_SORT_VALUE] = "value",	  [CM_SORT_TYPE] = "type",
+		[CM_SORT_CORE_MODULE] = "module",
+		[CM_SORT_FUNC] = "func",
+		[CM_SORT_VALUE] = "value",
+		[CM_SORT_TYPE] = "type",
 		[CM_SORT_COMPONENT] = "component",
 		[CM_SORT_INSTANCE] = "instance",
 	};

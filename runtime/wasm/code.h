@@ -50,24 +50,33 @@
  *  ret1 / ret2                 [s]  copy one 1-/2-slot result, return
  *  copy / copy2                [d s]
  *  copyn                       [d s n]          n slots, ascending
+ *  copy_pair                   [d1 s1 d2 s2]    two copies, in order
  *  const32                     [d imm]          zero-extended
  *  const64                     [d lo hi]
  *  const128                    [d w0 w1 w2 w3]
  *  select / select2            [d a b c]        d = c ? a : b
  *  call / return_call          [funcidx base]
+ *  call_local / return_call_local  [base code]  a function of the same
+ *                              module: `code` is its wasm_compiled pointer
+ *                              (WASM_PTR_CELLS cells), set after all the
+ *                              module's functions are compiled
  *  call_indirect / return_call_indirect  [base i typeidx tableidx]
  *  global_get / global_get2    [d globalidx]
  *  global_set / global_set2    [globalidx s]
  *  load*, memory 0             [d addr offset]
  *  load*_a                     [d x imm offset]  addr = (u32)(x + imm)
  *  load*_k                     [d ea_lo ea_hi]   constant address
+ *  load*_r                     [d x y offset]    addr = (u32)(x + y)
  *  store*, memory 0            [addr s offset]
  *  store*_a                    [x imm s offset]
  *  store*_k                    [s ea_lo ea_hi]
- *  load_m                      [d addr offset memidx loadop]
- *  store_m                     [addr s offset memidx storeop]
+ *  store*_r                    [x y s offset]
+ *  load_m                      [d addr off_lo off_hi memidx loadop]
+ *  store_m                     [addr s off_lo off_hi memidx storeop]
+ *                              (any memory; loadop/storeop is the memory-0
+ *                              op, | WASM_MEM_ADDR64 for a 64-bit memory)
  *  memory_size                 [d memidx]
- *  memory_grow                 [d delta memidx]
+ *  memory_grow                 [d delta memidx is64]
  *  memory_fill                 [memidx d val n]
  *  memory_copy                 [dstmem srcmem d s n]
  *  memory_init                 [memidx dataidx d s n]
@@ -75,7 +84,7 @@
  *  table_get                   [d tableidx i]
  *  table_set                   [tableidx i v]
  *  table_size                  [d tableidx]
- *  table_grow                  [d tableidx init n]
+ *  table_grow                  [d tableidx init n is64]
  *  table_fill                  [tableidx i v n]
  *  table_copy                  [dsttable srctable d s n]
  *  table_init                  [tableidx elemidx d s n]
@@ -85,6 +94,13 @@
  *  throw                       [tagidx base]    payload in [base, ...)
  *  throw_ref                   [s]
  *  i8x16_shuffle               [d a b l0 l1 l2 l3]  16 lane bytes packed
+ *  fN_mul_add / fN_mul_sub     [d a b c]        (a * b) + c, (a * b) - c
+ *  fN_add_mul / fN_sub_mul     [d a b c]        a + (b * c), a - (b * c)
+ *                              (two roundings, exactly like the two ops)
+ *  i32_mul_add / i64_mul_add   [d a b c]        a * b + c
+ *  i32_shr_u_and               [d a k m]        (a >> (k & 31)) & m
+ *  <t>_<op>_ld                 [d a x imm off]  a op load<t>(ea), memory 0,
+ *                              ea = (u32)(x + imm) + off
  *
  * Generated families (see WASM_IOP enum below):
  *  numeric unary               [d a]
@@ -100,8 +116,8 @@
  *  SIMD load_lane              [d addr v offset memidx lane]
  *  SIMD store_lane             [addr v offset memidx lane]
  */
-/* A memory-0 access op and its two folded-address forms, adjacent. */
-#define WASM_MEMOP3_(X, n) X(n) X(n##_a) X(n##_k)
+/* A memory-0 access op and its three folded-address forms, adjacent. */
+#define WASM_MEMOP3_(X, n) X(n) X(n##_a) X(n##_k) X(n##_r)
 
 #define WASM_IOPS_BASE(X)                                                      \
 	X(unreachable)                                                         \
@@ -117,14 +133,17 @@
 	X(copy)                                                                \
 	X(copy2)                                                               \
 	X(copyn)                                                               \
+	X(copy_pair)                                                           \
 	X(const32)                                                             \
 	X(const64)                                                             \
 	X(const128)                                                            \
 	X(select)                                                              \
 	X(select2)                                                             \
 	X(call)                                                                \
+	X(call_local)                                                          \
 	X(call_indirect)                                                       \
 	X(return_call)                                                         \
+	X(return_call_local)                                                   \
 	X(return_call_indirect)                                                \
 	X(global_get)                                                          \
 	X(global_get2)                                                         \
@@ -163,7 +182,26 @@
 	X(ref_func)                                                            \
 	X(throw)                                                               \
 	X(throw_ref)                                                           \
-	X(i8x16_shuffle)
+	X(i8x16_shuffle)                                                       \
+	X(f32_mul_add)                                                         \
+	X(f32_add_mul)                                                         \
+	X(f32_mul_sub)                                                         \
+	X(f32_sub_mul)                                                         \
+	X(f64_mul_add)                                                         \
+	X(f64_add_mul)                                                         \
+	X(f64_mul_sub)                                                         \
+	X(f64_sub_mul)                                                         \
+	X(i32_mul_add)                                                         \
+	X(i64_mul_add)                                                         \
+	X(i32_shr_u_and)                                                       \
+	X(i32_add_ld)                                                          \
+	X(i64_add_ld)                                                          \
+	X(f32_add_ld)                                                          \
+	X(f32_sub_ld)                                                          \
+	X(f32_mul_ld)                                                          \
+	X(f64_add_ld)                                                          \
+	X(f64_sub_ld)                                                          \
+	X(f64_mul_ld)
 
 /*
  * The comparisons that fuse with a following br_if / if: name and operand
@@ -213,7 +251,8 @@ enum wasm_iop {
 	WASM_IOPS_BASE(WASM_IOP_X_)
 #undef WASM_IOP_X_
 #define NUMOP_UN(op, name, R, A, fn) WASM_IOP_##name,
-#define NUMOP_BIN(op, name, R, A, fn) WASM_IOP_##name##_ss, WASM_IOP_##name##_si,
+#define NUMOP_BIN(op, name, R, A, fn)                                          \
+	WASM_IOP_##name##_ss, WASM_IOP_##name##_si,
 #define NUMOP_UN_TRAP(op, name, R, A, fn) WASM_IOP_##name,
 #define NUMOP_BIN_TRAP(op, name, R, A, fn)                                     \
 	WASM_IOP_##name##_ss, WASM_IOP_##name##_si,
@@ -221,16 +260,22 @@ enum wasm_iop {
 #include "wasm/ops_numeric.def"
 #define WASM_IOP_X_(name, A)                                                   \
 	WASM_IOP_brif_##name##_ss, WASM_IOP_brif_##name##_si,                  \
-	    WASM_IOP_brifnot_##name##_ss, WASM_IOP_brifnot_##name##_si,
-	WASM_CMPOPS(WASM_IOP_X_)
+		WASM_IOP_brifnot_##name##_ss, WASM_IOP_brifnot_##name##_si,
+		WASM_CMPOPS(WASM_IOP_X_)
 #undef WASM_IOP_X_
-#define SIMDOP(sub, name, SHAPE, fn) WASM_IOP_##name,
-#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn) WASM_IOP_##name,
-#define SIMDOP_MEM(sub, name, KIND, align, fn) WASM_IOP_##name,
+#define SIMDOP(sub, name, SHAPE, fn)			       WASM_IOP_##name,
+#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)	       WASM_IOP_##name,
+#define SIMDOP_MEM(sub, name, KIND, align, fn)		       WASM_IOP_##name,
 #define SIMDOP_MEMLANE(sub, name, KIND, lane_log2, nlanes, fn) WASM_IOP_##name,
 #include "wasm/ops_simd.def"
-	WASM_IOP_COUNT
+			WASM_IOP_COUNT
 };
+
+/* In load_m/store_m: the address is an i64 (memory64). */
+#define WASM_MEM_ADDR64 0x80000000u
+
+/* Cells a pointer takes in the code. */
+#define WASM_PTR_CELLS (sizeof(void *) / sizeof(uint32_t))
 
 /* Catch clause kinds, as encoded in try_table. */
 enum wasm_catch_kind {
@@ -242,10 +287,10 @@ enum wasm_catch_kind {
 
 /* One catch clause of a try_table, resolved to a code position. */
 struct wasm_catch {
-	uint8_t kind;    /* enum wasm_catch_kind */
+	uint8_t kind;	 /* enum wasm_catch_kind */
 	uint32_t tagidx; /* catch, catch_ref */
 	uint32_t target; /* cell index where execution continues */
-	uint32_t dst;    /* first slot of the label's values */
+	uint32_t dst;	 /* first slot of the label's values */
 };
 
 /*
@@ -271,6 +316,12 @@ struct wasm_compiled {
 	uint32_t nhandlers;
 	struct wasm_handler *handlers;
 	struct wasm_catch *catches;
+	/*
+	 * Until wasm_compile_link(): the cells of every call_local operand,
+	 * which hold the callee's defined-function index meanwhile.
+	 */
+	uint32_t *links;
+	uint32_t nlinks;
 };
 
 /*
@@ -284,6 +335,12 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 		      struct wasm_compiled **out, wasm_error *err);
 
 void wasm_compiled_free(struct wasm_compiled *c);
+
+/*
+ * Once every defined function of a module is compiled (compiled[i] for
+ * i < n): resolve the direct calls between them to code pointers.
+ */
+void wasm_compile_link(struct wasm_compiled **compiled, uint32_t n);
 
 /* The op cell the interpreter wants for `op` (see the contract above). */
 uint32_t wasm_interp_opcell(enum wasm_iop op);

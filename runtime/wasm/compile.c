@@ -14,18 +14,23 @@
  *    knows its type, its slot (fixed by its height) and where its value
  *    is right now: in its slot (STACK), still in another slot (ALIAS: a
  *    local.get not yet copied, or a parameter of an enclosing `if` that
- *    is kept frozen below the if's operands) or a constant (CONST).
- *    Consumers read aliases and constants directly; an entry is copied
- *    into its slot ("materialised") only when it must be: before the
- *    aliased local is written, at block boundaries, or when an op has no
- *    immediate form.
+ *    is kept frozen below the if's operands), a constant (CONST), or an
+ *    i32.add not computed yet (ADDI slot + constant, ADDS slot + slot).
+ *    Consumers read aliases and constants directly and memory accesses
+ *    fold pending sums into their address; an entry is computed into its
+ *    slot ("materialised") only when it must be: before a local it reads
+ *    is written, at block boundaries, or when an op has no such form.
  *  - Blocks deliver their values in the slots where the enclosing code
  *    expects them (the label's slot); a branch moves its values there
  *    and jumps, so nothing is searched at run time.
- *  - Peepholes: an op whose output goes straight into local.set/tee writes
- *    the local directly; a comparison or eqz followed by br_if/if becomes
- *    one compare-and-branch op.  Both only look at the instruction
- *    emitted last, and never across a label.
+ *  - Peepholes, each looking only at the instruction emitted last and
+ *    never across a label: an op whose output goes straight into
+ *    local.set/tee writes the local directly; a comparison or eqz
+ *    followed by br_if/if becomes one compare-and-branch op; mul then
+ *    add/sub (float, two roundings as in the source; integer
+ *    multiply-add), load then add/sub/mul, shr_u then and-mask, and two
+ *    consecutive copies become one op each.  Calls to functions of the
+ *    same module are linked to the callee's code directly.
  *  - Code after an unconditional branch is validated but not emitted.
  */
 #include <stdlib.h>
@@ -34,10 +39,10 @@
 #include "wasm/code.h"
 #include "wasm/reader.h"
 
-#define NONE UINT32_MAX
+#define NONE	  UINT32_MAX
 #define T_UNKNOWN 0u
 /* A generous bound that keeps every slot number and cell offset small. */
-#define MAX_SLOTS (1u << 24)
+#define MAX_SLOTS      (1u << 24)
 #define MAX_CODE_CELLS (1u << 28)
 
 #define VT_I32 WASM_I32
@@ -47,11 +52,17 @@
 
 /*
  * Where an entry's value is: in its own slot; in slot `val` (ALIAS); the
- * constant `val` (CONST); or, for i32 only, the sum of a slot and an
- * immediate (ADDI: slot in the low half of val, addend in the high half),
- * a folded `i32.add x, const` that memory ops absorb into their address.
+ * constant `val` (CONST); or, for i32 only, a sum not computed yet: slot
+ * + immediate (ADDI: slot in the low half of val, addend in the high
+ * half) or slot + slot (ADDS: the two slots in the halves of val).  Those
+ * are folded i32.adds that memory ops absorb into their address.
+ *
+ * A pending entry may only read slots that stay put while it is on the
+ * stack: locals (materialise_local() takes care of writes to them) and
+ * stack slots at or below its own (every slot below belongs to an entry
+ * that outlives it, or to a frozen if-parameter).
  */
-enum { VK_STACK, VK_ALIAS, VK_CONST, VK_ADDI };
+enum { VK_STACK, VK_ALIAS, VK_CONST, VK_ADDI, VK_ADDS };
 
 struct vent {
 	wasm_valtype type;
@@ -70,12 +81,33 @@ static uint32_t addi_imm(const struct vent *e)
 	return (uint32_t)(e->val >> 32);
 }
 
-/* The slot an ALIAS or ADDI entry reads, or NONE. */
-static uint32_t ent_src(const struct vent *e)
+/* Whether entry e is waiting on the value of slot s. */
+static bool ent_reads(const struct vent *e, uint32_t s)
 {
-	if (e->kind == VK_ALIAS || e->kind == VK_ADDI)
-		return (uint32_t)e->val;
-	return UINT32_MAX;
+	switch (e->kind) {
+	case VK_ALIAS:
+	case VK_ADDI:
+		return (uint32_t)e->val == s;
+	case VK_ADDS:
+		return (uint32_t)e->val == s || (uint32_t)(e->val >> 32) == s;
+	default:
+		return false;
+	}
+}
+
+/* Whether entry e is waiting on the value of some local. */
+static bool ent_reads_local(const struct vent *e, uint32_t nlocal_slots)
+{
+	switch (e->kind) {
+	case VK_ALIAS:
+	case VK_ADDI:
+		return (uint32_t)e->val < nlocal_slots;
+	case VK_ADDS:
+		return (uint32_t)e->val < nlocal_slots ||
+		       (uint32_t)(e->val >> 32) < nlocal_slots;
+	default:
+		return false;
+	}
 }
 
 enum { BK_FUNC, BK_BLOCK, BK_LOOP, BK_IF, BK_TRY };
@@ -92,7 +124,7 @@ struct ctl {
 	uint32_t np, nr;
 	uint32_t typeidx; /* NONE: no type index */
 	wasm_valtype single;
-	uint32_t label;      /* branch target (loop: start, else: end) */
+	uint32_t label;	     /* branch target (loop: start, else: end) */
 	uint32_t else_label; /* if: target of the false branch */
 	uint32_t handler;    /* try_table: index into handlers */
 };
@@ -142,6 +174,8 @@ struct cc {
 	uint32_t nhandlers, chandlers;
 	struct wasm_catch *catches;
 	uint32_t ncatches, ccatches;
+	uint32_t *links;
+	uint32_t nlinks, clinks;
 
 	uint32_t max_slot;
 	bool oom;
@@ -205,8 +239,8 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 
 #define GROW(c, arr, cap, need)                                                \
 	(grow((void **)&(c)->arr, &(c)->cap, (need), sizeof *(c)->arr)         \
-	     ? oom(c)                                                          \
-	     : 0)
+		 ? oom(c)                                                      \
+		 : 0)
 
 static uint32_t tslots(wasm_valtype t)
 {
@@ -389,6 +423,41 @@ static int type_mismatch(struct cc *c)
 	return invalid(c, "type mismatch");
 }
 
+static const char *type_name(wasm_valtype t)
+{
+	switch ((uint8_t)t) {
+	case WASM_I32:
+		return "i32";
+	case WASM_I64:
+		return "i64";
+	case WASM_F32:
+		return "f32";
+	case WASM_F64:
+		return "f64";
+	case WASM_V128:
+		return "v128";
+	case WASM_FUNCREF:
+		return "funcref";
+	case WASM_EXTERNREF:
+		return "externref";
+	case WASM_EXNREF:
+		return "exnref";
+	default:
+		return "?";
+	}
+}
+
+/* The reference interpreter's wording, for one operand. */
+static int pop_mismatch(struct cc *c, wasm_valtype want, const struct vent *e)
+{
+	if (want == T_UNKNOWN)
+		return type_mismatch(c);
+	return wasm_error_set(c->err, WASM_ERR_INVALID, c->op_off,
+			      "type mismatch: instruction requires [%s] but "
+			      "stack has [%s]",
+			      type_name(want), e ? type_name(e->type) : "");
+}
+
 /*
  * Pop one value of type `expect` (T_UNKNOWN: any type).  Below the frame's
  * height in unreachable code, yields an entry of unknown type.
@@ -399,7 +468,7 @@ static int pop(struct cc *c, wasm_valtype expect, struct vent *out)
 
 	if (c->nvs == f->height) {
 		if (!f->unreachable)
-			return type_mismatch(c);
+			return pop_mismatch(c, expect, NULL);
 		out->type = T_UNKNOWN;
 		out->kind = VK_STACK;
 		out->slot = next_slot(c);
@@ -409,7 +478,7 @@ static int pop(struct cc *c, wasm_valtype expect, struct vent *out)
 	*out = c->vs[--c->nvs];
 	if (expect != T_UNKNOWN && out->type != T_UNKNOWN &&
 	    out->type != expect)
-		return type_mismatch(c);
+		return pop_mismatch(c, expect, out);
 	return 0;
 }
 
@@ -440,8 +509,7 @@ static wasm_valtype ty_params(const struct cc *c, const void *ctx, uint32_t i)
 	return ((const wasm_functype *)ctx)->params[i];
 }
 
-static wasm_valtype ty_results(const struct cc *c, const void *ctx,
-			       uint32_t i)
+static wasm_valtype ty_results(const struct cc *c, const void *ctx, uint32_t i)
 {
 	return ((const wasm_functype *)ctx)->results[i];
 }
@@ -451,14 +519,12 @@ static wasm_valtype ty_label(const struct cc *c, const void *ctx, uint32_t i)
 	return label_type(c, (const struct ctl *)ctx, i);
 }
 
-static wasm_valtype ty_bparams(const struct cc *c, const void *ctx,
-			       uint32_t i)
+static wasm_valtype ty_bparams(const struct cc *c, const void *ctx, uint32_t i)
 {
 	return bt_param(c, (const struct ctl *)ctx, i);
 }
 
-static wasm_valtype ty_bresults(const struct cc *c, const void *ctx,
-				uint32_t i)
+static wasm_valtype ty_bresults(const struct cc *c, const void *ctx, uint32_t i)
 {
 	return bt_result(c, (const struct ctl *)ctx, i);
 }
@@ -467,8 +533,7 @@ static wasm_valtype ty_bresults(const struct cc *c, const void *ctx,
  * Check, without changing the stack, that its top n values have the types
  * ty(i) (the spec's push_vals(pop_vals(...)) for br_table).
  */
-static int check_vals(struct cc *c, uint32_t n, type_at_fn ty,
-		      const void *ctx)
+static int check_vals(struct cc *c, uint32_t n, type_at_fn ty, const void *ctx)
 {
 	struct ctl *f = top(c);
 	uint32_t avail = c->nvs - f->height;
@@ -491,8 +556,7 @@ static int check_vals(struct cc *c, uint32_t n, type_at_fn ty,
 
 /* ---- moving values ------------------------------------------------------ */
 
-static void emit_const(struct cc *c, uint32_t dst, wasm_valtype t,
-		       uint64_t v)
+static void emit_const(struct cc *c, uint32_t dst, wasm_valtype t, uint64_t v)
 {
 	uint32_t *p;
 
@@ -509,13 +573,26 @@ static void emit_const(struct cc *c, uint32_t dst, wasm_valtype t,
 	(void)t;
 }
 
-static void emit_copy(struct cc *c, uint32_t dst, uint32_t src,
-		      wasm_valtype t)
+static void emit_copy(struct cc *c, uint32_t dst, uint32_t src, wasm_valtype t)
 {
 	uint32_t *p;
 
 	if (dst == src)
 		return;
+	if (tslots(t) == 1 && live(c) && c->last != NONE &&
+	    c->last_iop == WASM_IOP_copy && c->last + 3 == c->ncode) {
+		/* two moves in a row (block results, rotating locals) */
+		uint32_t at = c->last;
+		if (c->oom || GROW(c, code, ccode, c->ncode + 2))
+			return;
+		c->code[at] = wasm_interp_opcell(WASM_IOP_copy_pair);
+		c->code[at + 3] = dst;
+		c->code[at + 4] = src;
+		c->ncode = at + 5;
+		c->last_iop = WASM_IOP_copy_pair;
+		c->last_dest = false;
+		return;
+	}
 	p = emit_d(c, tslots(t) == 2 ? WASM_IOP_copy2 : WASM_IOP_copy, 2);
 	p[0] = dst;
 	p[1] = src;
@@ -541,6 +618,13 @@ static void emit_move(struct cc *c, uint32_t dst, const struct vent *e)
 		p[2] = addi_imm(e);
 		break;
 	}
+	case VK_ADDS: {
+		uint32_t *p = emit_d(c, WASM_IOP_i32_add_ss, 3);
+		p[0] = dst;
+		p[1] = (uint32_t)e->val;
+		p[2] = (uint32_t)(e->val >> 32);
+		break;
+	}
 	}
 }
 
@@ -555,7 +639,7 @@ static void materialize_ent(struct cc *c, struct vent *e)
 /* The slot an op may read the value of e from (constants get a slot). */
 static uint32_t src_of(struct cc *c, struct vent *e)
 {
-	if (e->kind == VK_CONST || e->kind == VK_ADDI)
+	if (e->kind == VK_CONST || e->kind == VK_ADDI || e->kind == VK_ADDS)
 		materialize_ent(c, e);
 	return e->kind == VK_ALIAS ? (uint32_t)e->val : e->slot;
 }
@@ -564,7 +648,7 @@ static uint32_t src_of(struct cc *c, struct vent *e)
 static void materialize_local(struct cc *c, uint32_t ls)
 {
 	for (uint32_t i = top(c)->height; i < c->nvs; i++)
-		if (ent_src(&c->vs[i]) == ls)
+		if (ent_reads(&c->vs[i], ls))
 			materialize_ent(c, &c->vs[i]);
 }
 
@@ -572,7 +656,7 @@ static void materialize_local(struct cc *c, uint32_t ls)
 static void materialize_locals(struct cc *c)
 {
 	for (uint32_t i = top(c)->height; i < c->nvs; i++)
-		if (ent_src(&c->vs[i]) < c->nlocal_slots)
+		if (ent_reads_local(&c->vs[i], c->nlocal_slots))
 			materialize_ent(c, &c->vs[i]);
 }
 
@@ -621,7 +705,8 @@ static void emit_return(struct cc *c)
 	}
 	e = &c->vs[c->nvs - 1];
 	if (n == 1 && (e->kind == VK_STACK || e->kind == VK_ALIAS)) {
-		p = emit(c, tslots(e->type) == 2 ? WASM_IOP_ret2 : WASM_IOP_ret1,
+		p = emit(c,
+			 tslots(e->type) == 2 ? WASM_IOP_ret2 : WASM_IOP_ret1,
 			 1);
 		p[0] = e->kind == VK_ALIAS ? (uint32_t)e->val : e->slot;
 		return;
@@ -1253,9 +1338,22 @@ static int op_call(struct cc *c, bool tail)
 		return type_mismatch(c);
 	if (pop_args(c, ft, &base))
 		return -1;
-	p = emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
-	p[0] = x;
-	p[1] = base;
+	if (x >= c->m->nimported_funcs) {
+		/* same module: linked to the callee's code after compiling */
+		p = emit(c,
+			 tail ? WASM_IOP_return_call_local
+			      : WASM_IOP_call_local,
+			 1 + WASM_PTR_CELLS);
+		p[0] = base;
+		memset(p + 1, 0, WASM_PTR_CELLS * sizeof *p);
+		p[1] = x - c->m->nimported_funcs;
+		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
+			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
+	} else {
+		p = emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
+		p[0] = x;
+		p[1] = base;
+	}
 	if (tail) {
 		set_unreachable(c);
 		return 0;
@@ -1269,6 +1367,13 @@ static int table_elem(struct cc *c, uint32_t x, wasm_valtype *t)
 		return invalidx(c, "unknown table %u", x);
 	*t = wasm_module_table_type(c->m, x)->elem;
 	return 0;
+}
+
+/* The index type of (existing) table x: i32, or i64 for table64. */
+static wasm_valtype table_at(struct cc *c, uint32_t x)
+{
+	return wasm_module_table_type(c->m, x)->limits.is64 ? WASM_I64
+							    : WASM_I32;
 }
 
 static int op_call_indirect(struct cc *c, bool tail)
@@ -1289,13 +1394,14 @@ static int op_call_indirect(struct cc *c, bool tail)
 	ft = &c->m->types[y];
 	if (tail && !same_results(ft, c->ft))
 		return type_mismatch(c);
-	if (pop(c, WASM_I32, &i))
+	if (pop(c, table_at(c, x), &i))
 		return -1;
 	if (pop_args(c, ft, &base))
 		return -1;
 	/* a constant index goes to its own slot, above the arguments */
 	si = live(c) ? src_of(c, &i) : 0;
-	p = emit(c, tail ? WASM_IOP_return_call_indirect : WASM_IOP_call_indirect,
+	p = emit(c,
+		 tail ? WASM_IOP_return_call_indirect : WASM_IOP_call_indirect,
 		 4);
 	p[0] = base;
 	p[1] = si;
@@ -1353,7 +1459,7 @@ static void store_local(struct cc *c, struct vent *e, uint32_t ls)
 		/* nothing read ls's old value after the producer: retarget */
 		bool aliased = false;
 		for (uint32_t i = top(c)->height; i < c->nvs; i++)
-			if (ent_src(&c->vs[i]) == ls)
+			if (ent_reads(&c->vs[i], ls))
 				aliased = true;
 		if (!aliased) {
 			c->code[c->last + 1] = ls;
@@ -1404,8 +1510,9 @@ static int op_global(struct cc *c, uint8_t op)
 	if (op == 0x23) {
 		if (push(c, gt->type))
 			return -1;
-		p = emit_d(c, tslots(gt->type) == 2 ? WASM_IOP_global_get2
-						   : WASM_IOP_global_get,
+		p = emit_d(c,
+			   tslots(gt->type) == 2 ? WASM_IOP_global_get2
+						 : WASM_IOP_global_get,
 			   2);
 		p[0] = top_slot(c);
 		p[1] = x;
@@ -1417,8 +1524,9 @@ static int op_global(struct cc *c, uint8_t op)
 		return -1;
 	if (live(c)) {
 		uint32_t s = src_of(c, &e);
-		p = emit(c, tslots(gt->type) == 2 ? WASM_IOP_global_set2
-						  : WASM_IOP_global_set,
+		p = emit(c,
+			 tslots(gt->type) == 2 ? WASM_IOP_global_set2
+					       : WASM_IOP_global_set,
 			 2);
 		p[0] = x;
 		p[1] = s;
@@ -1518,14 +1626,30 @@ static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
 static bool commutes(uint8_t op)
 {
 	switch (op) {
-	case 0x46: case 0x47: /* i32.eq ne */
-	case 0x6a: case 0x6c: case 0x71: case 0x72: case 0x73:
-	case 0x51: case 0x52: /* i64.eq ne */
-	case 0x7c: case 0x7e: case 0x83: case 0x84: case 0x85:
+	case 0x46:
+	case 0x47: /* i32.eq ne */
+	case 0x6a:
+	case 0x6c:
+	case 0x71:
+	case 0x72:
+	case 0x73:
+	case 0x51:
+	case 0x52: /* i64.eq ne */
+	case 0x7c:
+	case 0x7e:
+	case 0x83:
+	case 0x84:
+	case 0x85:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* Whether a pending entry at slot `own` may read slot src (see top). */
+static bool stable_src(const struct cc *c, uint32_t src, uint32_t own)
+{
+	return src < c->nlocal_slots || src <= own;
 }
 
 /* x as slot + addend, when it is one of those. */
@@ -1549,32 +1673,239 @@ static bool as_addi(const struct vent *e, uint32_t *src, uint32_t *imm)
 	}
 }
 
+/* x as a plain slot read (own slot or alias), when it is one. */
+static bool as_slot(const struct vent *e, uint32_t *src)
+{
+	if (e->kind == VK_STACK) {
+		*src = e->slot;
+		return true;
+	}
+	if (e->kind == VK_ALIAS) {
+		*src = (uint32_t)e->val;
+		return true;
+	}
+	return false;
+}
+
 /*
- * i32.add / i32.sub with a constant operand: no code, the result is a
- * pending slot + addend (or a constant when both are).  Wrapping in 32
- * bits makes (x + i) + j equal to x + (i + j).
+ * i32.add / i32.sub that need no code yet: with a constant operand the
+ * result is a pending slot + addend (or a constant when both are);
+ * i32.add of two slots is a pending slot + slot.  Wrapping in 32 bits
+ * makes (x + i) + j equal to x + (i + j).  `own` is the result's slot.
  */
 static bool fold_addi(struct cc *c, uint8_t op, const struct vent *a,
-		      const struct vent *b)
+		      const struct vent *b, uint32_t own)
 {
-	uint32_t src, imm;
+	uint32_t src, imm, s2;
 
 	if (a->kind == VK_CONST && b->kind == VK_CONST) {
 		uint32_t x = (uint32_t)a->val, y = (uint32_t)b->val;
 		c->fold_kind = VK_CONST;
-		c->fold_val = op == 0x6a ? (uint32_t)(x + y) : (uint32_t)(x - y);
+		c->fold_val =
+			op == 0x6a ? (uint32_t)(x + y) : (uint32_t)(x - y);
 		return true;
 	}
 	if (b->kind == VK_CONST && as_addi(a, &src, &imm)) {
 		uint32_t k = (uint32_t)b->val;
 		imm = op == 0x6a ? imm + k : imm - k;
-	} else if (op == 0x6a && a->kind == VK_CONST && as_addi(b, &src, &imm)) {
+	} else if (op == 0x6a && a->kind == VK_CONST &&
+		   as_addi(b, &src, &imm)) {
 		imm += (uint32_t)a->val;
+	} else if (op == 0x6a && as_slot(a, &src) && as_slot(b, &s2) &&
+		   stable_src(c, src, own) && stable_src(c, s2, own)) {
+		c->fold_kind = VK_ADDS;
+		c->fold_val = (uint64_t)src | (uint64_t)s2 << 32;
+		return true;
 	} else {
 		return false;
 	}
+	if (!stable_src(c, src, own))
+		return false;
 	c->fold_kind = VK_ADDI;
 	c->fold_val = (uint64_t)src | (uint64_t)imm << 32;
+	return true;
+}
+
+/*
+ * The operand the instruction emitted last computed into slot m with
+ * op `iop` (2 input cells), or false.  Taking it back is the caller's.
+ */
+static bool last_made(const struct cc *c, uint32_t iop, const struct vent *e)
+{
+	return e->kind == VK_STACK && c->last != NONE && c->last_dest &&
+	       c->last_iop == iop && c->code[c->last + 1] == e->slot;
+}
+
+/*
+ * i32/i64 add whose operand the previous instruction computed as a
+ * product of two slots: one multiply-add op.
+ */
+static bool fuse_imul(struct cc *c, uint8_t op, const struct vent *a,
+		      const struct vent *b)
+{
+	bool w = op == 0x7c;
+	uint32_t mul = w ? WASM_IOP_i64_mul_ss : WASM_IOP_i32_mul_ss;
+	uint32_t x, y, other, *p;
+
+	if (last_made(c, mul, b) && as_slot(a, &other)) {
+		/* a + (x * y): the product was computed after a */
+	} else if (last_made(c, mul, a) && b->kind == VK_ALIAS) {
+		other = (uint32_t)b->val;
+	} else {
+		return false;
+	}
+	x = c->code[c->last + 2];
+	y = c->code[c->last + 3];
+	c->ncode = c->last;
+	c->last = NONE;
+	if (push(c, w ? WASM_I64 : WASM_I32))
+		return true;
+	p = emit_d(c, w ? WASM_IOP_i64_mul_add : WASM_IOP_i32_mul_add, 4);
+	p[0] = top_slot(c);
+	p[1] = x;
+	p[2] = y;
+	p[3] = other;
+	return true;
+}
+
+/* (x >> k) & m with k and m constants: one op. */
+static bool fuse_shr_and(struct cc *c, const struct vent *a,
+			 const struct vent *b)
+{
+	uint32_t x, k, *p;
+
+	if (b->kind != VK_CONST || !last_made(c, WASM_IOP_i32_shr_u_si, a))
+		return false;
+	x = c->code[c->last + 2];
+	k = c->code[c->last + 3];
+	c->ncode = c->last;
+	c->last = NONE;
+	if (push(c, WASM_I32))
+		return true;
+	p = emit_d(c, WASM_IOP_i32_shr_u_and, 4);
+	p[0] = top_slot(c);
+	p[1] = x;
+	p[2] = k;
+	p[3] = (uint32_t)b->val;
+	return true;
+}
+
+/*
+ * A float add/sub whose operand the previous instruction just computed as
+ * a product: one op doing both, each rounded as the two ops would be.
+ */
+static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
+		     const struct vent *b)
+{
+	bool f64 = op == 0xa0 || op == 0xa1, add = op == 0xa0 || op == 0x92;
+	uint32_t mul = f64 ? WASM_IOP_f64_mul_ss : WASM_IOP_f32_mul_ss;
+	uint32_t m, x, y, other, iop, *p;
+	bool right;
+
+	if (c->last == NONE || !c->last_dest || c->last_iop != mul)
+		return false;
+	m = c->code[c->last + 1];
+	x = c->code[c->last + 2];
+	y = c->code[c->last + 3];
+	if (b->kind == VK_STACK && b->slot == m &&
+	    (a->kind == VK_STACK || a->kind == VK_ALIAS)) {
+		right = true; /* a op (x * y) */
+		other = a->kind == VK_ALIAS ? (uint32_t)a->val : a->slot;
+	} else if (a->kind == VK_STACK && a->slot == m && b->kind == VK_ALIAS) {
+		right = false; /* (x * y) op b */
+		other = (uint32_t)b->val;
+	} else {
+		return false;
+	}
+	if (f64)
+		iop = right ? (add ? WASM_IOP_f64_add_mul
+				   : WASM_IOP_f64_sub_mul)
+			    : (add ? WASM_IOP_f64_mul_add
+				   : WASM_IOP_f64_mul_sub);
+	else
+		iop = right ? (add ? WASM_IOP_f32_add_mul
+				   : WASM_IOP_f32_sub_mul)
+			    : (add ? WASM_IOP_f32_mul_add
+				   : WASM_IOP_f32_mul_sub);
+	c->ncode = c->last;
+	c->last = NONE;
+	if (push(c, f64 ? WASM_F64 : WASM_F32))
+		return true;
+	p = emit_d(c, iop, 4);
+	p[0] = top_slot(c);
+	if (right) {
+		p[1] = other;
+		p[2] = x;
+		p[3] = y;
+	} else {
+		p[1] = x;
+		p[2] = y;
+		p[3] = other;
+	}
+	return true;
+}
+
+/*
+ * add/sub/mul whose right operand the previous instruction just loaded
+ * from memory 0: one op that loads and computes (same trap order).
+ */
+static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
+		      const struct vent *b)
+{
+	uint32_t iop, ld, x, imm, off, sa, *p;
+	wasm_valtype t;
+
+	switch (op) {
+	case 0x6a:
+		iop = WASM_IOP_i32_add_ld, ld = WASM_IOP_load32, t = WASM_I32;
+		break;
+	case 0x7c:
+		iop = WASM_IOP_i64_add_ld, ld = WASM_IOP_load64, t = WASM_I64;
+		break;
+	case 0x92:
+		iop = WASM_IOP_f32_add_ld, ld = WASM_IOP_load32, t = WASM_F32;
+		break;
+	case 0x93:
+		iop = WASM_IOP_f32_sub_ld, ld = WASM_IOP_load32, t = WASM_F32;
+		break;
+	case 0x94:
+		iop = WASM_IOP_f32_mul_ld, ld = WASM_IOP_load32, t = WASM_F32;
+		break;
+	case 0xa0:
+		iop = WASM_IOP_f64_add_ld, ld = WASM_IOP_load64, t = WASM_F64;
+		break;
+	case 0xa1:
+		iop = WASM_IOP_f64_sub_ld, ld = WASM_IOP_load64, t = WASM_F64;
+		break;
+	case 0xa2:
+		iop = WASM_IOP_f64_mul_ld, ld = WASM_IOP_load64, t = WASM_F64;
+		break;
+	default:
+		return false;
+	}
+	if (!as_slot(a, &sa))
+		return false;
+	if (last_made(c, ld, b)) {
+		x = c->code[c->last + 2];
+		imm = 0;
+		off = c->code[c->last + 3];
+	} else if (last_made(c, ld + 1, b)) { /* the slot + imm form */
+		x = c->code[c->last + 2];
+		imm = c->code[c->last + 3];
+		off = c->code[c->last + 4];
+	} else {
+		return false;
+	}
+	c->ncode = c->last;
+	c->last = NONE;
+	if (push(c, t))
+		return true;
+	p = emit_d(c, iop, 5);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = x;
+	p[3] = imm;
+	p[4] = off;
 	return true;
 }
 
@@ -1588,8 +1919,18 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 
 	if (pop(c, in, &b) || pop(c, in, &a))
 		return -1;
-	if (live(c) && (op == 0x6a || op == 0x6b) && fold_addi(c, op, &a, &b))
+	if (live(c) && (op == 0x6a || op == 0x7c) && fuse_imul(c, op, &a, &b))
+		return c->oom ? -1 : 0;
+	if (live(c) && op == 0x71 && fuse_shr_and(c, &a, &b))
+		return c->oom ? -1 : 0;
+	if (live(c) && (op == 0x6a || op == 0x6b) &&
+	    fold_addi(c, op, &a, &b, next_slot(c)))
 		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
+	if (live(c) && (op == 0x92 || op == 0x93 || op == 0xa0 || op == 0xa1) &&
+	    fuse_mul(c, op, &a, &b))
+		return c->oom ? -1 : 0;
+	if (live(c) && fuse_load(c, op, &a, &b))
+		return c->oom ? -1 : 0;
 	if (live(c)) {
 		if (b.kind == VK_CONST) {
 			si = true;
@@ -1710,8 +2051,6 @@ static int read_memarg(struct cc *c, uint32_t natural, struct memarg *ma)
 	ma->is64 = mt->limits.is64;
 	if (!ma->is64 && ma->offset > UINT32_MAX)
 		return invalid(c, "offset out of range");
-	if (ma->is64)
-		return invalid(c, "memory64 is not supported");
 	return 0;
 }
 
@@ -1722,18 +2061,17 @@ static wasm_valtype addr_type(const struct memarg *ma)
 
 static int op_load(struct cc *c, uint8_t op)
 {
-	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1,
-				      0, 0, 1, 1, 2, 2};
+	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2};
 	static const uint8_t res[] = {WASM_I32, WASM_I64, WASM_F32, WASM_F64,
 				      WASM_I32, WASM_I32, WASM_I32, WASM_I32,
 				      WASM_I64, WASM_I64, WASM_I64, WASM_I64,
 				      WASM_I64, WASM_I64};
 	static const uint16_t iops[] = {
-	    WASM_IOP_load32,   WASM_IOP_load64,   WASM_IOP_load32,
-	    WASM_IOP_load64,   WASM_IOP_load8s32, WASM_IOP_load8u,
-	    WASM_IOP_load16s32, WASM_IOP_load16u, WASM_IOP_load8s64,
-	    WASM_IOP_load8u,   WASM_IOP_load16s64, WASM_IOP_load16u,
-	    WASM_IOP_load32s64, WASM_IOP_load32};
+		WASM_IOP_load32,    WASM_IOP_load64,	WASM_IOP_load32,
+		WASM_IOP_load64,    WASM_IOP_load8s32,	WASM_IOP_load8u,
+		WASM_IOP_load16s32, WASM_IOP_load16u,	WASM_IOP_load8s64,
+		WASM_IOP_load8u,    WASM_IOP_load16s64, WASM_IOP_load16u,
+		WASM_IOP_load32s64, WASM_IOP_load32};
 	unsigned k = op - 0x28;
 	struct memarg ma;
 	struct vent a;
@@ -1743,7 +2081,7 @@ static int op_load(struct cc *c, uint8_t op)
 		return -1;
 	if (pop(c, addr_type(&ma), &a))
 		return -1;
-	if (live(c) && ma.memidx == 0 && a.kind == VK_CONST) {
+	if (live(c) && ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
 		if (push(c, res[k]))
 			return -1;
@@ -1753,13 +2091,14 @@ static int op_load(struct cc *c, uint8_t op)
 		p[2] = (uint32_t)(ea >> 32);
 		return 0;
 	}
-	if (live(c) && ma.memidx == 0 && a.kind == VK_ADDI) {
+	if (live(c) && ma.memidx == 0 && !ma.is64 &&
+	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
 		if (push(c, res[k]))
 			return -1;
-		p = emit_d(c, iops[k] + 1u, 4);
+		p = emit_d(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
 		p[0] = top_slot(c);
-		p[1] = addi_src(&a);
-		p[2] = addi_imm(&a);
+		p[1] = (uint32_t)a.val;
+		p[2] = (uint32_t)(a.val >> 32);
 		p[3] = (uint32_t)ma.offset;
 		return 0;
 	}
@@ -1767,18 +2106,19 @@ static int op_load(struct cc *c, uint8_t op)
 		sa = src_of(c, &a);
 	if (push(c, res[k]))
 		return -1;
-	if (ma.memidx == 0) {
+	if (ma.memidx == 0 && !ma.is64) {
 		p = emit_d(c, iops[k], 3);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
 	} else {
-		p = emit_d(c, WASM_IOP_load_m, 5);
+		p = emit_d(c, WASM_IOP_load_m, 6);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
-		p[3] = ma.memidx;
-		p[4] = iops[k];
+		p[3] = (uint32_t)(ma.offset >> 32);
+		p[4] = ma.memidx;
+		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	return 0;
 }
@@ -1790,9 +2130,9 @@ static int op_store(struct cc *c, uint8_t op)
 				      WASM_F64, WASM_I32, WASM_I32,
 				      WASM_I64, WASM_I64, WASM_I64};
 	static const uint16_t iops[] = {
-	    WASM_IOP_store32, WASM_IOP_store64, WASM_IOP_store32,
-	    WASM_IOP_store64, WASM_IOP_store8,  WASM_IOP_store16,
-	    WASM_IOP_store8,  WASM_IOP_store16, WASM_IOP_store32};
+		WASM_IOP_store32, WASM_IOP_store64, WASM_IOP_store32,
+		WASM_IOP_store64, WASM_IOP_store8,  WASM_IOP_store16,
+		WASM_IOP_store8,  WASM_IOP_store16, WASM_IOP_store32};
 	unsigned k = op - 0x36;
 	struct memarg ma;
 	struct vent a, v;
@@ -1805,7 +2145,7 @@ static int op_store(struct cc *c, uint8_t op)
 	if (!live(c))
 		return 0;
 	sv = src_of(c, &v);
-	if (ma.memidx == 0 && a.kind == VK_CONST) {
+	if (ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
 		p = emit(c, iops[k] + 2u, 3);
 		p[0] = sv;
@@ -1813,21 +2153,23 @@ static int op_store(struct cc *c, uint8_t op)
 		p[2] = (uint32_t)(ea >> 32);
 		return 0;
 	}
-	if (ma.memidx == 0 && a.kind == VK_ADDI) {
-		p = emit(c, iops[k] + 1u, 4);
-		p[0] = addi_src(&a);
-		p[1] = addi_imm(&a);
+	if (ma.memidx == 0 && !ma.is64 &&
+	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
+		p = emit(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
+		p[0] = (uint32_t)a.val;
+		p[1] = (uint32_t)(a.val >> 32);
 		p[2] = sv;
 		p[3] = (uint32_t)ma.offset;
 		return 0;
 	}
 	sa = src_of(c, &a);
-	if (ma.memidx == 0) {
+	if (ma.memidx == 0 && !ma.is64) {
 		p = emit(c, iops[k], 3);
 	} else {
-		p = emit(c, WASM_IOP_store_m, 5);
-		p[3] = ma.memidx;
-		p[4] = iops[k];
+		p = emit(c, WASM_IOP_store_m, 6);
+		p[3] = (uint32_t)(ma.offset >> 32);
+		p[4] = ma.memidx;
+		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	p[0] = sa;
 	p[1] = sv;
@@ -1835,24 +2177,30 @@ static int op_store(struct cc *c, uint8_t op)
 	return 0;
 }
 
-static int read_memidx(struct cc *c, uint32_t *x)
+/* A memory index; *at is its address type (i32, or i64 for memory64). */
+static int read_memidx(struct cc *c, uint32_t *x, wasm_valtype *at)
 {
 	if (wasm_read_u32(&c->r, x))
 		return -1;
 	if (*x >= wasm_module_nmemories(c->m))
 		return invalidx(c, "unknown memory %u", *x);
-	if (wasm_module_memory_type(c->m, *x)->limits.is64)
-		return invalid(c, "memory64 is not supported");
+	*at = wasm_module_memory_type(c->m, *x)->limits.is64 ? WASM_I64
+							     : WASM_I32;
 	return 0;
 }
 
-/* Pop n i32 operands (deepest first into s[0..n)) and place them. */
-static int pop_i32s(struct cc *c, uint32_t n, uint32_t *s)
+/*
+ * Pop n integer operands of types t[0..n) (t[0] deepest) and give each a
+ * slot in s[0..n).  Handlers read them as 64-bit slot values: an i32 in
+ * a slot is always zero-extended.
+ */
+static int pop_ints(struct cc *c, uint32_t n, const wasm_valtype *t,
+		    uint32_t *s)
 {
 	struct vent e[3];
 
 	for (uint32_t i = n; i-- > 0;)
-		if (pop(c, WASM_I32, &e[i]))
+		if (pop(c, t[i], &e[i]))
 			return -1;
 	for (uint32_t i = 0; i < n; i++)
 		s[i] = live(c) ? src_of(c, &e[i]) : 0;
@@ -1862,18 +2210,20 @@ static int pop_i32s(struct cc *c, uint32_t n, uint32_t *s)
 static int op_memory_size_grow(struct cc *c, bool grow_op)
 {
 	uint32_t x, s = 0, *p;
+	wasm_valtype at = WASM_I32;
 
-	if (read_memidx(c, &x))
+	if (read_memidx(c, &x, &at))
 		return -1;
-	if (grow_op && pop_i32s(c, 1, &s))
+	if (grow_op && pop_ints(c, 1, &at, &s))
 		return -1;
-	if (push(c, WASM_I32))
+	if (push(c, at))
 		return -1;
 	if (grow_op) {
-		p = emit_d(c, WASM_IOP_memory_grow, 3);
+		p = emit_d(c, WASM_IOP_memory_grow, 4);
 		p[0] = top_slot(c);
 		p[1] = s;
 		p[2] = x;
+		p[3] = at == WASM_I64;
 	} else {
 		p = emit_d(c, WASM_IOP_memory_size, 2);
 		p[0] = top_slot(c);
@@ -1958,7 +2308,7 @@ static int op_table_get_set(struct cc *c, bool set)
 	if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 		return -1;
 	if (set) {
-		if (pop(c, t, &v) || pop(c, WASM_I32, &i))
+		if (pop(c, t, &v) || pop(c, table_at(c, x), &i))
 			return -1;
 		if (!live(c))
 			return 0;
@@ -1970,7 +2320,7 @@ static int op_table_get_set(struct cc *c, bool set)
 		p[2] = sv;
 		return 0;
 	}
-	if (pop(c, WASM_I32, &i))
+	if (pop(c, table_at(c, x), &i))
 		return -1;
 	if (live(c))
 		si = src_of(c, &i);
@@ -2009,10 +2359,15 @@ static int read_elemidx(struct cc *c, uint32_t *x)
 	return 0;
 }
 
+static wasm_valtype narrower(wasm_valtype a, wasm_valtype b)
+{
+	return a == WASM_I64 && b == WASM_I64 ? WASM_I64 : WASM_I32;
+}
+
 static int op_misc(struct cc *c)
 {
 	uint32_t sub, x, y, s[3] = {0, 0, 0}, *p;
-	wasm_valtype t = 0, t2 = 0;
+	wasm_valtype t = 0, t2 = 0, at = WASM_I32, at2 = WASM_I32, ty[3];
 	struct vent v, n, i;
 
 	if (wasm_read_u32(&c->r, &sub))
@@ -2022,9 +2377,13 @@ static int op_misc(struct cc *c)
 	case subop:                                                            \
 		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
 #include "wasm/ops_numeric.def"
-	case 8: /* memory.init dataidx memidx */
-		if (read_dataidx(c, &y, c->op_off) || read_memidx(c, &x) ||
-		    check_dataidx(c, y) || pop_i32s(c, 3, s))
+	case 8: /* memory.init dataidx memidx: [at i32 i32] */
+		if (read_dataidx(c, &y, c->op_off) || read_memidx(c, &x, &at) ||
+		    check_dataidx(c, y))
+			return -1;
+		ty[0] = at;
+		ty[1] = ty[2] = WASM_I32;
+		if (pop_ints(c, 3, ty, s))
 			return -1;
 		p = emit(c, WASM_IOP_memory_init, 5);
 		p[0] = x;
@@ -2037,31 +2396,39 @@ static int op_misc(struct cc *c)
 		p = emit(c, WASM_IOP_data_drop, 1);
 		p[0] = x;
 		return 0;
-	case 10: /* memory.copy dst src */
-		if (read_memidx(c, &x) || read_memidx(c, &y) ||
-		    pop_i32s(c, 3, s))
+	case 10: /* memory.copy dst src: [at_dst at_src narrower] */
+		if (read_memidx(c, &x, &at) || read_memidx(c, &y, &at2))
+			return -1;
+		ty[0] = at;
+		ty[1] = at2;
+		ty[2] = narrower(at, at2);
+		if (pop_ints(c, 3, ty, s))
 			return -1;
 		p = emit(c, WASM_IOP_memory_copy, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 11: /* memory.fill */
-		if (read_memidx(c, &x))
+	case 11: /* memory.fill: [at i32 at] */
+		if (read_memidx(c, &x, &at))
 			return -1;
-		if (pop_i32s(c, 3, s))
+		ty[0] = ty[2] = at;
+		ty[1] = WASM_I32;
+		if (pop_ints(c, 3, ty, s))
 			return -1;
 		p = emit(c, WASM_IOP_memory_fill, 4);
 		p[0] = x;
 		memcpy(p + 1, s, sizeof s);
 		return 0;
-	case 12: /* table.init elemidx tableidx */
+	case 12: /* table.init elemidx tableidx: [at i32 i32] */
 		if (read_elemidx(c, &y) || wasm_read_u32(&c->r, &x) ||
 		    table_elem(c, x, &t))
 			return -1;
 		if (c->m->elems[y].type != t)
 			return type_mismatch(c);
-		if (pop_i32s(c, 3, s))
+		ty[0] = table_at(c, x);
+		ty[1] = ty[2] = WASM_I32;
+		if (pop_ints(c, 3, ty, s))
 			return -1;
 		p = emit(c, WASM_IOP_table_init, 5);
 		p[0] = x;
@@ -2074,50 +2441,55 @@ static int op_misc(struct cc *c)
 		p = emit(c, WASM_IOP_elem_drop, 1);
 		p[0] = x;
 		return 0;
-	case 14: /* table.copy dst src */
+	case 14: /* table.copy dst src: [at_dst at_src narrower] */
 		if (wasm_read_u32(&c->r, &x) || wasm_read_u32(&c->r, &y) ||
 		    table_elem(c, x, &t) || table_elem(c, y, &t2))
 			return -1;
 		if (t != t2)
 			return type_mismatch(c);
-		if (pop_i32s(c, 3, s))
+		ty[0] = table_at(c, x);
+		ty[1] = table_at(c, y);
+		ty[2] = narrower(ty[0], ty[1]);
+		if (pop_ints(c, 3, ty, s))
 			return -1;
 		p = emit(c, WASM_IOP_table_copy, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 15: /* table.grow */
+	case 15: /* table.grow: [t at] -> [at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
-		if (pop(c, WASM_I32, &n) || pop(c, t, &v))
+		at = table_at(c, x);
+		if (pop(c, at, &n) || pop(c, t, &v))
 			return -1;
 		if (live(c)) {
 			s[1] = src_of(c, &n);
 			s[0] = src_of(c, &v);
 		}
-		if (push(c, WASM_I32))
+		if (push(c, at))
 			return -1;
-		p = emit_d(c, WASM_IOP_table_grow, 4);
+		p = emit_d(c, WASM_IOP_table_grow, 5);
 		p[0] = top_slot(c);
 		p[1] = x;
 		p[2] = s[0];
 		p[3] = s[1];
+		p[4] = at == WASM_I64;
 		return 0;
 	case 16: /* table.size */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
-		if (push(c, WASM_I32))
+		if (push(c, table_at(c, x)))
 			return -1;
 		p = emit_d(c, WASM_IOP_table_size, 2);
 		p[0] = top_slot(c);
 		p[1] = x;
 		return 0;
-	case 17: /* table.fill */
+	case 17: /* table.fill: [at t at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
-		if (pop(c, WASM_I32, &n) || pop(c, t, &v) ||
-		    pop(c, WASM_I32, &i))
+		at = table_at(c, x);
+		if (pop(c, at, &n) || pop(c, t, &v) || pop(c, at, &i))
 			return -1;
 		if (!live(c))
 			return 0;
@@ -2182,26 +2554,26 @@ static const wasm_valtype sh_vi64[] = {V, WASM_I64};
 static const wasm_valtype sh_vf32[] = {V, WASM_F32};
 static const wasm_valtype sh_vf64[] = {V, WASM_F64};
 
-#define SH_V_V 1, sh_v, V
-#define SH_V_VV 2, sh_vv, V
-#define SH_V_VVV 3, sh_vvv, V
-#define SH_V_VS 2, sh_vs, V
-#define SH_I32_V 1, sh_v, WASM_I32
-#define SH_V_I32 1, sh_i32, V
-#define SH_V_I64 1, sh_i64, V
-#define SH_V_F32 1, sh_f32, V
-#define SH_V_F64 1, sh_f64, V
-#define SH_I32_V_LANE 1, sh_v, WASM_I32
-#define SH_I64_V_LANE 1, sh_v, WASM_I64
-#define SH_F32_V_LANE 1, sh_v, WASM_F32
-#define SH_F64_V_LANE 1, sh_v, WASM_F64
+#define SH_V_V	       1, sh_v, V
+#define SH_V_VV	       2, sh_vv, V
+#define SH_V_VVV       3, sh_vvv, V
+#define SH_V_VS	       2, sh_vs, V
+#define SH_I32_V       1, sh_v, WASM_I32
+#define SH_V_I32       1, sh_i32, V
+#define SH_V_I64       1, sh_i64, V
+#define SH_V_F32       1, sh_f32, V
+#define SH_V_F64       1, sh_f64, V
+#define SH_I32_V_LANE  1, sh_v, WASM_I32
+#define SH_I64_V_LANE  1, sh_v, WASM_I64
+#define SH_F32_V_LANE  1, sh_v, WASM_F32
+#define SH_F64_V_LANE  1, sh_v, WASM_F64
 #define SH_V_VI32_LANE 2, sh_vi32, V
 #define SH_V_VI64_LANE 2, sh_vi64, V
 #define SH_V_VF32_LANE 2, sh_vf32, V
 #define SH_V_VF64_LANE 2, sh_vf64, V
 
-static int simd_lane(struct cc *c, uint32_t iop, uint32_t nlanes,
-		     uint32_t nin, const wasm_valtype *in, wasm_valtype outt)
+static int simd_lane(struct cc *c, uint32_t iop, uint32_t nlanes, uint32_t nin,
+		     const wasm_valtype *in, wasm_valtype outt)
 {
 	uint32_t lane = 0, *p;
 
@@ -2223,8 +2595,7 @@ static int simd_lane(struct cc *c, uint32_t iop, uint32_t nlanes,
 	return 0;
 }
 
-static int simd_mem(struct cc *c, uint32_t iop, bool store,
-		    uint32_t align_log2)
+static int simd_mem(struct cc *c, uint32_t iop, bool store, uint32_t align_log2)
 {
 	struct memarg ma;
 	struct vent a, v;
@@ -2232,6 +2603,9 @@ static int simd_mem(struct cc *c, uint32_t iop, bool store,
 
 	if (read_memarg(c, align_log2, &ma))
 		return -1;
+	if (ma.is64)
+		return invalid(c, "SIMD access to a 64-bit memory is not "
+				  "supported");
 	if (store) {
 		if (pop(c, V, &v) || pop(c, addr_type(&ma), &a))
 			return -1;
@@ -2269,6 +2643,9 @@ static int simd_memlane(struct cc *c, uint32_t iop, bool store,
 
 	if (read_memarg(c, lane_log2, &ma) || read_lane(c, nlanes, &lane))
 		return -1;
+	if (ma.is64)
+		return invalid(c, "SIMD access to a 64-bit memory is not "
+				  "supported");
 	if (pop(c, V, &v) || pop(c, addr_type(&ma), &a))
 		return -1;
 	if (live(c)) {
@@ -2316,11 +2693,11 @@ static int op_simd(struct cc *c)
 				align_log2);
 #define SIMDOP_MEMLANE(subop, name, KIND, lane_log2, nlanes, fn)               \
 	case subop:                                                            \
-		return simd_memlane(c, WASM_IOP_##name,                        \
-				    SIMD_IS_STORE_##KIND, lane_log2, nlanes);
-#define SIMD_IS_STORE_LOAD false
-#define SIMD_IS_STORE_STORE true
-#define SIMD_IS_STORE_LOAD_LANE false
+		return simd_memlane(c, WASM_IOP_##name, SIMD_IS_STORE_##KIND,  \
+				    lane_log2, nlanes);
+#define SIMD_IS_STORE_LOAD	 false
+#define SIMD_IS_STORE_STORE	 true
+#define SIMD_IS_STORE_LOAD_LANE	 false
 #define SIMD_IS_STORE_STORE_LANE true
 #include "wasm/ops_simd.def"
 	case 0x0c: /* v128.const */
@@ -2475,6 +2852,7 @@ static void cc_free(struct cc *c)
 	free(c->fixes);
 	free(c->handlers);
 	free(c->catches);
+	free(c->links);
 }
 
 static int setup_locals(struct cc *c)
@@ -2521,9 +2899,9 @@ static int run(struct cc *c)
 
 		c->op_off = c->r.pos;
 		if (c->r.pos >= c->r.end) {
-			return malformed(c, c->r.pos,
-					 c->last_func
-					     ? WASM_MSG_UNEXPECTED_END_SECTION
+			return malformed(
+				c, c->r.pos,
+				c->last_func ? WASM_MSG_UNEXPECTED_END_SECTION
 					     : "END opcode expected");
 		}
 		op = c->r.bytes[c->r.pos++];
@@ -2600,9 +2978,12 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->nhandlers = c.nhandlers;
 	wc->handlers = c.handlers;
 	wc->catches = c.catches;
+	wc->links = c.links;
+	wc->nlinks = c.nlinks;
 	c.code = NULL;
 	c.handlers = NULL;
 	c.catches = NULL;
+	c.links = NULL;
 	cc_free(&c);
 	*out = wc;
 	return 0;
@@ -2615,5 +2996,21 @@ void wasm_compiled_free(struct wasm_compiled *c)
 	free(c->code);
 	free(c->handlers);
 	free(c->catches);
+	free(c->links);
 	free(c);
+}
+
+void wasm_compile_link(struct wasm_compiled **compiled, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct wasm_compiled *wc = compiled[i];
+		for (uint32_t k = 0; k < wc->nlinks; k++) {
+			uint32_t *cell = wc->code + wc->links[k];
+			const struct wasm_compiled *callee = compiled[cell[0]];
+			memcpy(cell, &callee, sizeof callee);
+		}
+		free(wc->links);
+		wc->links = NULL;
+		wc->nlinks = 0;
+	}
 }

@@ -26,8 +26,8 @@
 
 #define DEFAULT_MAX_BYTES (1u << 20)
 #define DEFAULT_MAX_DEPTH 100000u
-#define INITIAL_SLOTS 128u
-#define INITIAL_FRAMES 8u
+#define INITIAL_SLOTS	  128u
+#define INITIAL_FRAMES	  8u
 
 static size_t stack_bytes(size_t slots, size_t frames)
 {
@@ -57,6 +57,7 @@ wasm_exec *wasm_exec_new(wasm_store *s, const wasm_exec_config *cfg)
 		wasm_exec_free(e);
 		return NULL;
 	}
+	e->stack_end = e->stack + e->stack_cap;
 	e->fuel = UINT64_MAX;
 	e->fuel_unlimited = true;
 	return e;
@@ -98,6 +99,7 @@ int wasm_exec_grow_stack(wasm_exec *e, size_t need)
 		return -1;
 	e->stack = p;
 	e->stack_cap = n;
+	e->stack_end = p + n;
 	return 0;
 }
 
@@ -110,8 +112,7 @@ int wasm_exec_grow_frames(wasm_exec *e)
 		return 0;
 	if (e->nframes >= e->max_depth)
 		return -1;
-	if (stack_bytes(e->stack_cap, (size_t)e->frames_cap + 1) >
-	    e->max_bytes)
+	if (stack_bytes(e->stack_cap, (size_t)e->frames_cap + 1) > e->max_bytes)
 		return -1;
 	limit = (e->max_bytes - stack_bytes(e->stack_cap, 0)) /
 		sizeof(struct wasm_frame);
@@ -275,10 +276,11 @@ wasm_exec_status wasm_exec_call(wasm_exec *e, wasm_func *f,
 		const struct wasm_compiled *c = f->u.wasm.code;
 		memset(e->stack + c->nparam_slots, 0,
 		       (size_t)(c->nlocal_slots - c->nparam_slots) *
-			   sizeof *e->stack);
+			       sizeof *e->stack);
 		e->pc = c->code;
 		e->fp = 0;
-		e->func = f;
+		e->code = c;
+		e->inst = f->u.wasm.inst;
 	}
 	e->state = WASM_EXEC_STATE_RUNNING;
 	return settle(e, wasm_interp_run(e));
@@ -299,7 +301,8 @@ wasm_exec_status wasm_exec_resume(wasm_exec *e, const wasm_val *results,
 		if (results[i].type != ft->results[i])
 			return misuse(e, "result type mismatch");
 	for (uint32_t i = 0; i < nresults; i++) {
-		wasm_val_to_slots(&results[i], e->stack + e->blocked_base + off);
+		wasm_val_to_slots(&results[i],
+				  e->stack + e->blocked_base + off);
 		off += wasm_valtype_slots(ft->results[i]);
 	}
 	e->blocked = NULL;

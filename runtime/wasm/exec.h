@@ -9,8 +9,8 @@
  *    and the frame stack (return position, caller frame base and caller
  *    function).  Neither holds C pointers into the value stack, so both
  *    can be reallocated while a call is in progress.
- *  - While the exec is not running, (pc, fp, func) say where the guest
- *    continues; a suspended exec is plain data.
+ *  - While the exec is not running, (pc, fp, code, inst) say where the
+ *    guest continues; a suspended exec is plain data.
  *  - The value stack and the frame stack together never exceed
  *    max_bytes, and the frame stack never holds more than max_depth
  *    frames; passing either traps with "call stack exhausted".
@@ -25,9 +25,10 @@
 #include "wasm/store.h"
 
 struct wasm_frame {
-	const uint32_t *pc; /* where the caller continues */
-	size_t fp;          /* the caller's frame base, in slots */
-	wasm_func *func;    /* the caller */
+	const uint32_t *pc;		  /* where the caller continues */
+	size_t fp;			  /* its frame base, in slots */
+	const struct wasm_compiled *code; /* the caller's code */
+	wasm_instance *inst;		  /* and instance */
 };
 
 enum wasm_exec_state {
@@ -41,7 +42,8 @@ struct wasm_exec {
 	wasm_store *store;
 
 	uint64_t *stack;
-	size_t stack_cap; /* in slots */
+	size_t stack_cap;    /* in slots */
+	uint64_t *stack_end; /* stack + stack_cap */
 	struct wasm_frame *frames;
 	uint32_t nframes, frames_cap;
 	uint32_t max_depth;
@@ -54,7 +56,8 @@ struct wasm_exec {
 	/* where the guest continues when not running */
 	const uint32_t *pc;
 	size_t fp;
-	wasm_func *func;
+	const struct wasm_compiled *code;
+	wasm_instance *inst;
 
 	/* the outstanding call */
 	wasm_func *entry;
@@ -75,7 +78,7 @@ struct wasm_exec {
 	uint32_t hostbuf_cap;
 };
 
-/* Runs the guest from (pc, fp, func) until it ends or stops. */
+/* Runs the guest from (pc, fp, code, inst) until it ends or stops. */
 wasm_exec_status wasm_interp_run(wasm_exec *e);
 
 /*

@@ -2,11 +2,12 @@
  * interp.c - the interpreter: one dispatch loop over the code of code.h.
  *
  * Contract:
- *  - wasm_interp_run() continues an exec from its saved (pc, fp, func)
+ *  - wasm_interp_run() continues an exec from its saved (pc, fp, code,
+ *    inst)
  *    and returns when the outermost call returns (DONE), a trap happens
  *    (TRAP), an exception escapes (EXCEPTION), a host function answers
  *    BLOCK (BLOCKED) or fuel runs out (OUT_OF_FUEL).  On the last two the
- *    exec's (pc, fp, func) are saved so that running it again continues
+ *    exec's position is saved so that running it again continues
  *    exactly there: a stopped branch or call is executed again, a blocked
  *    host call continues right after the call.
  *  - A call between wasm functions never recurses on the C stack: it
@@ -38,7 +39,7 @@
 #endif
 
 #if defined(__GNUC__)
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #if defined(__clang__)
 #define INTERP_ATTR __attribute__((noinline))
@@ -46,9 +47,19 @@
 #define INTERP_ATTR __attribute__((noinline, noclone))
 #endif
 #else
-#define likely(x) (x)
+#define likely(x)   (x)
 #define unlikely(x) (x)
 #define INTERP_ATTR
+#endif
+
+/*
+ * Hides a pointer from the optimiser so a short zeroing loop stays a loop
+ * instead of becoming a call to memset.
+ */
+#if defined(__GNUC__)
+#define OPAQUE(p) __asm__("" : "+r"(p))
+#else
+#define OPAQUE(p) ((void)0)
 #endif
 
 /* ---- value access ------------------------------------------------------- */
@@ -78,7 +89,7 @@
 #define CELLS_F32 1
 #define CELLS_F64 2
 
-#define S(i) fp[pc[i]]
+#define S(i)	fp[pc[i]]
 #define GETV(i) ((wasm_v128){fp[pc[i]], fp[pc[i] + 1]})
 #define PUTV(i, v)                                                             \
 	do {                                                                   \
@@ -93,8 +104,7 @@ static uint32_t opcell_of(enum wasm_iop op);
  * The handler table (offsets or op numbers), fetched once per process
  * from inside the interpreter function: label addresses only exist there.
  */
-static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
-    INTERP_ATTR;
+static wasm_exec_status interp(wasm_exec *e, const int32_t **table) INTERP_ATTR;
 
 uint32_t wasm_interp_opcell(enum wasm_iop op)
 {
@@ -127,6 +137,8 @@ static uint32_t param_slots(const wasm_func *f)
 
 /* Effective address check: [ea, ea + n) inside a memory of `size` bytes. */
 #define BOUNDS(ea, n, size) (unlikely((ea) + (n) > (size)))
+/* [d, d + n) not inside [0, size), for any 64-bit d and n. */
+#define OUTSIDE(d, n, size) (unlikely((n) > (size) || (d) > (size) - (n)))
 
 static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 {
@@ -134,11 +146,11 @@ static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 #define OPCELL(x) (int32_t)(&&L_##x - &&L_base)
 	static const int32_t handlers[WASM_IOP_COUNT] = {
 #define X_(x) [WASM_IOP_##x] = OPCELL(x),
-	    WASM_IOPS_BASE(X_)
+		WASM_IOPS_BASE(X_)
 #undef X_
-#define NUMOP_UN(op, name, R, A, fn) [WASM_IOP_##name] = OPCELL(name),
+#define NUMOP_UN(op, name, R, A, fn)	  [WASM_IOP_##name] = OPCELL(name),
 #define NUMOP_UN_TRAP(op, name, R, A, fn) [WASM_IOP_##name] = OPCELL(name),
-#define NUMOP_FC_UN(op, name, R, A, fn) [WASM_IOP_##name] = OPCELL(name),
+#define NUMOP_FC_UN(op, name, R, A, fn)	  [WASM_IOP_##name] = OPCELL(name),
 #define NUMOP_BIN(op, name, R, A, fn)                                          \
 	[WASM_IOP_##name##_ss] = OPCELL(name##_ss),                            \
 	[WASM_IOP_##name##_si] = OPCELL(name##_si),
@@ -151,27 +163,28 @@ static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 	[WASM_IOP_brif_##name##_si] = OPCELL(brif_##name##_si),                \
 	[WASM_IOP_brifnot_##name##_ss] = OPCELL(brifnot_##name##_ss),          \
 	[WASM_IOP_brifnot_##name##_si] = OPCELL(brifnot_##name##_si),
-	    WASM_CMPOPS(X_)
+			WASM_CMPOPS(X_)
 #undef X_
-#define SIMDOP(sub, name, SHAPE, fn) [WASM_IOP_##name] = OPCELL(name),
-#define SIMDOP_LANE(sub, name, SHAPE, n, fn) [WASM_IOP_##name] = OPCELL(name),
-#define SIMDOP_MEM(sub, name, K, a, fn) [WASM_IOP_##name] = OPCELL(name),
+#define SIMDOP(sub, name, SHAPE, fn)	       [WASM_IOP_##name] = OPCELL(name),
+#define SIMDOP_LANE(sub, name, SHAPE, n, fn)   [WASM_IOP_##name] = OPCELL(name),
+#define SIMDOP_MEM(sub, name, K, a, fn)	       [WASM_IOP_##name] = OPCELL(name),
 #define SIMDOP_MEMLANE(sub, name, K, l, n, fn) [WASM_IOP_##name] = OPCELL(name),
 #include "wasm/ops_simd.def"
 	};
 	static const int32_t ret_stub[1] = {OPCELL(ret)};
-#define OP(x) L_##x:
+#define OP(x)  L_##x:
 #define NEXT() goto *(const void *)((const char *)&&L_base + (int32_t)pc[0])
 #else
 	static const int32_t ret_stub[1] = {WASM_IOP_ret};
-#define OP(x) case WASM_IOP_##x:
+#define OP(x)  case WASM_IOP_##x:
 #define NEXT() goto dispatch
 #endif
 	const uint32_t *pc;
 	uint64_t *fp;
-	wasm_func *func;
 	wasm_instance *inst;
 	const struct wasm_compiled *code;
+	const struct wasm_compiled *ncode;
+	wasm_instance *ninst;
 	uint8_t *mem = NULL;
 	uint64_t memsize = 0;
 	uint64_t fuel;
@@ -201,7 +214,8 @@ static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 	do {                                                                   \
 		e->pc = pc;                                                    \
 		e->fp = (size_t)(fp - e->stack);                               \
-		e->func = func;                                                \
+		e->code = code;                                                \
+		e->inst = inst;                                                \
 		e->fuel = fuel;                                                \
 	} while (0)
 #define TRAP(k)                                                                \
@@ -229,330 +243,375 @@ static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 
 	pc = e->pc;
 	fp = e->stack + e->fp;
-	func = e->func;
-	inst = func->u.wasm.inst;
-	code = func->u.wasm.code;
+	inst = e->inst;
+	code = e->code;
 	fuel = e->fuel_unlimited ? UINT64_MAX : e->fuel;
 	RELOAD_MEM();
 
 #if USE_GOTO
 	NEXT();
-L_base:
 #else
 dispatch:
-	switch ((enum wasm_iop)pc[0]) {
+	switch ((enum wasm_iop)pc[0])
+#endif
+	{
+#if USE_GOTO
+	L_base:
 #endif
 
-	/* ---- control ---------------------------------------------------- */
+		/* ---- control ---- */
 
-	OP(unreachable)
-	{
-		TRAP(WASM_TRAP_UNREACHABLE);
-	}
-	OP(br)
-	{
-		BRANCH(pc[1]);
-	}
-	OP(br_nz)
-	{
-		if ((uint32_t)S(1) != 0)
-			BRANCH(pc[2]);
-		pc += 3;
-		NEXT();
-	}
-	OP(br_z)
-	{
-		if ((uint32_t)S(1) == 0)
-			BRANCH(pc[2]);
-		pc += 3;
-		NEXT();
-	}
-	OP(br_nz64)
-	{
-		if (S(1) != 0)
-			BRANCH(pc[2]);
-		pc += 3;
-		NEXT();
-	}
-	OP(br_z64)
-	{
-		if (S(1) == 0)
-			BRANCH(pc[2]);
-		pc += 3;
-		NEXT();
-	}
-	OP(br_table)
-	{
-		uint32_t i = (uint32_t)S(1), n = pc[2];
-		if (i >= n - 1)
-			i = n - 1;
-		BRANCH(pc[3 + i]);
-	}
-	OP(ret1)
-	{
-		fp[0] = S(1);
-		goto do_return;
-	}
-	OP(ret2)
-	{
-		uint64_t lo = S(1), hi = fp[pc[1] + 1];
-		fp[0] = lo;
-		fp[1] = hi;
-		goto do_return;
-	}
-	OP(ret)
-	{
-	do_return:
-		if (unlikely(e->nframes == 0))
-			goto done;
+		OP(unreachable)
 		{
-			struct wasm_frame *fr = &e->frames[--e->nframes];
-			wasm_instance *prev = inst;
-			pc = fr->pc;
-			fp = e->stack + fr->fp;
-			func = fr->func;
-			code = func->u.wasm.code;
-			inst = func->u.wasm.inst;
-			if (inst != prev)
-				RELOAD_MEM();
+			TRAP(WASM_TRAP_UNREACHABLE);
 		}
-		NEXT();
-	}
-	OP(copy)
-	{
-		S(1) = S(2);
-		pc += 3;
-		NEXT();
-	}
-	OP(copy2)
-	{
-		uint64_t lo = S(2), hi = fp[pc[2] + 1];
-		S(1) = lo;
-		fp[pc[1] + 1] = hi;
-		pc += 3;
-		NEXT();
-	}
-	OP(copyn)
-	{
-		memmove(fp + pc[1], fp + pc[2], (size_t)pc[3] * sizeof *fp);
-		pc += 4;
-		NEXT();
-	}
-	OP(const32)
-	{
-		S(1) = pc[2];
-		pc += 3;
-		NEXT();
-	}
-	OP(const64)
-	{
-		S(1) = IMM_I64(pc + 2);
-		pc += 4;
-		NEXT();
-	}
-	OP(const128)
-	{
-		S(1) = IMM_I64(pc + 2);
-		fp[pc[1] + 1] = IMM_I64(pc + 4);
-		pc += 6;
-		NEXT();
-	}
-	OP(select)
-	{
-		S(1) = (uint32_t)S(4) ? S(2) : S(3);
-		pc += 5;
-		NEXT();
-	}
-	OP(select2)
-	{
-		uint32_t src = (uint32_t)S(4) ? pc[2] : pc[3];
-		uint64_t lo = fp[src], hi = fp[src + 1];
-		S(1) = lo;
-		fp[pc[1] + 1] = hi;
-		pc += 5;
-		NEXT();
-	}
-
-	/* ---- calls ------------------------------------------------------ */
-
-	OP(call)
-	{
-		FUEL();
-		callee = inst->funcs[pc[1]];
-		nfp = fp + pc[2];
-		retpc = pc + 3;
-		goto do_call;
-	}
-	OP(call_indirect)
-	{
-		wasm_table_inst *t = inst->tables[pc[4]];
-		uint32_t i = (uint32_t)S(2);
-		FUEL();
-		if (unlikely(i >= t->size))
-			TRAP(WASM_TRAP_UNDEFINED_ELEMENT);
-		callee = (wasm_func *)t->elems[i];
-		if (unlikely(callee == NULL))
-			TRAP(WASM_TRAP_UNINITIALIZED_ELEMENT);
-		if (unlikely(callee->type_id != inst->type_ids[pc[3]]))
-			TRAP(WASM_TRAP_INDIRECT_CALL_TYPE);
-		nfp = fp + pc[1];
-		retpc = pc + 5;
-	do_call:
-		if (unlikely(callee->kind == WASM_FUNC_HOST)) {
-			wasm_host_status st;
-			size_t base = (size_t)(nfp - e->stack);
-			SAVE();
-			st = wasm_exec_call_host(e, callee, nfp);
-			/* the host may have changed the fuel */
-			fuel = e->fuel_unlimited ? UINT64_MAX : e->fuel;
-			if (st == WASM_HOST_OK) {
-				RELOAD_MEM();
-				pc = retpc;
-				NEXT();
-			}
-			if (st == WASM_HOST_BLOCK) {
-				e->pc = retpc;
-				e->blocked = callee;
-				e->blocked_base = base;
-				e->blocked_entry = false;
-				e->state = WASM_EXEC_STATE_BLOCKED;
-				return WASM_EXEC_BLOCKED;
-			}
-			TRAP(WASM_TRAP_HOST);
-		}
+		OP(br)
 		{
-			const struct wasm_compiled *cc = callee->u.wasm.code;
-			struct wasm_frame *fr;
-			if (unlikely(e->nframes >= e->frames_cap) &&
-			    wasm_exec_grow_frames(e))
-				TRAP(WASM_TRAP_STACK_EXHAUSTED);
-			if (unlikely(nfp + cc->frame_slots >
-				     e->stack + e->stack_cap)) {
-				size_t fo = (size_t)(fp - e->stack);
-				size_t no = (size_t)(nfp - e->stack);
-				if (wasm_exec_grow_stack(e, no + cc->frame_slots))
+			BRANCH(pc[1]);
+		}
+		OP(br_nz)
+		{
+			if ((uint32_t)S(1) != 0)
+				BRANCH(pc[2]);
+			pc += 3;
+			NEXT();
+		}
+		OP(br_z)
+		{
+			if ((uint32_t)S(1) == 0)
+				BRANCH(pc[2]);
+			pc += 3;
+			NEXT();
+		}
+		OP(br_nz64)
+		{
+			if (S(1) != 0)
+				BRANCH(pc[2]);
+			pc += 3;
+			NEXT();
+		}
+		OP(br_z64)
+		{
+			if (S(1) == 0)
+				BRANCH(pc[2]);
+			pc += 3;
+			NEXT();
+		}
+		OP(br_table)
+		{
+			uint32_t i = (uint32_t)S(1), n = pc[2];
+			if (i >= n - 1)
+				i = n - 1;
+			BRANCH(pc[3 + i]);
+		}
+		OP(ret1)
+		{
+			fp[0] = S(1);
+			goto do_return;
+		}
+		OP(ret2)
+		{
+			uint64_t lo = S(1), hi = fp[pc[1] + 1];
+			fp[0] = lo;
+			fp[1] = hi;
+			goto do_return;
+		}
+		OP(ret)
+		{
+		do_return:
+			if (unlikely(e->nframes == 0))
+				goto done;
+			{
+				struct wasm_frame *fr =
+					&e->frames[--e->nframes];
+				wasm_instance *prev = inst;
+				pc = fr->pc;
+				fp = e->stack + fr->fp;
+				code = fr->code;
+				inst = fr->inst;
+				if (inst != prev)
+					RELOAD_MEM();
+			}
+			NEXT();
+		}
+		OP(copy)
+		{
+			S(1) = S(2);
+			pc += 3;
+			NEXT();
+		}
+		OP(copy2)
+		{
+			uint64_t lo = S(2), hi = fp[pc[2] + 1];
+			S(1) = lo;
+			fp[pc[1] + 1] = hi;
+			pc += 3;
+			NEXT();
+		}
+		OP(copy_pair)
+		{
+			S(1) = S(2);
+			S(3) = S(4);
+			pc += 5;
+			NEXT();
+		}
+		OP(copyn)
+		{
+			memmove(fp + pc[1], fp + pc[2],
+				(size_t)pc[3] * sizeof *fp);
+			pc += 4;
+			NEXT();
+		}
+		OP(const32)
+		{
+			S(1) = pc[2];
+			pc += 3;
+			NEXT();
+		}
+		OP(const64)
+		{
+			S(1) = IMM_I64(pc + 2);
+			pc += 4;
+			NEXT();
+		}
+		OP(const128)
+		{
+			S(1) = IMM_I64(pc + 2);
+			fp[pc[1] + 1] = IMM_I64(pc + 4);
+			pc += 6;
+			NEXT();
+		}
+		OP(select)
+		{
+			S(1) = (uint32_t)S(4) ? S(2) : S(3);
+			pc += 5;
+			NEXT();
+		}
+		OP(select2)
+		{
+			uint32_t src = (uint32_t)S(4) ? pc[2] : pc[3];
+			uint64_t lo = fp[src], hi = fp[src + 1];
+			S(1) = lo;
+			fp[pc[1] + 1] = hi;
+			pc += 5;
+			NEXT();
+		}
+
+		/* ---- calls ---- */
+
+		OP(call_local)
+		{
+			/* a function of this module: its code is in the op */
+			FUEL();
+			nfp = fp + pc[1];
+			memcpy(&ncode, pc + 2, sizeof ncode);
+			ninst = inst;
+			retpc = pc + 2 + WASM_PTR_CELLS;
+			goto do_call_wasm;
+		}
+		OP(call)
+		{
+			FUEL();
+			callee = inst->funcs[pc[1]];
+			nfp = fp + pc[2];
+			retpc = pc + 3;
+			goto do_call;
+		}
+		OP(call_indirect)
+		{
+			wasm_table_inst *t = inst->tables[pc[4]];
+			uint64_t i = S(2);
+			FUEL();
+			if (unlikely(i >= t->size))
+				TRAP(WASM_TRAP_UNDEFINED_ELEMENT);
+			callee = (wasm_func *)t->elems[i];
+			if (unlikely(callee == NULL))
+				TRAP(WASM_TRAP_UNINITIALIZED_ELEMENT);
+			if (unlikely(callee->type_id != inst->type_ids[pc[3]]))
+				TRAP(WASM_TRAP_INDIRECT_CALL_TYPE);
+			nfp = fp + pc[1];
+			retpc = pc + 5;
+		do_call:
+			if (unlikely(callee->kind == WASM_FUNC_HOST)) {
+				wasm_host_status st;
+				size_t base = (size_t)(nfp - e->stack);
+				SAVE();
+				st = wasm_exec_call_host(e, callee, nfp);
+				/* the host may have changed the fuel */
+				fuel = e->fuel_unlimited ? UINT64_MAX : e->fuel;
+				if (st == WASM_HOST_OK) {
+					RELOAD_MEM();
+					pc = retpc;
+					NEXT();
+				}
+				if (st == WASM_HOST_BLOCK) {
+					e->pc = retpc;
+					e->blocked = callee;
+					e->blocked_base = base;
+					e->blocked_entry = false;
+					e->state = WASM_EXEC_STATE_BLOCKED;
+					return WASM_EXEC_BLOCKED;
+				}
+				TRAP(WASM_TRAP_HOST);
+			}
+			ncode = callee->u.wasm.code;
+			ninst = callee->u.wasm.inst;
+		do_call_wasm:
+			if (1) {
+				struct wasm_frame *fr;
+				uint64_t *z, *ze;
+				if (unlikely(e->nframes >= e->frames_cap) &&
+				    wasm_exec_grow_frames(e))
 					TRAP(WASM_TRAP_STACK_EXHAUSTED);
-				fp = e->stack + fo;
-				nfp = e->stack + no;
+				if (unlikely(nfp + ncode->frame_slots >
+					     e->stack_end)) {
+					size_t fo = (size_t)(fp - e->stack);
+					size_t no = (size_t)(nfp - e->stack);
+					if (wasm_exec_grow_stack(
+						    e, no + ncode->frame_slots))
+						TRAP(WASM_TRAP_STACK_EXHAUSTED);
+					fp = e->stack + fo;
+					nfp = e->stack + no;
+				}
+				fr = &e->frames[e->nframes++];
+				fr->pc = retpc;
+				fr->fp = (size_t)(fp - e->stack);
+				fr->code = code;
+				fr->inst = inst;
+				z = nfp + ncode->nparam_slots;
+				ze = nfp + ncode->nlocal_slots;
+				while (z < ze) {
+					*z++ = 0;
+					OPAQUE(z);
+				}
+				fp = nfp;
+				code = ncode;
+				pc = ncode->code;
+				if (ninst != inst) {
+					inst = ninst;
+					RELOAD_MEM();
+				}
 			}
-			fr = &e->frames[e->nframes++];
-			fr->pc = retpc;
-			fr->fp = (size_t)(fp - e->stack);
-			fr->func = func;
-			memset(nfp + cc->nparam_slots, 0,
-			       (size_t)(cc->nlocal_slots - cc->nparam_slots) *
-				   sizeof *nfp);
-			fp = nfp;
-			func = callee;
-			code = cc;
-			pc = cc->code;
-			if (callee->u.wasm.inst != inst) {
-				inst = callee->u.wasm.inst;
-				RELOAD_MEM();
-			}
+			NEXT();
 		}
-		NEXT();
-	}
-	OP(return_call)
-	{
-		FUEL();
-		callee = inst->funcs[pc[1]];
-		nfp = fp + pc[2];
-		goto do_tail_call;
-	}
-	OP(return_call_indirect)
-	{
-		wasm_table_inst *t = inst->tables[pc[4]];
-		uint32_t i = (uint32_t)S(2);
-		FUEL();
-		if (unlikely(i >= t->size))
-			TRAP(WASM_TRAP_UNDEFINED_ELEMENT);
-		callee = (wasm_func *)t->elems[i];
-		if (unlikely(callee == NULL))
-			TRAP(WASM_TRAP_UNINITIALIZED_ELEMENT);
-		if (unlikely(callee->type_id != inst->type_ids[pc[3]]))
-			TRAP(WASM_TRAP_INDIRECT_CALL_TYPE);
-		nfp = fp + pc[1];
-	do_tail_call:
-		memmove(fp, nfp, (size_t)param_slots(callee) * sizeof *fp);
-		if (unlikely(callee->kind == WASM_FUNC_HOST)) {
-			wasm_host_status st;
-			SAVE();
-			st = wasm_exec_call_host(e, callee, fp);
-			fuel = e->fuel_unlimited ? UINT64_MAX : e->fuel;
-			if (st == WASM_HOST_OK)
-				goto do_return;
-			if (st == WASM_HOST_BLOCK) {
-				/* resume writes the results, then returns */
-				e->pc = (const uint32_t *)ret_stub;
-				e->blocked = callee;
-				e->blocked_base = e->fp;
-				e->blocked_entry = false;
-				e->state = WASM_EXEC_STATE_BLOCKED;
-				return WASM_EXEC_BLOCKED;
-			}
-			TRAP(WASM_TRAP_HOST);
-		}
+		OP(return_call_local)
 		{
-			const struct wasm_compiled *cc = callee->u.wasm.code;
-			if (unlikely(fp + cc->frame_slots >
-				     e->stack + e->stack_cap)) {
-				size_t fo = (size_t)(fp - e->stack);
-				if (wasm_exec_grow_stack(e, fo + cc->frame_slots))
-					TRAP(WASM_TRAP_STACK_EXHAUSTED);
-				fp = e->stack + fo;
-			}
-			memset(fp + cc->nparam_slots, 0,
-			       (size_t)(cc->nlocal_slots - cc->nparam_slots) *
-				   sizeof *fp);
-			func = callee;
-			code = cc;
-			pc = cc->code;
-			if (callee->u.wasm.inst != inst) {
-				inst = callee->u.wasm.inst;
-				RELOAD_MEM();
-			}
+			FUEL();
+			nfp = fp + pc[1];
+			memcpy(&ncode, pc + 2, sizeof ncode);
+			ninst = inst;
+			memmove(fp, nfp,
+				(size_t)ncode->nparam_slots * sizeof *fp);
+			goto do_tail_call_wasm;
 		}
-		NEXT();
-	}
+		OP(return_call)
+		{
+			FUEL();
+			callee = inst->funcs[pc[1]];
+			nfp = fp + pc[2];
+			goto do_tail_call;
+		}
+		OP(return_call_indirect)
+		{
+			wasm_table_inst *t = inst->tables[pc[4]];
+			uint64_t i = S(2);
+			FUEL();
+			if (unlikely(i >= t->size))
+				TRAP(WASM_TRAP_UNDEFINED_ELEMENT);
+			callee = (wasm_func *)t->elems[i];
+			if (unlikely(callee == NULL))
+				TRAP(WASM_TRAP_UNINITIALIZED_ELEMENT);
+			if (unlikely(callee->type_id != inst->type_ids[pc[3]]))
+				TRAP(WASM_TRAP_INDIRECT_CALL_TYPE);
+			nfp = fp + pc[1];
+		do_tail_call:
+			memmove(fp, nfp,
+				(size_t)param_slots(callee) * sizeof *fp);
+			if (unlikely(callee->kind == WASM_FUNC_HOST)) {
+				wasm_host_status st;
+				SAVE();
+				st = wasm_exec_call_host(e, callee, fp);
+				fuel = e->fuel_unlimited ? UINT64_MAX : e->fuel;
+				if (st == WASM_HOST_OK)
+					goto do_return;
+				if (st == WASM_HOST_BLOCK) {
+					/* resume writes the results, then
+					 * returns */
+					e->pc = (const uint32_t *)ret_stub;
+					e->blocked = callee;
+					e->blocked_base = e->fp;
+					e->blocked_entry = false;
+					e->state = WASM_EXEC_STATE_BLOCKED;
+					return WASM_EXEC_BLOCKED;
+				}
+				TRAP(WASM_TRAP_HOST);
+			}
+			ncode = callee->u.wasm.code;
+			ninst = callee->u.wasm.inst;
+		do_tail_call_wasm:
+			if (1) {
+				uint64_t *z, *ze;
+				if (unlikely(fp + ncode->frame_slots >
+					     e->stack_end)) {
+					size_t fo = (size_t)(fp - e->stack);
+					if (wasm_exec_grow_stack(
+						    e, fo + ncode->frame_slots))
+						TRAP(WASM_TRAP_STACK_EXHAUSTED);
+					fp = e->stack + fo;
+				}
+				z = fp + ncode->nparam_slots;
+				ze = fp + ncode->nlocal_slots;
+				while (z < ze) {
+					*z++ = 0;
+					OPAQUE(z);
+				}
+				code = ncode;
+				pc = ncode->code;
+				if (ninst != inst) {
+					inst = ninst;
+					RELOAD_MEM();
+				}
+			}
+			NEXT();
+		}
 
-	/* ---- globals ---------------------------------------------------- */
+		/* ---- globals ---- */
 
-	OP(global_get)
-	{
-		S(1) = inst->globals[pc[2]]->slots[0];
-		pc += 3;
-		NEXT();
-	}
-	OP(global_get2)
-	{
-		wasm_global_inst *g = inst->globals[pc[2]];
-		S(1) = g->slots[0];
-		fp[pc[1] + 1] = g->slots[1];
-		pc += 3;
-		NEXT();
-	}
-	OP(global_set)
-	{
-		inst->globals[pc[1]]->slots[0] = S(2);
-		pc += 3;
-		NEXT();
-	}
-	OP(global_set2)
-	{
-		wasm_global_inst *g = inst->globals[pc[1]];
-		g->slots[0] = S(2);
-		g->slots[1] = fp[pc[2] + 1];
-		pc += 3;
-		NEXT();
-	}
+		OP(global_get)
+		{
+			S(1) = inst->globals[pc[2]]->slots[0];
+			pc += 3;
+			NEXT();
+		}
+		OP(global_get2)
+		{
+			wasm_global_inst *g = inst->globals[pc[2]];
+			S(1) = g->slots[0];
+			fp[pc[1] + 1] = g->slots[1];
+			pc += 3;
+			NEXT();
+		}
+		OP(global_set)
+		{
+			inst->globals[pc[1]]->slots[0] = S(2);
+			pc += 3;
+			NEXT();
+		}
+		OP(global_set2)
+		{
+			wasm_global_inst *g = inst->globals[pc[1]];
+			g->slots[0] = S(2);
+			g->slots[1] = fp[pc[2] + 1];
+			pc += 3;
+			NEXT();
+		}
 
-	/* ---- memory 0 loads and stores ---------------------------------- */
+		/* ---- memory 0 loads and stores ---- */
 
 /*
- * Each access comes in three forms: address in a slot, address = slot +
- * immediate (a folded i32.add, wrapping in 32 bits as wasm does), and a
- * constant effective address.
+ * Each access comes in four forms: address in a slot, address = slot +
+ * immediate or slot + slot (a folded i32.add, wrapping in 32 bits as wasm
+ * does), and a constant effective address.
  */
 #define LOAD_OP(name, T, BOXED)                                                \
 	OP(name)                                                               \
@@ -568,8 +627,8 @@ dispatch:
 	}                                                                      \
 	OP(name##_a)                                                           \
 	{                                                                      \
-		uint64_t ea = (uint64_t)(uint32_t)((uint32_t)S(2) + pc[3]) +   \
-			      pc[4];                                           \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(2) + pc[3]) + pc[4];  \
 		T v;                                                           \
 		if (BOUNDS(ea, sizeof v, memsize))                             \
 			TRAP(WASM_TRAP_MEMORY_OOB);                            \
@@ -588,16 +647,29 @@ dispatch:
 		S(1) = (BOXED);                                                \
 		pc += 4;                                                       \
 		NEXT();                                                        \
+	}                                                                      \
+	OP(name##_r)                                                           \
+	{                                                                      \
+		uint64_t ea = (uint64_t)(uint32_t)((uint32_t)S(2) +            \
+						   (uint32_t)S(3)) +           \
+			      pc[4];                                           \
+		T v;                                                           \
+		if (BOUNDS(ea, sizeof v, memsize))                             \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&v, mem + ea, sizeof v);                                \
+		S(1) = (BOXED);                                                \
+		pc += 5;                                                       \
+		NEXT();                                                        \
 	}
-	LOAD_OP(load32, uint32_t, v)
-	LOAD_OP(load64, uint64_t, v)
-	LOAD_OP(load8s32, int8_t, (uint32_t)(int32_t)v)
-	LOAD_OP(load8s64, int8_t, (uint64_t)(int64_t)v)
-	LOAD_OP(load8u, uint8_t, v)
-	LOAD_OP(load16s32, int16_t, (uint32_t)(int32_t)v)
-	LOAD_OP(load16s64, int16_t, (uint64_t)(int64_t)v)
-	LOAD_OP(load16u, uint16_t, v)
-	LOAD_OP(load32s64, int32_t, (uint64_t)(int64_t)v)
+		LOAD_OP(load32, uint32_t, v)
+		LOAD_OP(load64, uint64_t, v)
+		LOAD_OP(load8s32, int8_t, (uint32_t)(int32_t)v)
+		LOAD_OP(load8s64, int8_t, (uint64_t)(int64_t)v)
+		LOAD_OP(load8u, uint8_t, v)
+		LOAD_OP(load16s32, int16_t, (uint32_t)(int32_t)v)
+		LOAD_OP(load16s64, int16_t, (uint64_t)(int64_t)v)
+		LOAD_OP(load16u, uint16_t, v)
+		LOAD_OP(load32s64, int32_t, (uint64_t)(int64_t)v)
 #undef LOAD_OP
 
 #define STORE_OP(name, T)                                                      \
@@ -613,8 +685,8 @@ dispatch:
 	}                                                                      \
 	OP(name##_a)                                                           \
 	{                                                                      \
-		uint64_t ea = (uint64_t)(uint32_t)((uint32_t)S(1) + pc[2]) +   \
-			      pc[4];                                           \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(1) + pc[2]) + pc[4];  \
 		T v = (T)S(3);                                                 \
 		if (BOUNDS(ea, sizeof v, memsize))                             \
 			TRAP(WASM_TRAP_MEMORY_OOB);                            \
@@ -631,272 +703,355 @@ dispatch:
 		memcpy(mem + ea, &v, sizeof v);                                \
 		pc += 4;                                                       \
 		NEXT();                                                        \
+	}                                                                      \
+	OP(name##_r)                                                           \
+	{                                                                      \
+		uint64_t ea = (uint64_t)(uint32_t)((uint32_t)S(1) +            \
+						   (uint32_t)S(2)) +           \
+			      pc[4];                                           \
+		T v = (T)S(3);                                                 \
+		if (BOUNDS(ea, sizeof v, memsize))                             \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(mem + ea, &v, sizeof v);                                \
+		pc += 5;                                                       \
+		NEXT();                                                        \
 	}
-	STORE_OP(store8, uint8_t)
-	STORE_OP(store16, uint16_t)
-	STORE_OP(store32, uint32_t)
-	STORE_OP(store64, uint64_t)
+		STORE_OP(store8, uint8_t)
+		STORE_OP(store16, uint16_t)
+		STORE_OP(store32, uint32_t)
+		STORE_OP(store64, uint64_t)
 #undef STORE_OP
 
-	OP(load_m)
-	{
-		wasm_memory *m = inst->memories[pc[4]];
-		uint64_t ea = (uint64_t)(uint32_t)S(2) + pc[3];
-		uint64_t r = 0;
-		unsigned n;
-		switch (pc[5]) {
-		case WASM_IOP_load64:
-			n = 8;
-			break;
-		case WASM_IOP_load32:
-		case WASM_IOP_load32s64:
-			n = 4;
-			break;
-		case WASM_IOP_load16s32:
-		case WASM_IOP_load16s64:
-		case WASM_IOP_load16u:
-			n = 2;
-			break;
-		default:
-			n = 1;
-			break;
+		OP(load_m)
+		{
+			/* any memory, 32- or 64-bit addresses */
+			wasm_memory *m = inst->memories[pc[5]];
+			uint32_t op = pc[6] & ~WASM_MEM_ADDR64;
+			uint64_t a = (pc[6] & WASM_MEM_ADDR64) ? S(2)
+							       : (uint32_t)S(2);
+			uint64_t ea = a + IMM_I64(pc + 3);
+			uint64_t r = 0;
+			unsigned n;
+			switch (op) {
+			case WASM_IOP_load64:
+				n = 8;
+				break;
+			case WASM_IOP_load32:
+			case WASM_IOP_load32s64:
+				n = 4;
+				break;
+			case WASM_IOP_load16s32:
+			case WASM_IOP_load16s64:
+			case WASM_IOP_load16u:
+				n = 2;
+				break;
+			default:
+				n = 1;
+				break;
+			}
+			if (ea < a || ea > m->size || n > m->size - ea)
+				TRAP(WASM_TRAP_MEMORY_OOB);
+			memcpy(&r, m->data + ea, n);
+			switch (op) {
+			case WASM_IOP_load8s32:
+				r = (uint32_t)(int32_t)(int8_t)(uint8_t)r;
+				break;
+			case WASM_IOP_load8s64:
+				r = (uint64_t)(int64_t)(int8_t)(uint8_t)r;
+				break;
+			case WASM_IOP_load16s32:
+				r = (uint32_t)(int32_t)(int16_t)(uint16_t)r;
+				break;
+			case WASM_IOP_load16s64:
+				r = (uint64_t)(int64_t)(int16_t)(uint16_t)r;
+				break;
+			case WASM_IOP_load32s64:
+				r = (uint64_t)(int64_t)(int32_t)(uint32_t)r;
+				break;
+			default:
+				break;
+			}
+			S(1) = r;
+			pc += 7;
+			NEXT();
 		}
-		if (BOUNDS(ea, n, m->size))
-			TRAP(WASM_TRAP_MEMORY_OOB);
-		memcpy(&r, m->data + ea, n);
-		switch (pc[5]) {
-		case WASM_IOP_load8s32:
-			r = (uint32_t)(int32_t)(int8_t)(uint8_t)r;
-			break;
-		case WASM_IOP_load8s64:
-			r = (uint64_t)(int64_t)(int8_t)(uint8_t)r;
-			break;
-		case WASM_IOP_load16s32:
-			r = (uint32_t)(int32_t)(int16_t)(uint16_t)r;
-			break;
-		case WASM_IOP_load16s64:
-			r = (uint64_t)(int64_t)(int16_t)(uint16_t)r;
-			break;
-		case WASM_IOP_load32s64:
-			r = (uint64_t)(int64_t)(int32_t)(uint32_t)r;
-			break;
-		default:
-			break;
+		OP(store_m)
+		{
+			wasm_memory *m = inst->memories[pc[5]];
+			uint32_t op = pc[6] & ~WASM_MEM_ADDR64;
+			uint64_t a = (pc[6] & WASM_MEM_ADDR64) ? S(1)
+							       : (uint32_t)S(1);
+			uint64_t ea = a + IMM_I64(pc + 3);
+			uint64_t v = S(2);
+			unsigned n;
+			switch (op) {
+			case WASM_IOP_store8:
+				n = 1;
+				break;
+			case WASM_IOP_store16:
+				n = 2;
+				break;
+			case WASM_IOP_store32:
+				n = 4;
+				break;
+			default:
+				n = 8;
+				break;
+			}
+			if (ea < a || ea > m->size || n > m->size - ea)
+				TRAP(WASM_TRAP_MEMORY_OOB);
+			memcpy(m->data + ea, &v, n);
+			pc += 7;
+			NEXT();
 		}
-		S(1) = r;
-		pc += 6;
-		NEXT();
-	}
-	OP(store_m)
-	{
-		wasm_memory *m = inst->memories[pc[4]];
-		uint64_t ea = (uint64_t)(uint32_t)S(1) + pc[3];
-		uint64_t v = S(2);
-		unsigned n;
-		switch (pc[5]) {
-		case WASM_IOP_store8:
-			n = 1;
-			break;
-		case WASM_IOP_store16:
-			n = 2;
-			break;
-		case WASM_IOP_store32:
-			n = 4;
-			break;
-		default:
-			n = 8;
-			break;
+
+		/*
+		 * ---- bulk memory and tables ----
+		 * Operands that may be i64 (memory64, table64) are read as
+		 * whole slots: an i32 in a slot is always zero-extended.
+		 * Ranges are checked without overflow: [d, d + n) fits in
+		 * size iff n <= size && d <= size - n.
+		 */
+
+		OP(memory_size)
+		{
+			S(1) = wasm_memory_pages(inst->memories[pc[2]]);
+			pc += 3;
+			NEXT();
 		}
-		if (BOUNDS(ea, n, m->size))
-			TRAP(WASM_TRAP_MEMORY_OOB);
-		memcpy(m->data + ea, &v, n);
-		pc += 6;
-		NEXT();
-	}
+		OP(memory_grow)
+		{
+			wasm_memory *m = inst->memories[pc[3]];
+			int64_t r = wasm_memory_grow(m, S(2));
+			S(1) = pc[4] ? (uint64_t)r : (uint32_t)r;
+			RELOAD_MEM();
+			pc += 5;
+			NEXT();
+		}
+		OP(memory_fill)
+		{
+			wasm_memory *m = inst->memories[pc[1]];
+			uint64_t d = S(2), n = S(4);
+			if (OUTSIDE(d, n, m->size))
+				TRAP(WASM_TRAP_MEMORY_OOB);
+			memset(m->data + d, (int)(uint8_t)S(3), n);
+			pc += 5;
+			NEXT();
+		}
+		OP(memory_copy)
+		{
+			wasm_memory *md = inst->memories[pc[1]];
+			wasm_memory *ms = inst->memories[pc[2]];
+			uint64_t d = S(3), s = S(4), n = S(5);
+			if (OUTSIDE(d, n, md->size) || OUTSIDE(s, n, ms->size))
+				TRAP(WASM_TRAP_MEMORY_OOB);
+			memmove(md->data + d, ms->data + s, n);
+			pc += 6;
+			NEXT();
+		}
+		OP(memory_init)
+		{
+			wasm_memory *m = inst->memories[pc[1]];
+			const wasm_data_inst *ds = &inst->datas[pc[2]];
+			uint64_t d = S(3), s = S(4), n = S(5);
+			if (OUTSIDE(s, n, ds->len) || OUTSIDE(d, n, m->size))
+				TRAP(WASM_TRAP_MEMORY_OOB);
+			if (n)
+				memcpy(m->data + d, ds->bytes + s, n);
+			pc += 6;
+			NEXT();
+		}
+		OP(data_drop)
+		{
+			inst->datas[pc[1]].len = 0;
+			pc += 2;
+			NEXT();
+		}
+		OP(table_get)
+		{
+			wasm_table_inst *t = inst->tables[pc[2]];
+			uint64_t i = S(3);
+			if (i >= t->size)
+				TRAP(WASM_TRAP_TABLE_OOB);
+			S(1) = (uint64_t)t->elems[i];
+			pc += 4;
+			NEXT();
+		}
+		OP(table_set)
+		{
+			wasm_table_inst *t = inst->tables[pc[1]];
+			uint64_t i = S(2);
+			if (i >= t->size)
+				TRAP(WASM_TRAP_TABLE_OOB);
+			t->elems[i] = (wasm_ref)S(3);
+			pc += 4;
+			NEXT();
+		}
+		OP(table_size)
+		{
+			S(1) = inst->tables[pc[2]]->size;
+			pc += 3;
+			NEXT();
+		}
+		OP(table_grow)
+		{
+			wasm_table_inst *t = inst->tables[pc[2]];
+			int64_t r = wasm_table_grow(t, S(4), (wasm_ref)S(3));
+			S(1) = pc[5] ? (uint64_t)r : (uint32_t)r;
+			pc += 6;
+			NEXT();
+		}
+		OP(table_fill)
+		{
+			wasm_table_inst *t = inst->tables[pc[1]];
+			uint64_t i = S(2), n = S(4);
+			wasm_ref v = (wasm_ref)S(3);
+			if (OUTSIDE(i, n, t->size))
+				TRAP(WASM_TRAP_TABLE_OOB);
+			for (uint64_t k = 0; k < n; k++)
+				t->elems[i + k] = v;
+			pc += 5;
+			NEXT();
+		}
+		OP(table_copy)
+		{
+			wasm_table_inst *td = inst->tables[pc[1]];
+			wasm_table_inst *ts = inst->tables[pc[2]];
+			uint64_t d = S(3), s = S(4), n = S(5);
+			if (OUTSIDE(d, n, td->size) || OUTSIDE(s, n, ts->size))
+				TRAP(WASM_TRAP_TABLE_OOB);
+			memmove(td->elems + d, ts->elems + s,
+				n * sizeof *td->elems);
+			pc += 6;
+			NEXT();
+		}
+		OP(table_init)
+		{
+			wasm_table_inst *t = inst->tables[pc[1]];
+			const wasm_elem_inst *es = &inst->elems[pc[2]];
+			uint64_t d = S(3), s = S(4), n = S(5);
+			if (OUTSIDE(s, n, es->len) || OUTSIDE(d, n, t->size))
+				TRAP(WASM_TRAP_TABLE_OOB);
+			if (n)
+				memcpy(t->elems + d, es->refs + s,
+				       n * sizeof *t->elems);
+			pc += 6;
+			NEXT();
+		}
+		OP(elem_drop)
+		{
+			inst->elems[pc[1]].len = 0;
+			pc += 2;
+			NEXT();
+		}
+		OP(ref_is_null)
+		{
+			S(1) = S(2) == 0;
+			pc += 3;
+			NEXT();
+		}
+		OP(ref_func)
+		{
+			S(1) = (uint64_t)(uintptr_t)inst->funcs[pc[2]];
+			pc += 3;
+			NEXT();
+		}
 
-	/* ---- bulk memory ------------------------------------------------ */
+		/* ---- exceptions ---- */
 
-	OP(memory_size)
-	{
-		S(1) = (uint32_t)wasm_memory_pages(inst->memories[pc[2]]);
-		pc += 3;
-		NEXT();
-	}
-	OP(memory_grow)
-	{
-		wasm_memory *m = inst->memories[pc[3]];
-		int64_t r = wasm_memory_grow(m, (uint32_t)S(2));
-		S(1) = (uint32_t)r;
-		RELOAD_MEM();
-		pc += 4;
-		NEXT();
-	}
-	OP(memory_fill)
-	{
-		wasm_memory *m = inst->memories[pc[1]];
-		uint64_t d = (uint32_t)S(2), n = (uint32_t)S(4);
-		if (d + n > m->size)
-			TRAP(WASM_TRAP_MEMORY_OOB);
-		memset(m->data + d, (int)(uint8_t)S(3), n);
-		pc += 5;
-		NEXT();
-	}
-	OP(memory_copy)
-	{
-		wasm_memory *md = inst->memories[pc[1]];
-		wasm_memory *ms = inst->memories[pc[2]];
-		uint64_t d = (uint32_t)S(3), s = (uint32_t)S(4);
-		uint64_t n = (uint32_t)S(5);
-		if (d + n > md->size || s + n > ms->size)
-			TRAP(WASM_TRAP_MEMORY_OOB);
-		memmove(md->data + d, ms->data + s, n);
-		pc += 6;
-		NEXT();
-	}
-	OP(memory_init)
-	{
-		wasm_memory *m = inst->memories[pc[1]];
-		const wasm_data_inst *ds = &inst->datas[pc[2]];
-		uint64_t d = (uint32_t)S(3), s = (uint32_t)S(4);
-		uint64_t n = (uint32_t)S(5);
-		if (s + n > ds->len || d + n > m->size)
-			TRAP(WASM_TRAP_MEMORY_OOB);
-		if (n)
-			memcpy(m->data + d, ds->bytes + s, n);
-		pc += 6;
-		NEXT();
-	}
-	OP(data_drop)
-	{
-		inst->datas[pc[1]].len = 0;
-		pc += 2;
-		NEXT();
-	}
+		OP(throw)
+		{
+			wasm_tag *tag = inst->tags[pc[1]];
+			uint32_t n = wasm_types_slots(tag->type->params,
+						      tag->type->nparams);
+			exn = wasm_exn_new(e->store, tag, fp + pc[2], n);
+			if (exn == NULL)
+				TRAP(WASM_TRAP_OUT_OF_MEMORY);
+			goto do_unwind;
+		}
+		OP(throw_ref)
+		{
+			exn = (wasm_exn *)(uintptr_t)S(1);
+			if (exn == NULL)
+				TRAP(WASM_TRAP_NULL_REFERENCE);
+			goto do_unwind;
+		}
 
-	/* ---- tables and references -------------------------------------- */
+		/* ---- SIMD extras ---- */
 
-	OP(table_get)
-	{
-		wasm_table_inst *t = inst->tables[pc[2]];
-		uint32_t i = (uint32_t)S(3);
-		if (i >= t->size)
-			TRAP(WASM_TRAP_TABLE_OOB);
-		S(1) = (uint64_t)t->elems[i];
-		pc += 4;
-		NEXT();
+#define MULOP(name, T, expr)                                                   \
+	OP(name)                                                               \
+	{                                                                      \
+		T_##T a = GET_##T(S(2)), b = GET_##T(S(3)), c = GET_##T(S(4)); \
+		S(1) = BOX_##T(expr);                                          \
+		pc += 5;                                                       \
+		NEXT();                                                        \
 	}
-	OP(table_set)
-	{
-		wasm_table_inst *t = inst->tables[pc[1]];
-		uint32_t i = (uint32_t)S(2);
-		if (i >= t->size)
-			TRAP(WASM_TRAP_TABLE_OOB);
-		t->elems[i] = (wasm_ref)S(3);
-		pc += 4;
-		NEXT();
+		MULOP(f32_mul_add, F32, num_f32_add(num_f32_mul(a, b), c))
+		MULOP(f32_add_mul, F32, num_f32_add(a, num_f32_mul(b, c)))
+		MULOP(f32_mul_sub, F32, num_f32_sub(num_f32_mul(a, b), c))
+		MULOP(f32_sub_mul, F32, num_f32_sub(a, num_f32_mul(b, c)))
+		MULOP(f64_mul_add, F64, num_f64_add(num_f64_mul(a, b), c))
+		MULOP(f64_add_mul, F64, num_f64_add(a, num_f64_mul(b, c)))
+		MULOP(f64_mul_sub, F64, num_f64_sub(num_f64_mul(a, b), c))
+		MULOP(f64_sub_mul, F64, num_f64_sub(a, num_f64_mul(b, c)))
+#undef MULOP
+		OP(i32_mul_add)
+		{
+			S(1) = BOX_I32((uint32_t)S(2) * (uint32_t)S(3) +
+				       (uint32_t)S(4));
+			pc += 5;
+			NEXT();
+		}
+		OP(i64_mul_add)
+		{
+			S(1) = S(2) * S(3) + S(4);
+			pc += 5;
+			NEXT();
+		}
+#define LDOP(name, T, LT, expr)                                                \
+	OP(name)                                                               \
+	{                                                                      \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(3) + pc[4]) + pc[5];  \
+		LT raw;                                                        \
+		T_##T a, b;                                                    \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		a = GET_##T(S(2));                                             \
+		b = GET_##T(raw);                                              \
+		S(1) = BOX_##T(expr);                                          \
+		pc += 6;                                                       \
+		NEXT();                                                        \
 	}
-	OP(table_size)
-	{
-		S(1) = (uint32_t)inst->tables[pc[2]]->size;
-		pc += 3;
-		NEXT();
-	}
-	OP(table_grow)
-	{
-		wasm_table_inst *t = inst->tables[pc[2]];
-		int64_t r = wasm_table_grow(t, (uint32_t)S(4), (wasm_ref)S(3));
-		S(1) = (uint32_t)r;
-		pc += 5;
-		NEXT();
-	}
-	OP(table_fill)
-	{
-		wasm_table_inst *t = inst->tables[pc[1]];
-		uint64_t i = (uint32_t)S(2), n = (uint32_t)S(4);
-		wasm_ref v = (wasm_ref)S(3);
-		if (i + n > t->size)
-			TRAP(WASM_TRAP_TABLE_OOB);
-		for (uint64_t k = 0; k < n; k++)
-			t->elems[i + k] = v;
-		pc += 5;
-		NEXT();
-	}
-	OP(table_copy)
-	{
-		wasm_table_inst *td = inst->tables[pc[1]];
-		wasm_table_inst *ts = inst->tables[pc[2]];
-		uint64_t d = (uint32_t)S(3), s = (uint32_t)S(4);
-		uint64_t n = (uint32_t)S(5);
-		if (d + n > td->size || s + n > ts->size)
-			TRAP(WASM_TRAP_TABLE_OOB);
-		memmove(td->elems + d, ts->elems + s, n * sizeof *td->elems);
-		pc += 6;
-		NEXT();
-	}
-	OP(table_init)
-	{
-		wasm_table_inst *t = inst->tables[pc[1]];
-		const wasm_elem_inst *es = &inst->elems[pc[2]];
-		uint64_t d = (uint32_t)S(3), s = (uint32_t)S(4);
-		uint64_t n = (uint32_t)S(5);
-		if (s + n > es->len || d + n > t->size)
-			TRAP(WASM_TRAP_TABLE_OOB);
-		if (n)
-			memcpy(t->elems + d, es->refs + s, n * sizeof *t->elems);
-		pc += 6;
-		NEXT();
-	}
-	OP(elem_drop)
-	{
-		inst->elems[pc[1]].len = 0;
-		pc += 2;
-		NEXT();
-	}
-	OP(ref_is_null)
-	{
-		S(1) = S(2) == 0;
-		pc += 3;
-		NEXT();
-	}
-	OP(ref_func)
-	{
-		S(1) = (uint64_t)(uintptr_t)inst->funcs[pc[2]];
-		pc += 3;
-		NEXT();
-	}
+		LDOP(i32_add_ld, I32, uint32_t, a + b)
+		LDOP(i64_add_ld, I64, uint64_t, a + b)
+		LDOP(f32_add_ld, F32, uint32_t, num_f32_add(a, b))
+		LDOP(f32_sub_ld, F32, uint32_t, num_f32_sub(a, b))
+		LDOP(f32_mul_ld, F32, uint32_t, num_f32_mul(a, b))
+		LDOP(f64_add_ld, F64, uint64_t, num_f64_add(a, b))
+		LDOP(f64_sub_ld, F64, uint64_t, num_f64_sub(a, b))
+		LDOP(f64_mul_ld, F64, uint64_t, num_f64_mul(a, b))
+#undef LDOP
+		OP(i32_shr_u_and)
+		{
+			S(1) = BOX_I32(((uint32_t)S(2) >> (pc[3] & 31)) &
+				       pc[4]);
+			pc += 5;
+			NEXT();
+		}
 
-	/* ---- exceptions ------------------------------------------------- */
+		OP(i8x16_shuffle)
+		{
+			uint8_t lanes[16];
+			memcpy(lanes, pc + 4, sizeof lanes);
+			PUTV(1, simd_i8x16_shuffle(GETV(2), GETV(3), lanes));
+			pc += 8;
+			NEXT();
+		}
 
-	OP(throw)
-	{
-		wasm_tag *tag = inst->tags[pc[1]];
-		uint32_t n = wasm_types_slots(tag->type->params,
-					      tag->type->nparams);
-		exn = wasm_exn_new(e->store, tag, fp + pc[2], n);
-		if (exn == NULL)
-			TRAP(WASM_TRAP_OUT_OF_MEMORY);
-		goto do_unwind;
-	}
-	OP(throw_ref)
-	{
-		exn = (wasm_exn *)(uintptr_t)S(1);
-		if (exn == NULL)
-			TRAP(WASM_TRAP_NULL_REFERENCE);
-		goto do_unwind;
-	}
-
-	/* ---- SIMD extras ------------------------------------------------ */
-
-	OP(i8x16_shuffle)
-	{
-		uint8_t lanes[16];
-		memcpy(lanes, pc + 4, sizeof lanes);
-		PUTV(1, simd_i8x16_shuffle(GETV(2), GETV(3), lanes));
-		pc += 8;
-		NEXT();
-	}
-
-	/* ---- numeric ---------------------------------------------------- */
+		/* ---- numeric ---- */
 
 #define NUMOP_UN(op, name, R, A, fn)                                           \
 	OP(name)                                                               \
@@ -982,24 +1137,24 @@ dispatch:
 		pc += 3 + CELLS_##A;                                           \
 		NEXT();                                                        \
 	}
-	WASM_CMPOPS(CMP_BRANCHES)
+		WASM_CMPOPS(CMP_BRANCHES)
 #undef CMP_BRANCHES
 
-	/* ---- SIMD ------------------------------------------------------- */
+		/* ---- SIMD ---- */
 
-#define SIMD_V_V(fn) PUTV(1, fn(GETV(2)))
-#define SIMD_V_VV(fn) PUTV(1, fn(GETV(2), GETV(3)))
+#define SIMD_V_V(fn)   PUTV(1, fn(GETV(2)))
+#define SIMD_V_VV(fn)  PUTV(1, fn(GETV(2), GETV(3)))
 #define SIMD_V_VVV(fn) PUTV(1, fn(GETV(2), GETV(3), GETV(4)))
-#define SIMD_V_VS(fn) PUTV(1, fn(GETV(2), (uint32_t)S(3)))
+#define SIMD_V_VS(fn)  PUTV(1, fn(GETV(2), (uint32_t)S(3)))
 #define SIMD_I32_V(fn) S(1) = BOX_I32(fn(GETV(2)))
 #define SIMD_V_I32(fn) PUTV(1, fn(GET_I32(S(2))))
 #define SIMD_V_I64(fn) PUTV(1, fn(GET_I64(S(2))))
 #define SIMD_V_F32(fn) PUTV(1, fn(GET_F32(S(2))))
 #define SIMD_V_F64(fn) PUTV(1, fn(GET_F64(S(2))))
-#define SIMD_NIN_V_V 1
-#define SIMD_NIN_V_VV 2
+#define SIMD_NIN_V_V   1
+#define SIMD_NIN_V_VV  2
 #define SIMD_NIN_V_VVV 3
-#define SIMD_NIN_V_VS 2
+#define SIMD_NIN_V_VS  2
 #define SIMD_NIN_I32_V 1
 #define SIMD_NIN_V_I32 1
 #define SIMD_NIN_V_I64 1
@@ -1012,18 +1167,18 @@ dispatch:
 		pc += 2 + SIMD_NIN_##SHAPE;                                    \
 		NEXT();                                                        \
 	}
-#define SIMD_I32_V_LANE(fn) S(1) = BOX_I32(fn(GETV(2), pc[3]))
-#define SIMD_I64_V_LANE(fn) S(1) = BOX_I64(fn(GETV(2), pc[3]))
-#define SIMD_F32_V_LANE(fn) S(1) = BOX_F32(fn(GETV(2), pc[3]))
-#define SIMD_F64_V_LANE(fn) S(1) = BOX_F64(fn(GETV(2), pc[3]))
+#define SIMD_I32_V_LANE(fn)  S(1) = BOX_I32(fn(GETV(2), pc[3]))
+#define SIMD_I64_V_LANE(fn)  S(1) = BOX_I64(fn(GETV(2), pc[3]))
+#define SIMD_F32_V_LANE(fn)  S(1) = BOX_F32(fn(GETV(2), pc[3]))
+#define SIMD_F64_V_LANE(fn)  S(1) = BOX_F64(fn(GETV(2), pc[3]))
 #define SIMD_V_VI32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I32(S(3))))
 #define SIMD_V_VI64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I64(S(3))))
 #define SIMD_V_VF32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F32(S(3))))
 #define SIMD_V_VF64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F64(S(3))))
-#define SIMD_NIN_I32_V_LANE 1
-#define SIMD_NIN_I64_V_LANE 1
-#define SIMD_NIN_F32_V_LANE 1
-#define SIMD_NIN_F64_V_LANE 1
+#define SIMD_NIN_I32_V_LANE  1
+#define SIMD_NIN_I64_V_LANE  1
+#define SIMD_NIN_F32_V_LANE  1
+#define SIMD_NIN_F64_V_LANE  1
 #define SIMD_NIN_V_VI32_LANE 2
 #define SIMD_NIN_V_VI64_LANE 2
 #define SIMD_NIN_V_VF32_LANE 2
@@ -1097,23 +1252,24 @@ dispatch:
 #if !USE_GOTO
 	default:
 		TRAP(WASM_TRAP_UNREACHABLE);
-	}
 #endif
+	}
 
 	/* ---- leaving the loop ------------------------------------------- */
 
-do_unwind:
 	/* Offer exn to the try_tables around pc, frame by frame. */
-	{
+do_unwind:
+	if (1) {
 		uint32_t off = (uint32_t)(pc - code->code);
 		for (;;) {
 			for (uint32_t h = code->nhandlers; h-- > 0;) {
-				const struct wasm_handler *hd = &code->handlers[h];
+				const struct wasm_handler *hd =
+					&code->handlers[h];
 				if (off < hd->start || off >= hd->end)
 					continue;
 				for (uint32_t k = 0; k < hd->ncatches; k++) {
 					const struct wasm_catch *c =
-					    &code->catches[hd->first + k];
+						&code->catches[hd->first + k];
 					uint64_t *d = fp + c->dst;
 					if (c->kind <= WASM_CATCH_REF &&
 					    inst->tags[c->tagidx] != exn->tag)
@@ -1137,13 +1293,13 @@ do_unwind:
 				return WASM_EXEC_EXCEPTION;
 			}
 			{
-				struct wasm_frame *fr = &e->frames[--e->nframes];
+				struct wasm_frame *fr =
+					&e->frames[--e->nframes];
 				wasm_instance *prev = inst;
 				pc = fr->pc;
 				fp = e->stack + fr->fp;
-				func = fr->func;
-				code = func->u.wasm.code;
-				inst = func->u.wasm.inst;
+				code = fr->code;
+				inst = fr->inst;
 				if (inst != prev)
 					RELOAD_MEM();
 				off = (uint32_t)(pc - code->code) - 1;

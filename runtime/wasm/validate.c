@@ -12,9 +12,9 @@
  * Function bodies are therefore compiled first (after the few checks they
  * depend on); when one is invalid, the later ones are still scanned for
  * an encoding error.  The rest of the module is checked afterwards.
- * Features: Wasm 2.0, multi-memory, extended constant expressions, tail
- * calls, exception handling (try_table), SIMD and relaxed SIMD.  64-bit
- * memories and tables, typed function references and GC are rejected.
+ * Features: Wasm 2.0, multi-memory, memory64 and table64, extended
+ * constant expressions, tail calls, exception handling (try_table), SIMD
+ * and relaxed SIMD.  Typed function references and GC are rejected.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,7 @@
 #include "wasm/wasm.h"
 
 #define MAX_PAGES32 65536u
+#define MAX_PAGES64 (1ull << 48)
 
 static int inval(wasm_error *err, size_t off, const char *fmt, uint32_t x)
 {
@@ -54,8 +55,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 		switch (op) {
 		case 0x0b:
 			if (n != 1 || st[0] != expect)
-				return wasm_error_set(err, WASM_ERR_INVALID, off,
-						      "type mismatch");
+				return wasm_error_set(err, WASM_ERR_INVALID,
+						      off, "type mismatch");
 			return 0;
 		case 0x41: {
 			int32_t v;
@@ -86,8 +87,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 				return -1;
 			if (sub != 0x0c)
 				return wasm_error_set(
-				    err, WASM_ERR_INVALID, off,
-				    "constant expression required");
+					err, WASM_ERR_INVALID, off,
+					"constant expression required");
 			if (wasm_read_bytes(&r, 16, &b))
 				return -1;
 			push = WASM_V128;
@@ -105,8 +106,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 				push = WASM_EXNREF;
 			else
 				return wasm_error_set(
-				    err, WASM_ERR_INVALID, off,
-				    "unsupported reference type");
+					err, WASM_ERR_INVALID, off,
+					"unsupported reference type");
 			break;
 		}
 		case 0xd2: {
@@ -114,7 +115,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			if (wasm_read_u32(&r, &x))
 				return -1;
 			if (x >= wasm_module_nfuncs(m))
-				return inval(err, off, "unknown function %u", x);
+				return inval(err, off, "unknown function %u",
+					     x);
 			push = WASM_FUNCREF;
 			break;
 		}
@@ -128,8 +130,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			gt = wasm_module_global_type(m, x);
 			if (gt->mut)
 				return wasm_error_set(
-				    err, WASM_ERR_INVALID, off,
-				    "constant expression required");
+					err, WASM_ERR_INVALID, off,
+					"constant expression required");
 			push = gt->type;
 			break;
 		}
@@ -149,8 +151,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 		}
 		if (pop) {
 			if (n < 2 || st[n - 1] != pop || st[n - 2] != pop)
-				return wasm_error_set(err, WASM_ERR_INVALID, off,
-						      "type mismatch");
+				return wasm_error_set(err, WASM_ERR_INVALID,
+						      off, "type mismatch");
 			n--;
 			continue;
 		}
@@ -161,7 +163,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 	}
 }
 
-/* ---- C.refs --------------------------------------------------------------- */
+/* ---- C.refs ---------------------------------------------------------------
+ */
 
 /* Mark every ref.func of a constant expression (already decoded). */
 static void refs_of_expr(const wasm_module *m, const wasm_constexpr *ce,
@@ -252,7 +255,8 @@ static bool *collect_refs(const wasm_module *m)
 	return refs;
 }
 
-/* ---- limits and types ----------------------------------------------------- */
+/* ---- limits and types -----------------------------------------------------
+ */
 
 static int check_functype(const wasm_module *m, uint32_t typeidx,
 			  wasm_error *err)
@@ -286,10 +290,14 @@ static int check_memtype(const wasm_memtype *mt, wasm_error *err)
 {
 	const wasm_limits *l = &mt->limits;
 
-	if (l->is64)
-		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
-				      "memory64 is not supported");
-	if (l->min > MAX_PAGES32 || (l->has_max && l->max > MAX_PAGES32))
+	if (l->is64) {
+		if (l->min > MAX_PAGES64 ||
+		    (l->has_max && l->max > MAX_PAGES64))
+			return wasm_error_set(err, WASM_ERR_INVALID,
+					      WASM_NO_OFFSET,
+					      "memory size must be at most "
+					      "2^48 pages");
+	} else if (l->min > MAX_PAGES32 || (l->has_max && l->max > MAX_PAGES32))
 		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
 				      "memory size must be at most 65536 "
 				      "pages (4GiB)");
@@ -304,11 +312,9 @@ static int check_memtype(const wasm_memtype *mt, wasm_error *err)
 
 static int check_tabletype(const wasm_tabletype *tt, wasm_error *err)
 {
-	if (tt->limits.is64)
-		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
-				      "table64 is not supported");
-	if (tt->limits.min > UINT32_MAX ||
-	    (tt->limits.has_max && tt->limits.max > UINT32_MAX))
+	if (!tt->limits.is64 &&
+	    (tt->limits.min > UINT32_MAX ||
+	     (tt->limits.has_max && tt->limits.max > UINT32_MAX)))
 		return wasm_error_set(err, WASM_ERR_INVALID, WASM_NO_OFFSET,
 				      "table size must be at most 2^32-1");
 	return check_limits(&tt->limits, err);
@@ -339,7 +345,8 @@ static int check_prerequisites(const wasm_module *m, wasm_error *err)
 	return 0;
 }
 
-/* ---- the rest of the module ----------------------------------------------- */
+/* ---- the rest of the module -----------------------------------------------
+ */
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -424,9 +431,10 @@ static int check_module(const wasm_module *m, wasm_error *err)
 		const wasm_table *t = &m->tables[i];
 		if (check_tabletype(&t->type, err))
 			return -1;
+		/* tables come before globals: only imported ones are seen */
 		if (t->has_init &&
-		    wasm_constexpr_validate(m, &t->init, t->type.elem, nglobals,
-					    err))
+		    wasm_constexpr_validate(m, &t->init, t->type.elem,
+					    m->nimported_globals, err))
 			return -1;
 	}
 	for (uint32_t i = 0; i < m->nmemories; i++)
@@ -446,7 +454,9 @@ static int check_module(const wasm_module *m, wasm_error *err)
 				return inval(err, WASM_NO_OFFSET,
 					     "unknown table %u", el->table);
 			tt = wasm_module_table_type(m, el->table);
-			if (wasm_constexpr_validate(m, &el->offset, WASM_I32,
+			if (wasm_constexpr_validate(m, &el->offset,
+						    tt->limits.is64 ? WASM_I64
+								    : WASM_I32,
 						    nglobals, err))
 				return -1;
 			if (tt->elem != el->type)
@@ -472,8 +482,12 @@ static int check_module(const wasm_module *m, wasm_error *err)
 		if (d->memory >= wasm_module_nmemories(m))
 			return inval(err, WASM_NO_OFFSET, "unknown memory %u",
 				     d->memory);
-		if (wasm_constexpr_validate(m, &d->offset, WASM_I32, nglobals,
-					    err))
+		if (wasm_constexpr_validate(
+			    m, &d->offset,
+			    wasm_module_memory_type(m, d->memory)->limits.is64
+				    ? WASM_I64
+				    : WASM_I32,
+			    nglobals, err))
 			return -1;
 	}
 	if (m->has_start) {
@@ -530,6 +544,7 @@ int wasm_module_validate(wasm_module *m, wasm_error *err)
 			*err = first;
 		return -1;
 	}
+	wasm_compile_link(compiled, m->nfuncs);
 	m->compiled = compiled;
 	m->free_compiled = wasm_compiled_free;
 	m->validated = true;

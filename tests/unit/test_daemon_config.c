@@ -81,6 +81,67 @@ START_TEST(errors_name_the_line)
 }
 END_TEST
 
+START_TEST(history_keys)
+{
+	static const char text[] = "database-synchronous = normal\n"
+				   "history-keep-events = 0\n"
+				   "history-keep-age = 30d\n";
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse(text, &c, err), 0);
+	ck_assert_int_eq(c.db_sync, 1);
+	ck_assert_int_eq(c.keep_events, 0);
+	ck_assert_int_eq(c.keep_age, 30 * 86400);
+	config_free(&c);
+	ck_assert_int_eq(c.db_sync, -1);
+	ck_assert_int_eq(c.keep_events, -1);
+	ck_assert_int_eq(c.keep_age, -1);
+	ck_assert_int_eq(parse("database-synchronous = full\n"
+			       "history-keep-age = 90\n",
+			       &c, err),
+			 0);
+	ck_assert_int_eq(c.db_sync, 0);
+	ck_assert_int_eq(c.keep_age, 90);
+	ck_assert_int_eq(c.keep_events, -1);
+	config_free(&c);
+	ck_assert_int_eq(parse("history-keep-age = 12h\nhistory-keep-events = "
+			       "123456\n",
+			       &c, err),
+			 0);
+	ck_assert_int_eq(c.keep_age, 12 * 3600);
+	ck_assert_int_eq(c.keep_events, 123456);
+	config_free(&c);
+	ck_assert_int_eq(parse("history-keep-age = 5m\n", &c, err), 0);
+	ck_assert_int_eq(c.keep_age, 300);
+	config_free(&c);
+}
+END_TEST
+
+START_TEST(history_key_errors)
+{
+	bad("database-synchronous = off\n",
+	    "test.conf:1: database-synchronous must be full or normal, not "
+	    "'off'");
+	bad("history-keep-events = -1\n",
+	    "test.conf:1: history-keep-events must be a number");
+	bad("history-keep-events = 10k\n", "history-keep-events must be");
+	bad("history-keep-events = 99999999999999999999\n",
+	    "history-keep-events must be");
+	bad("history-keep-age = 3w\n", "test.conf:1: history-keep-age must "
+				       "be a duration");
+	bad("history-keep-age = d\n", "history-keep-age must be");
+	bad("history-keep-age = 1.5d\n", "history-keep-age must be");
+	bad("history-keep-age = 1d\nhistory-keep-age = 2d\n",
+	    "test.conf:2: 'history-keep-age' is set twice");
+	bad("database-synchronous = full\ndatabase-synchronous = full\n",
+	    "test.conf:2: 'database-synchronous' is set twice");
+	bad("nope = 1\n", "known: socket, state-dir, log-level, "
+			  "database-synchronous, history-keep-events, "
+			  "history-keep-age");
+}
+END_TEST
+
 START_TEST(nul_byte)
 {
 	static const char text[] = "socket = /a\nlog-level = in\0fo\n";
@@ -161,6 +222,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, full_file);
 	tcase_add_test(tc, empty_file);
 	tcase_add_test(tc, errors_name_the_line);
+	tcase_add_test(tc, history_keys);
+	tcase_add_test(tc, history_key_errors);
 	tcase_add_test(tc, nul_byte);
 	tcase_add_test(tc, long_socket_path);
 	tcase_add_test(tc, load_file);

@@ -13,7 +13,7 @@
 #include "wasm/wasm.h"
 #include "testmain.h"
 
-/* ---- a tiny module assembler ---------------------------------------------- */
+/* ---- a tiny module assembler ---- */
 
 typedef struct buf {
 	uint8_t *p;
@@ -119,7 +119,11 @@ typedef struct mdef {
 static uint8_t *assemble(const mdef *d, size_t *len)
 {
 	buf m = {0}, s = {0};
-	static const uint8_t header[] = {0, 'a', 's', 'm', 1, 0, 0, 0};
+	/* clang-format off */
+	static const uint8_t header[] = {
+		0, 'a', 's', 'm', 1, 0, 0, 0
+	};
+	/* clang-format on */
 
 	put(&m, header, sizeof header);
 	put_u32(&s, d->ntypes);
@@ -211,29 +215,32 @@ static uint8_t *assemble(const mdef *d, size_t *len)
 
 /* Padded LEB128 immediates, so bodies can be written as byte arrays. */
 #define LEB5(v)                                                                \
-	(uint8_t)(((uint32_t)(v) & 0x7f) | 0x80),                              \
-	    (uint8_t)((((uint32_t)(v) >> 7) & 0x7f) | 0x80),                   \
-	    (uint8_t)((((uint32_t)(v) >> 14) & 0x7f) | 0x80),                  \
-	    (uint8_t)((((uint32_t)(v) >> 21) & 0x7f) | 0x80)
+	(uint8_t)(((uint32_t)(v)&0x7f) | 0x80),                                \
+		(uint8_t)((((uint32_t)(v) >> 7) & 0x7f) | 0x80),               \
+		(uint8_t)((((uint32_t)(v) >> 14) & 0x7f) | 0x80),              \
+		(uint8_t)((((uint32_t)(v) >> 21) & 0x7f) | 0x80)
 #define I32C(v)                                                                \
 	0x41, LEB5(v),                                                         \
-	    (uint8_t)((((uint32_t)(v) >> 28) & 0x0f) |                         \
-		      ((int32_t)(v) < 0 ? 0x70 : 0))
+		(uint8_t)((((uint32_t)(v) >> 28) & 0x0f) |                     \
+			  ((int32_t)(v) < 0 ? 0x70 : 0))
 #define U32P(v) LEB5(v), (uint8_t)(((uint32_t)(v) >> 28) & 0x0f)
 
 #define LOCAL_GET(x) 0x20, x
 #define LOCAL_SET(x) 0x21, x
 #define LOCAL_TEE(x) 0x22, x
-#define CALL(x) 0x10, x
-#define END 0x0b
-#define I32_ADD 0x6a
-#define I32_SUB 0x6b
-#define I32_MUL 0x6c
+#define CALL(x)	     0x10, x
+#define END	     0x0b
+#define I32_ADD	     0x6a
+#define I32_SUB	     0x6b
+#define I32_MUL	     0x6c
 
-#define FN(t, loc, b, exp) {t, loc, b, sizeof b, exp}
+#define FN(t, loc, b, exp)                                                     \
+	{                                                                      \
+		t, loc, b, sizeof b, exp                                       \
+	}
 #define COUNT(a) (uint32_t)(sizeof a / sizeof a[0])
 
-/* ---- running ---------------------------------------------------------------- */
+/* ---- running ---- */
 
 typedef struct env {
 	wasm_store *store;
@@ -335,29 +342,41 @@ static wasm_trap_kind call_trap(env *e, const char *name, uint32_t nargs, ...)
 	for (uint32_t i = 0; i < nargs; i++)
 		args[i] = i32v(va_arg(ap, uint32_t));
 	va_end(ap);
-	ck_assert_int_eq(wasm_exec_call(e->exec, export_func(e, name), args,
-					nargs),
-			 WASM_EXEC_TRAP);
+	ck_assert_int_eq(
+		wasm_exec_call(e->exec, export_func(e, name), args, nargs),
+		WASM_EXEC_TRAP);
 	return wasm_exec_trap(e->exec);
 }
 
-/* ---- arithmetic ------------------------------------------------------------ */
+/* ---- arithmetic ---- */
 
 static const sig sig_ii_i[] = {{"ii", "i"}};
 
 START_TEST(arith_i32)
 {
 	/* (a + b) * (a - b), then xor 7, then shl 1 */
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    LOCAL_GET(0), LOCAL_GET(1), I32_ADD, LOCAL_GET(0), LOCAL_GET(1),
-	    I32_SUB,      I32_MUL,      0x41,    7,            0x73,
-	    0x41,         1,            0x74};
-	static const uint8_t divs[] = {LOCAL_GET(0), LOCAL_GET(1), 0x6d};
-	static const uint8_t rems[] = {LOCAL_GET(0), LOCAL_GET(1), 0x6f};
+		LOCAL_GET(0), LOCAL_GET(1), I32_ADD, LOCAL_GET(0),
+		LOCAL_GET(1), I32_SUB, I32_MUL, 0x41, 7, 0x73, 0x41, 1, 0x74
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t divs[] = {
+		LOCAL_GET(0), LOCAL_GET(1), 0x6d
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t rems[] = {
+		LOCAL_GET(0), LOCAL_GET(1), 0x6f
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, body, "f"),
 				  FN(0, NULL, divs, "div_s"),
 				  FN(0, NULL, rems, "rem_s")};
-	static const mdef d = {.types = sig_ii_i, .ntypes = 1, .funcs = fs,
+	static const mdef d = {.types = sig_ii_i,
+			       .ntypes = 1,
+			       .funcs = fs,
 			       .nfuncs = COUNT(fs)};
 	env e;
 
@@ -378,12 +397,15 @@ START_TEST(arith_i64_and_consts)
 {
 	/* (i64) x * 0x100000001 + 5, returned as i64 */
 	static const sig t[] = {{"I", "I"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    LOCAL_GET(0), 0x42, 0x81, 0x80, 0x80, 0x80, 0x10, /* 2^32 + 1 */
-	    0x7e,         0x42, 5,    0x7c};
+		LOCAL_GET(0), 0x42, 0x81, 0x80, 0x80, 0x80, 0x10,
+		/* 2^32 + 1 */ 0x7e, 0x42, 5, 0x7c
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, body, "f")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	wasm_val a = i64v(3), r;
 	env e;
 
@@ -397,21 +419,23 @@ START_TEST(arith_i64_and_consts)
 }
 END_TEST
 
-/* ---- control flow ----------------------------------------------------------- */
+/* ---- control flow ---- */
 
 START_TEST(loop_sum)
 {
 	/* sum = 0; i = n; loop { sum += i; i -= 1; br_if i != 0 }; sum */
 	static const sig t[] = {{"i", "i"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    0x03, 0x40,                                        /* loop */
-	    LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1), /* sum += i */
-	    LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0),      /* i -= 1 */
-	    0x41, 0, 0x47, 0x0d, 0,                            /* br_if ne */
-	    END, LOCAL_GET(1)};
+		0x03, 0x40, /* loop */ LOCAL_GET(1), LOCAL_GET(0), I32_ADD,
+		LOCAL_SET(1), /* sum += i */ LOCAL_GET(0), 0x41, 1, I32_SUB,
+		LOCAL_TEE(0), /* i -= 1 */ 0x41, 0, 0x47, 0x0d, 0,
+		/* br_if ne */ END, LOCAL_GET(1)
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, "i", body, "sum")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -428,15 +452,17 @@ START_TEST(if_else_and_multivalue)
 	 * pair through an if with params, then subtract.
 	 */
 	static const sig t[] = {{"ii", "i"}, {"ii", "ii"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    LOCAL_GET(0), LOCAL_GET(1), LOCAL_GET(0), LOCAL_GET(1), 0x48,
-	    0x04, 1,                         /* if (type 1): a < b */
-	    LOCAL_SET(2), LOCAL_SET(3), LOCAL_GET(2), LOCAL_GET(3), /* swap */
-	    0x05,                                                  /* else */
-	    END,          I32_SUB};
+		LOCAL_GET(0), LOCAL_GET(1), LOCAL_GET(0), LOCAL_GET(1), 0x48,
+		0x04, 1, /* if (type 1): a < b */ LOCAL_SET(2), LOCAL_SET(3),
+		LOCAL_GET(2), LOCAL_GET(3), /* swap */ 0x05, /* else */ END,
+		I32_SUB
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, "ii", body, "absdiff")};
-	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 2, .funcs = fs, .nfuncs = 1};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -450,15 +476,17 @@ START_TEST(br_table_switch)
 {
 	/* block block block (br_table 0 1 2 default 2 on x) ... */
 	static const sig t[] = {{"i", "i"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    0x02, 0x40, 0x02, 0x40, 0x02, 0x40, LOCAL_GET(0),
-	    0x0e, 2,    0,    1,    2,          /* br_table 0 1, default 2 */
-	    END,  0x41, 10,   0x0f,             /* case 0: return 10 */
-	    END,  0x41, 20,   0x0f,             /* case 1: return 20 */
-	    END,  0x41, 30};                    /* default: 30 */
+		0x02, 0x40, 0x02, 0x40, 0x02, 0x40, LOCAL_GET(0), 0x0e, 2, 0,
+		1, 2, /* br_table 0 1, default 2 */ END, 0x41, 10, 0x0f,
+		/* case 0: return 10 */ END, 0x41, 20, 0x0f,
+		/* case 1: return 20 */ END, 0x41, 30
+	};
+	/* clang-format on */ /* default: 30 */
 	static const fdef fs[] = {FN(0, NULL, body, "sw")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -474,12 +502,15 @@ START_TEST(br_table_with_values)
 {
 	/* block (result i32): 7 on the stack, br_table carries it out */
 	static const sig t[] = {{"i", "i"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    0x02, 0x7f, 0x02, 0x7f, 0x41, 7, LOCAL_GET(0), 0x0e, 1, 0, 1,
-	    END,  I32C(100), I32_ADD, END};
+		0x02, 0x7f, 0x02, 0x7f, 0x41, 7, LOCAL_GET(0), 0x0e, 1, 0, 1,
+		END, I32C(100), I32_ADD, END
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, body, "f")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -489,23 +520,34 @@ START_TEST(br_table_with_values)
 }
 END_TEST
 
-/* ---- calls -------------------------------------------------------------------- */
+/* ---- calls ---- */
 
 START_TEST(calls_and_recursion)
 {
 	/* fib(n) = n < 2 ? n : fib(n-1) + fib(n-2); twice(x) = inc(inc(x)) */
 	static const sig t[] = {{"i", "i"}};
+	/* clang-format off */
 	static const uint8_t fib[] = {
-	    LOCAL_GET(0), 0x41, 2,    0x48, 0x04, 0x7f, LOCAL_GET(0), 0x05,
-	    LOCAL_GET(0), 0x41, 1,    I32_SUB, CALL(0), LOCAL_GET(0), 0x41,
-	    2,            I32_SUB, CALL(0), I32_ADD, END};
-	static const uint8_t inc[] = {LOCAL_GET(0), 0x41, 1, I32_ADD};
-	static const uint8_t twice[] = {LOCAL_GET(0), CALL(1), CALL(1)};
+		LOCAL_GET(0), 0x41, 2, 0x48, 0x04, 0x7f, LOCAL_GET(0), 0x05,
+		LOCAL_GET(0), 0x41, 1, I32_SUB, CALL(0), LOCAL_GET(0), 0x41,
+		2, I32_SUB, CALL(0), I32_ADD, END
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t inc[] = {
+		LOCAL_GET(0), 0x41, 1, I32_ADD
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t twice[] = {
+		LOCAL_GET(0), CALL(1), CALL(1)
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, fib, "fib"),
 				  FN(0, NULL, inc, NULL),
 				  FN(0, NULL, twice, "twice")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 3};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 3};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -522,14 +564,30 @@ START_TEST(call_indirect_traps)
 	 * i as i32->i32 with argument 5.
 	 */
 	static const sig t[] = {{"i", "i"}, {"", "i"}, {"ii", "i"}};
-	static const uint8_t inc[] = {LOCAL_GET(0), 0x41, 1, I32_ADD};
-	static const uint8_t k[] = {0x41, 9};
-	static const uint8_t call[] = {0x41, 5, LOCAL_GET(0), 0x11, 0, 0};
+	/* clang-format off */
+	static const uint8_t inc[] = {
+		LOCAL_GET(0), 0x41, 1, I32_ADD
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t k[] = {
+		0x41, 9
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t call[] = {
+		0x41, 5, LOCAL_GET(0), 0x11, 0, 0
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, inc, NULL), FN(1, NULL, k, NULL),
 				  FN(0, NULL, call, "call")};
 	static const uint32_t elems[] = {0, 1};
-	static const mdef d = {.types = t, .ntypes = 3, .funcs = fs,
-			       .nfuncs = 3, .table_size = 4, .elems = elems,
+	static const mdef d = {.types = t,
+			       .ntypes = 3,
+			       .funcs = fs,
+			       .nfuncs = 3,
+			       .table_size = 4,
+			       .elems = elems,
 			       .nelems = 2};
 	env e;
 
@@ -548,56 +606,114 @@ START_TEST(call_indirect_traps)
 }
 END_TEST
 
-/* ---- memory ------------------------------------------------------------------- */
+/* ---- memory ---- */
 
 START_TEST(memory_bounds)
 {
 	/* store(a, v): i32.store; load(a): i32.load offset=4 */
 	static const sig t[] = {{"ii", ""}, {"i", "i"}};
-	static const uint8_t st[] = {LOCAL_GET(0), LOCAL_GET(1), 0x36, 2, 0};
-	static const uint8_t ld[] = {LOCAL_GET(0), 0x28, 2, 4};
-	static const uint8_t ld8[] = {LOCAL_GET(0), 0x2c, 0, 0}; /* load8_s */
+	/* clang-format off */
+	static const uint8_t st[] = {
+		LOCAL_GET(0), LOCAL_GET(1), 0x36, 2, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t ld[] = {
+		LOCAL_GET(0), 0x28, 2, 4
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t ld8[] = {
+		LOCAL_GET(0), 0x2c, 0, 0
+	};
+	/* clang-format on */ /* load8_s */
 	static const fdef fs[] = {FN(0, NULL, st, "store"),
 				  FN(1, NULL, ld, "load"),
 				  FN(1, NULL, ld8, "load8_s")};
-	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
-			       .nfuncs = 3, .mem_pages = 1};
+	static const mdef d = {.types = t,
+			       .ntypes = 2,
+			       .funcs = fs,
+			       .nfuncs = 3,
+			       .mem_pages = 1};
 	wasm_val args[2] = {i32v(65532), i32v(0xdeadbeef)};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
-	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "store"), args,
-					2),
-			 WASM_EXEC_DONE);
+	ck_assert_int_eq(
+		wasm_exec_call(e.exec, export_func(&e, "store"), args, 2),
+		WASM_EXEC_DONE);
 	ck_assert_uint_eq(call_i32(&e, "load", 1, 65528), 0xdeadbeef);
 	ck_assert_uint_eq(call_i32(&e, "load8_s", 1, 65535), 0xffffffde);
-	ck_assert_int_eq(call_trap(&e, "load", 1, 65529),
-			 WASM_TRAP_MEMORY_OOB);
+	ck_assert_int_eq(call_trap(&e, "load", 1, 65529), WASM_TRAP_MEMORY_OOB);
 	ck_assert_int_eq(call_trap(&e, "load", 1, 0xfffffffc),
 			 WASM_TRAP_MEMORY_OOB);
 	ck_assert_int_eq(call_trap(&e, "load8_s", 1, 65536),
 			 WASM_TRAP_MEMORY_OOB);
 	args[0] = i32v(65533);
-	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "store"), args,
-					2),
-			 WASM_EXEC_TRAP);
+	ck_assert_int_eq(
+		wasm_exec_call(e.exec, export_func(&e, "store"), args, 2),
+		WASM_EXEC_TRAP);
 	ck_assert_int_eq(wasm_exec_trap(e.exec), WASM_TRAP_MEMORY_OOB);
 	teardown(&e, true);
 }
 END_TEST
 
-/* ---- fuel ----------------------------------------------------------------------- */
+START_TEST(folded_addresses_survive_later_pushes)
+{
+	/*
+	 * store(16 + x * 4, y * 2), then load it back.  The address is an
+	 * i32.add whose upper operand is a computed value; the value computed
+	 * next lands in the slot just above the address: the folded address
+	 * must not read that slot.  Same with slot + slot (x * 4 + y), and an
+	 * address whose base local is overwritten before the access.
+	 */
+	static const sig t[] = {{"ii", "i"}};
+	/* clang-format off */
+	static const uint8_t body[] = {
+		0x41, 16, LOCAL_GET(0), 0x41, 4, I32_MUL, I32_ADD,
+		LOCAL_GET(1), 0x41, 2, I32_MUL,
+		0x36, 2, 0,                             /* i32.store */
+		LOCAL_GET(1), LOCAL_GET(0), 0x41, 4, I32_MUL, I32_ADD,
+		LOCAL_GET(1), 0x41, 3, I32_MUL,
+		0x36, 2, 0,                             /* i32.store */
+		LOCAL_GET(0), 0x41, 4, I32_MUL, LOCAL_GET(1), I32_ADD,
+		0x41, 0, LOCAL_SET(1),                  /* y = 0 */
+		0x28, 2, 0,                             /* load x*4 + old y */
+		0x41, 16, LOCAL_GET(0), 0x41, 4, I32_MUL, I32_ADD,
+		0x28, 2, 0,                             /* i32.load */
+		I32_ADD
+	};
+	/* clang-format on */
+	static const fdef fs[] = {FN(0, NULL, body, "f")};
+	static const mdef d = {.types = t,
+			       .ntypes = 1,
+			       .funcs = fs,
+			       .nfuncs = 1,
+			       .mem_pages = 1};
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	/* mem[20] = 42, mem[25] = 63; result: mem[4 + 21] + mem[20] */
+	ck_assert_uint_eq(call_i32(&e, "f", 2, 1, 21), 63 + 42);
+	teardown(&e, true);
+}
+END_TEST
+
+/* ---- fuel ---- */
 
 START_TEST(fuel_exhaustion_and_continue)
 {
 	static const sig t[] = {{"i", "i"}};
+	/* clang-format off */
 	static const uint8_t body[] = {
-	    0x03, 0x40, LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1),
-	    LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0), 0x0d, 0, END,
-	    LOCAL_GET(1)};
+		0x03, 0x40, LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1),
+		LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0), 0x0d, 0, END,
+		LOCAL_GET(1)
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, "i", body, "sum")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	wasm_val a = i32v(1000), r;
 	wasm_exec_status st;
 	int stops = 0;
@@ -611,9 +727,9 @@ START_TEST(fuel_exhaustion_and_continue)
 		stops++;
 		ck_assert_uint_eq(wasm_exec_fuel(e.exec), 0);
 		/* a second call while suspended is refused, state kept */
-		ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "sum"),
-						&a, 1),
-				 WASM_EXEC_TRAP);
+		ck_assert_int_eq(
+			wasm_exec_call(e.exec, export_func(&e, "sum"), &a, 1),
+			WASM_EXEC_TRAP);
 		wasm_exec_set_fuel(e.exec, 100);
 		st = wasm_exec_continue(e.exec);
 	}
@@ -625,15 +741,15 @@ START_TEST(fuel_exhaustion_and_continue)
 }
 END_TEST
 
-/* ---- host functions that block --------------------------------------------------- */
+/* ---- host functions that block ---- */
 
 struct host_state {
 	int calls;
 	bool block;
 };
 
-static wasm_host_status host_get(wasm_exec *x, void *envp,
-				 const wasm_val *args, wasm_val *results)
+static wasm_host_status host_get(wasm_exec *x, void *envp, const wasm_val *args,
+				 wasm_val *results)
 {
 	struct host_state *hs = envp;
 
@@ -659,9 +775,8 @@ static const sig deep_types[] = {{"", "i"}, {"i", "i"}};
 static const char *const deep_imports[] = {"get"};
 static const uint32_t deep_import_types[] = {0};
 static const uint8_t deep_body[] = {
-    LOCAL_GET(0), 0x45, 0x04, 0x7f, CALL(0),     0x05, LOCAL_GET(0),
-    0x41,         1,    I32_SUB, CALL(1), 0x41, 1,    I32_ADD,
-    END};
+	LOCAL_GET(0), 0x45,    0x04, 0x7f, CALL(0), 0x05, LOCAL_GET(0), 0x41, 1,
+	I32_SUB,      CALL(1), 0x41, 1,	   I32_ADD, END};
 static const fdef deep_funcs[] = {FN(1, NULL, deep_body, "deep")};
 static const mdef deep_mod = {.types = deep_types,
 			      .ntypes = 2,
@@ -792,16 +907,19 @@ START_TEST(many_suspended_execs)
 }
 END_TEST
 
-/* ---- stack exhaustion and tail calls ------------------------------------------- */
+/* ---- stack exhaustion and tail calls ---- */
 
 START_TEST(infinite_recursion_traps)
 {
 	static const sig t[] = {{"i", "i"}};
-	static const uint8_t body[] = {LOCAL_GET(0), 0x41, 1, I32_ADD,
-				       CALL(0)};
+	/* clang-format off */
+	static const uint8_t body[] = {
+		LOCAL_GET(0), 0x41, 1, I32_ADD, CALL(0)
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, "IIII", body, "runaway")};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 1};
+	static const mdef d = {
+		.types = t, .ntypes = 1, .funcs = fs, .nfuncs = 1};
 	env e;
 
 	setup(&e, &d, NULL, NULL);
@@ -828,17 +946,27 @@ START_TEST(tail_call_million)
 	 * via(n) = return_call_indirect count through the table.
 	 */
 	static const sig t[] = {{"ii", "i"}};
+	/* clang-format off */
 	static const uint8_t count[] = {
-	    LOCAL_GET(0), 0x45, 0x04, 0x40, LOCAL_GET(1), 0x0f, END,
-	    LOCAL_GET(0), 0x41, 1,    I32_SUB, LOCAL_GET(1), 0x41, 2,
-	    I32_ADD,      0x12, 0};
-	static const uint8_t via[] = {LOCAL_GET(0), LOCAL_GET(1), 0x41, 0,
-				      0x13,         0,            0};
+		LOCAL_GET(0), 0x45, 0x04, 0x40, LOCAL_GET(1), 0x0f, END,
+		LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_GET(1), 0x41, 2,
+		I32_ADD, 0x12, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t via[] = {
+		LOCAL_GET(0), LOCAL_GET(1), 0x41, 0, 0x13, 0, 0
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, count, "count"),
 				  FN(0, NULL, via, "via")};
 	static const uint32_t elems[] = {0};
-	static const mdef d = {.types = t, .ntypes = 1, .funcs = fs,
-			       .nfuncs = 2, .table_size = 1, .elems = elems,
+	static const mdef d = {.types = t,
+			       .ntypes = 1,
+			       .funcs = fs,
+			       .nfuncs = 2,
+			       .table_size = 1,
+			       .elems = elems,
 			       .nelems = 1};
 	env e;
 
@@ -849,7 +977,7 @@ START_TEST(tail_call_million)
 }
 END_TEST
 
-/* ---- exceptions ------------------------------------------------------------------- */
+/* ---- exceptions ---- */
 
 START_TEST(exceptions_throw_catch)
 {
@@ -859,44 +987,60 @@ START_TEST(exceptions_throw_catch)
 	 *              thrower(x); i32.const -1; br 1? ...
 	 */
 	static const sig t[] = {{"i", ""}, {"i", "i"}};
-	static const uint8_t thrower[] = {LOCAL_GET(0), 0x04, 0x40,
-					  LOCAL_GET(0), 0x41, 2,    I32_MUL,
-					  0x08,         0,    END};
+	/* clang-format off */
+	static const uint8_t thrower[] = {
+		LOCAL_GET(0), 0x04, 0x40, LOCAL_GET(0), 0x41, 2, I32_MUL,
+		0x08, 0, END
+	};
+	/* clang-format on */
+	/* clang-format off */
 	static const uint8_t catcher[] = {
-	    0x02, 0x7f,                   /* block (result i32) */
-	    0x1f, 0x40, 1, 0x00, 0, 0,    /* try_table (catch tag0 -> 0) */
-	    LOCAL_GET(0), CALL(0), END,   /* thrower(x) */
-	    0x41, 0x7f, 0x0f,             /* return -1 */
-	    END,          0x41, 1, I32_ADD}; /* caught: payload + 1 */
-	static const uint8_t uncaught[] = {LOCAL_GET(0), CALL(0), 0x41, 0};
+		0x02, 0x7f, /* block (result i32) */ 0x1f, 0x40, 1, 0x00, 0,
+		0, /* try_table (catch tag0 -> 0) */ LOCAL_GET(0), CALL(0),
+		END, /* thrower(x) */ 0x41, 0x7f, 0x0f, /* return -1 */ END,
+		0x41, 1, I32_ADD
+	};
+	/* clang-format on */ /* caught: payload + 1 */
+	/* clang-format off */
+	static const uint8_t uncaught[] = {
+		LOCAL_GET(0), CALL(0), 0x41, 0
+	};
+	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, thrower, NULL),
 				  FN(1, NULL, catcher, "catcher"),
 				  FN(1, NULL, uncaught, "uncaught")};
 	static const uint32_t tags[] = {0};
-	static const mdef d = {.types = t, .ntypes = 2, .funcs = fs,
-			       .nfuncs = 3, .tags = tags, .ntags = 1};
+	static const mdef d = {.types = t,
+			       .ntypes = 2,
+			       .funcs = fs,
+			       .nfuncs = 3,
+			       .tags = tags,
+			       .ntags = 1};
 	wasm_val a = i32v(5);
 	env e;
 
 	setup(&e, &d, NULL, NULL);
 	ck_assert_uint_eq(call_i32(&e, "catcher", 1, 0), (uint32_t)-1);
 	ck_assert_uint_eq(call_i32(&e, "catcher", 1, 21), 43);
-	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "uncaught"), &a,
-					1),
-			 WASM_EXEC_EXCEPTION);
+	ck_assert_int_eq(
+		wasm_exec_call(e.exec, export_func(&e, "uncaught"), &a, 1),
+		WASM_EXEC_EXCEPTION);
 	ck_assert_ptr_nonnull(wasm_exec_exception(e.exec));
 	ck_assert_uint_eq(call_i32(&e, "uncaught", 1, 0), 0);
 	teardown(&e, true);
 }
 END_TEST
 
-/* ---- validation ---------------------------------------------------------------------- */
+/* ---- validation ---- */
 
 static void expect_invalid(const uint8_t *body, size_t len, const char *locals,
 			   const sig *types, uint32_t ntypes, const char *msg)
 {
 	fdef f = {0, locals, body, len, NULL};
-	mdef d = {.types = types, .ntypes = ntypes, .funcs = &f, .nfuncs = 1,
+	mdef d = {.types = types,
+		  .ntypes = ntypes,
+		  .funcs = &f,
+		  .nfuncs = 1,
 		  .mem_pages = 1};
 	wasm_module *m = NULL;
 	wasm_error err;
@@ -911,13 +1055,41 @@ static void expect_invalid(const uint8_t *body, size_t len, const char *locals,
 START_TEST(validation_errors)
 {
 	static const sig t[] = {{"", "i"}, {"", ""}};
-	static const uint8_t f32_for_i32[] = {0x43, 0, 0, 0, 0};
-	static const uint8_t no_local[] = {LOCAL_GET(3)};
-	static const uint8_t no_label[] = {0x0c, 1, 0x41, 0};
-	static const uint8_t misalign[] = {0x41, 0, 0x28, 3, 0};
-	static const uint8_t no_global[] = {0x23, 0};
-	static const uint8_t underflow[] = {I32_ADD};
-	static const uint8_t dead_ok[] = {0x00, I32_ADD};
+	/* clang-format off */
+	static const uint8_t f32_for_i32[] = {
+		0x43, 0, 0, 0, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t no_local[] = {
+		LOCAL_GET(3)
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t no_label[] = {
+		0x0c, 1, 0x41, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t misalign[] = {
+		0x41, 0, 0x28, 3, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t no_global[] = {
+		0x23, 0
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t underflow[] = {
+		I32_ADD
+	};
+	/* clang-format on */
+	/* clang-format off */
+	static const uint8_t dead_ok[] = {
+		0x00, I32_ADD
+	};
+	/* clang-format on */
 	wasm_module *m;
 	wasm_error err;
 	fdef f = {0, NULL, dead_ok, sizeof dead_ok, NULL};
@@ -954,6 +1126,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, calls_and_recursion);
 	tcase_add_test(tc, call_indirect_traps);
 	tcase_add_test(tc, memory_bounds);
+	tcase_add_test(tc, folded_addresses_survive_later_pushes);
 	tcase_add_test(tc, fuel_exhaustion_and_continue);
 	tcase_add_test(tc, host_block_and_resume);
 	tcase_add_test(tc, host_trap_message);

@@ -1,0 +1,157 @@
+/*
+ * history-hooks.h - what the daemon records in the event history, and
+ * when it becomes durable.
+ *
+ * The daemon reports what happens (a call starts or ends, a host call
+ * starts or settles, a store is created, poisoned or recreated, a guest
+ * writes a line) through struct history_hooks.  The store-backed
+ * implementation (daemon/history.c) adds each event to the current loop
+ * turn's batch (store/history.h); the batch is committed once, at the end
+ * of the turn, in one transaction.
+ *
+ * End of a turn: the first event added in a turn activates a libevent
+ * event (event_active) that has no fd and no timeout.  libevent runs it
+ * after the callbacks that were already active in this loop iteration, so
+ * every event recorded by those callbacks lands in one commit; events
+ * recorded by callbacks that run later activate it again.  One fsync per
+ * turn, however many calls ended in it.
+ *
+ * Durability (invariant 6): call_ended() takes a `done` callback.  It
+ * runs exactly once: with status 0 and the event's seq after the commit
+ * that made the terminal event durable (only then may the reply be
+ * sent), or with a negative errno when the event was refused (the call
+ * already ended: -EALREADY; it never started: -ENOENT) or when the
+ * history gave up (below).
+ *
+ * A failed commit (disk full, I/O error) keeps the batch: nothing is
+ * acknowledged, and the commit is retried with backoff (0.1 s doubling to
+ * 5 s) while later events join the same batch in order.  After
+ * HISTORY_RETRY_LIMIT_MS of failures the batch is failed: every pending
+ * `done` gets the error, and the daemon keeps running (status in
+ * io.hostel.History.Stats and the log).
+ *
+ * Payload shapes are those of store/history.h; json_t arguments are
+ * borrowed (serialised at once) and may be NULL.
+ */
+#ifndef HOSTEL_DAEMON_HISTORY_HOOKS_H
+#define HOSTEL_DAEMON_HISTORY_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "store/guest-output.h"
+#include "store/history.h"
+
+struct conn_cred;
+struct daemon;
+
+/* How long a failing commit is retried before its events are failed. */
+#define HISTORY_RETRY_LIMIT_MS 30000
+
+enum call_outcome {
+	CALL_RETURNED,	  /* call.returned: detail {"results": ...} */
+	CALL_TRAPPED,	  /* call.trapped: detail {"trap": ..., "message"?} */
+	CALL_CANCELLED,	  /* call.cancelled */
+	CALL_FAILED,	  /* call.failed: detail {"error": ..., "message"?} */
+	CALL_INTERRUPTED, /* call.interrupted: detail {"reason": ...} */
+};
+
+/*
+ * Every hook returns 0 when the event joined the batch, or a negative
+ * errno when it was refused at once (-EINVAL: malformed; -ENOBUFS: the
+ * batch is full because commits keep failing; -ENOMEM); `done` is then
+ * not called.
+ */
+struct history_hooks {
+	void *ctx;
+	int (*call_started)(void *ctx, const char *service, const char *call,
+			    const char *export_name, json_t *arguments,
+			    const struct conn_cred *caller);
+	int (*call_ended)(void *ctx, const char *service, const char *call,
+			  enum call_outcome outcome, json_t *detail,
+			  history_done_fn done, void *arg);
+	int (*hostcall_started)(void *ctx, const char *service,
+				const char *call, uint64_t hostcall,
+				const char *import_name, json_t *arguments);
+	int (*hostcall_settled)(void *ctx, const char *service,
+				const char *call, uint64_t hostcall,
+				json_t *result);
+	int (*store_created)(void *ctx, const char *service,
+			     const char *component);
+	int (*store_poisoned)(void *ctx, const char *service, json_t *reason);
+	int (*store_recreated)(void *ctx, const char *service,
+			       const char *component);
+	/* Guest output bytes; `out` holds the stream's partial line. */
+	int (*guest_output)(void *ctx, struct guest_output *out,
+			    const char *bytes, size_t len);
+	/* Any other event (service.*, daemon.*, hostcall.*). */
+	int (*event)(void *ctx, const char *service, const char *call,
+		     const char *kind, json_t *payload, history_done_fn done,
+		     void *arg);
+};
+
+/* The store-backed hooks (ctx is the daemon); NULL before the open. */
+const struct history_hooks *daemon_history_hooks(struct daemon *d);
+
+/* ---- lifecycle (daemon/daemon.c) ------------------------------------------
+ */
+
+/*
+ * Open STATE_DIR/hostel.db (waiting up to 10 s for a previous daemon to
+ * let go of it), close interrupted calls, list the services to recreate,
+ * record daemon.started and commit it.  Needs d->base.  Logs and returns
+ * -1 on failure: the daemon must not report ready then.
+ */
+int daemon_history_open(struct daemon *d);
+
+/*
+ * A graceful stop begins: record daemon.stopped, commit now, and end
+ * every follower's stream with a final reply.
+ */
+void daemon_history_stopping(struct daemon *d);
+
+/* After SIGHUP: apply database-synchronous and retention; record
+ * daemon.reloaded with `status` ("reloaded", "failed", ...). */
+void daemon_history_reloaded(struct daemon *d, const char *status,
+			     const char *error);
+
+/* Commit what is pending, checkpoint the WAL, close (idempotent). */
+void daemon_history_close(struct daemon *d);
+
+/* ---- readers (daemon/method-history.c) -------------------------------------
+ */
+
+/* The open history, or NULL (not open, or closed). */
+struct history *daemon_history_store(struct daemon *d);
+
+/* Its database (components and services live there too), or NULL. */
+struct db *daemon_history_db(struct daemon *d);
+
+/* Receives every event once it is durable, in order. */
+struct history_listener {
+	struct history_listener *prev, *next;
+	void (*events)(struct history_listener *l,
+		       const struct history_event *ev, size_t n);
+	/* The history is going away (stop): end the stream. */
+	void (*end)(struct history_listener *l);
+};
+
+void daemon_history_listen(struct daemon *d, struct history_listener *l);
+void daemon_history_unlisten(struct daemon *d, struct history_listener *l);
+
+/* Statistics and state for io.hostel.History.Stats. */
+struct daemon_history_status {
+	struct history_stats stats;
+	size_t pending_events; /* in the batch, not yet durable */
+	bool failing;	       /* commits are failing right now */
+	uint64_t followers;
+	const char *synchronous;
+	uint64_t keep_events, keep_age;
+};
+
+int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
+
+#endif

@@ -1,0 +1,723 @@
+/*
+ * history.c - the daemon's event history (see history-hooks.h): the
+ * database opened at start, recovery, the per-turn batch committed at
+ * the end of each loop turn, retries, retention and checkpoint timers,
+ * and the fan-out of durable events to followers.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "daemon/conn.h"
+#include "daemon/daemon.h"
+#include "daemon/history-hooks.h"
+#include "daemon/notify.h"
+#include "store/db.h"
+#include "store/schema.h"
+#include "store/services.h"
+
+/* Defaults of history-keep-events and history-keep-age (hostel.conf(5)). */
+#define DEFAULT_KEEP_EVENTS 100000
+#define DEFAULT_KEEP_AGE    (30 * 86400)
+
+#define PRUNE_INTERVAL_SEC	60
+#define PRUNE_STEP_ROWS		1000
+#define CHECKPOINT_INTERVAL_SEC 60
+#define RETRY_FIRST_MS		100
+#define RETRY_MAX_MS		5000
+/* How long to wait for a previous daemon to release the database. */
+#define LOCK_WAIT_MS 10000
+
+_Static_assert(DB_SYNC_FULL == 0 && DB_SYNC_NORMAL == 1,
+	       "conffile.h's database-synchronous values");
+
+struct daemon_history {
+	struct daemon *d;
+	struct db *db;
+	struct history *hist;
+	struct history_batch *batch;
+	struct history_hooks hooks;
+	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
+	struct history_listener *listeners;
+	uint64_t n_listeners;
+	struct history_retention retention;
+	bool failing;
+	bool stopped_recorded;
+	uint64_t fail_since_ms, retry_ms;
+	size_t pruned_in_pass;
+	size_t autostart; /* services to recreate, counted at start */
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct timeval ms_tv(uint64_t ms)
+{
+	return (struct timeval){(time_t)(ms / 1000),
+				(suseconds_t)(ms % 1000) * 1000};
+}
+
+/* ---- settings ---------------------------------------------------------------
+ */
+
+static enum db_sync wanted_sync(const struct daemon *d)
+{
+	if (d->cli.db_sync >= 0)
+		return (enum db_sync)d->cli.db_sync;
+	if (d->file.db_sync >= 0)
+		return (enum db_sync)d->file.db_sync;
+	return DB_SYNC_FULL;
+}
+
+static struct history_retention wanted_retention(const struct daemon *d)
+{
+	struct history_retention r = {DEFAULT_KEEP_EVENTS, DEFAULT_KEEP_AGE};
+
+	if (d->cli.keep_events >= 0)
+		r.keep_events = (uint64_t)d->cli.keep_events;
+	else if (d->file.keep_events >= 0)
+		r.keep_events = (uint64_t)d->file.keep_events;
+	if (d->cli.keep_age >= 0)
+		r.keep_age = (uint64_t)d->cli.keep_age;
+	else if (d->file.keep_age >= 0)
+		r.keep_age = (uint64_t)d->file.keep_age;
+	return r;
+}
+
+/* ---- commits
+ * ------------------------------------------------------------------- */
+
+static void set_status(struct daemon_history *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_status(struct daemon_history *h, const char *fmt, ...)
+{
+	char msg[320];
+	va_list ap;
+	int n = snprintf(msg, sizeof(msg), "STATUS=");
+
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	notify_send(msg);
+}
+
+/*
+ * Commit the batch.  On failure the batch stays and a retry is armed,
+ * until HISTORY_RETRY_LIMIT_MS of failures (or `final`) fail it.
+ */
+static void commit_now(struct daemon_history *h, bool final)
+{
+	size_t n = history_batch_count(h->batch);
+	uint64_t now;
+	int rc;
+
+	if (n == 0)
+		return;
+	rc = history_commit(h->hist, h->batch);
+	if (rc == 0) {
+		if (h->failing) {
+			log_info(&h->d->log,
+				 "history: commits work again (%zu event(s) "
+				 "committed)",
+				 n);
+			set_status(h, "Listening on %s",
+				   daemon_socket_path(h->d));
+		}
+		h->failing = false;
+		h->retry_ms = 0;
+		return;
+	}
+	now = mono_ms();
+	if (!h->failing) {
+		h->failing = true;
+		h->fail_since_ms = now;
+		log_err(&h->d->log,
+			"history: cannot commit %zu event(s): %s; replies wait "
+			"and the commit is retried",
+			n, db_errmsg(h->db));
+		set_status(h, "History commits failing: %s", db_errmsg(h->db));
+	}
+	if (final || now - h->fail_since_ms >= HISTORY_RETRY_LIMIT_MS) {
+		log_err(&h->d->log,
+			"history: giving up on %zu event(s) after %llu ms: "
+			"%s",
+			n, (unsigned long long)(now - h->fail_since_ms),
+			db_errmsg(h->db));
+		history_batch_fail(h->batch, rc);
+		/* Later events get a fresh window. */
+		h->failing = false;
+		h->retry_ms = 0;
+		return;
+	}
+	h->retry_ms = h->retry_ms ? h->retry_ms * 2 : RETRY_FIRST_MS;
+	if (h->retry_ms > RETRY_MAX_MS)
+		h->retry_ms = RETRY_MAX_MS;
+	{
+		struct timeval tv = ms_tv(h->retry_ms);
+
+		evtimer_add(h->ev_retry, &tv);
+	}
+}
+
+static void commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon_history *h = arg;
+
+	/* A retry is armed: it commits, in order, when it fires. */
+	if (!evtimer_pending(h->ev_retry, NULL))
+		commit_now(h, false);
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	commit_now(arg, false);
+}
+
+/* End of this turn: commit what the turn recorded. */
+static void schedule(struct daemon_history *h)
+{
+	if (!evtimer_pending(h->ev_retry, NULL))
+		event_active(h->ev_commit, EV_TIMEOUT, 1);
+}
+
+/* Durable events to the followers (the store's commit hook). */
+static void fan_out(void *arg, const struct history_event *ev, size_t n)
+{
+	struct daemon_history *h = arg;
+	struct history_listener *l, *next;
+
+	for (l = h->listeners; l; l = next) {
+		next = l->next;
+		l->events(l, ev, n);
+	}
+}
+
+static void end_listeners(struct daemon_history *h)
+{
+	while (h->listeners) {
+		struct history_listener *l = h->listeners;
+
+		l->end(l); /* unlistens itself */
+		if (h->listeners == l)
+			daemon_history_unlisten(h->d, l);
+	}
+}
+
+/* ---- timers
+ * ----------------------------------------------------------------------- */
+
+static void prune_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon_history *h = arg;
+	struct timeval tv = {PRUNE_INTERVAL_SEC, 0};
+	size_t deleted = 0;
+	int rc = history_prune_step(h->hist, PRUNE_STEP_ROWS, db_now_ns(),
+				    &deleted);
+
+	h->pruned_in_pass += deleted;
+	if (rc < 0) {
+		log_warn(&h->d->log, "history: pruning: %s", db_errmsg(h->db));
+	} else if (rc == 1) {
+		/* More to do: go on after the loop has looked at I/O. */
+		tv.tv_sec = 0;
+	} else if (h->pruned_in_pass) {
+		log_info(&h->d->log, "history: retention removed %zu event(s)",
+			 h->pruned_in_pass);
+	}
+	if (rc != 1)
+		h->pruned_in_pass = 0;
+	evtimer_add(h->ev_prune, &tv);
+}
+
+static void checkpoint_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon_history *h = arg;
+	struct timeval tv = {CHECKPOINT_INTERVAL_SEC, 0};
+
+	/* PASSIVE never waits; a busy WAL is simply checkpointed later. */
+	if (db_checkpoint(h->db, false) < 0)
+		log_debug(&h->d->log, "history: checkpoint: %s",
+			  db_errmsg(h->db));
+	evtimer_add(h->ev_checkpoint, &tv);
+}
+
+/* ---- hooks
+ * ----------------------------------------------------------------------------
+ */
+
+static struct daemon_history *hist_of(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	return d->history && d->history->hist ? d->history : NULL;
+}
+
+/* Compact JSON text of v (NULL stays NULL); *rc set on failure. */
+static char *dump(json_t *v, int *rc)
+{
+	char *s;
+
+	if (!v)
+		return NULL;
+	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (!s)
+		*rc = -ENOMEM;
+	return s;
+}
+
+/* Log what the batch refused at once, and arm the end-of-turn commit. */
+static int added(struct daemon_history *h, const char *kind, int rc)
+{
+	if (rc)
+		log_warn(&h->d->log, "history: %s not recorded: %s", kind,
+			 db_errmsg(h->db));
+	else
+		schedule(h);
+	return rc;
+}
+
+static int hook_call_started(void *ctx, const char *service, const char *call,
+			     const char *export_name, json_t *arguments,
+			     const struct conn_cred *caller)
+{
+	struct daemon_history *h = hist_of(ctx);
+	struct history_caller who = {0};
+	char *args;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	args = dump(arguments, &rc);
+	if (rc)
+		return rc;
+	if (caller && caller->valid)
+		who = (struct history_caller){true, caller->pid, caller->uid,
+					      caller->gid};
+	rc = history_add_call_started(h->batch, service, call, export_name,
+				      args, &who, NULL, NULL);
+	free(args);
+	return added(h, HISTORY_CALL_STARTED, rc);
+}
+
+static const char *const outcome_kinds[] = {
+	[CALL_RETURNED] = HISTORY_CALL_RETURNED,
+	[CALL_TRAPPED] = HISTORY_CALL_TRAPPED,
+	[CALL_CANCELLED] = HISTORY_CALL_CANCELLED,
+	[CALL_FAILED] = HISTORY_CALL_FAILED,
+	[CALL_INTERRUPTED] = HISTORY_CALL_INTERRUPTED,
+};
+
+static int hook_call_ended(void *ctx, const char *service, const char *call,
+			   enum call_outcome outcome, json_t *detail,
+			   history_done_fn done, void *arg)
+{
+	struct daemon_history *h = hist_of(ctx);
+	char *text;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	if ((unsigned)outcome > CALL_INTERRUPTED)
+		return -EINVAL;
+	text = dump(detail, &rc);
+	if (rc)
+		return rc;
+	rc = history_add_call_ended(h->batch, service, call,
+				    outcome_kinds[outcome], text, done, arg);
+	free(text);
+	return added(h, outcome_kinds[outcome], rc);
+}
+
+static int hook_hostcall_started(void *ctx, const char *service,
+				 const char *call, uint64_t hostcall,
+				 const char *import_name, json_t *arguments)
+{
+	struct daemon_history *h = hist_of(ctx);
+	char *args;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	args = dump(arguments, &rc);
+	if (rc)
+		return rc;
+	rc = history_add_hostcall_started(h->batch, service, call, hostcall,
+					  import_name, args);
+	free(args);
+	return added(h, HISTORY_HOSTCALL_STARTED, rc);
+}
+
+static int hook_hostcall_settled(void *ctx, const char *service,
+				 const char *call, uint64_t hostcall,
+				 json_t *result)
+{
+	struct daemon_history *h = hist_of(ctx);
+	char *text;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	text = dump(result, &rc);
+	if (rc)
+		return rc;
+	rc = history_add_hostcall_settled(h->batch, service, call, hostcall,
+					  text);
+	free(text);
+	return added(h, HISTORY_HOSTCALL_SETTLED, rc);
+}
+
+static int store_event(void *ctx, const char *kind, const char *service,
+		       const char *component, json_t *detail)
+{
+	struct daemon_history *h = hist_of(ctx);
+	char *text;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	text = dump(detail, &rc);
+	if (rc)
+		return rc;
+	rc = history_add_store_event(h->batch, kind, service, component, text);
+	free(text);
+	return added(h, kind, rc);
+}
+
+static int hook_store_created(void *ctx, const char *service,
+			      const char *component)
+{
+	return store_event(ctx, HISTORY_STORE_CREATED, service, component,
+			   NULL);
+}
+
+static int hook_store_poisoned(void *ctx, const char *service, json_t *reason)
+{
+	return store_event(ctx, HISTORY_STORE_POISONED, service, NULL, reason);
+}
+
+static int hook_store_recreated(void *ctx, const char *service,
+				const char *component)
+{
+	return store_event(ctx, HISTORY_STORE_RECREATED, service, component,
+			   NULL);
+}
+
+static int hook_guest_output(void *ctx, struct guest_output *out,
+			     const char *bytes, size_t len)
+{
+	struct daemon_history *h = hist_of(ctx);
+
+	if (!h)
+		return -ESHUTDOWN;
+	return added(h, "guest output",
+		     guest_output_feed(out, h->batch, bytes, len));
+}
+
+static int hook_event(void *ctx, const char *service, const char *call,
+		      const char *kind, json_t *payload, history_done_fn done,
+		      void *arg)
+{
+	struct daemon_history *h = hist_of(ctx);
+	char *text;
+	int rc = 0;
+
+	if (!h)
+		return -ESHUTDOWN;
+	text = dump(payload, &rc);
+	if (rc)
+		return rc;
+	rc = history_batch_add(h->batch,
+			       &(struct history_record){
+				       .service = service,
+				       .call = call,
+				       .kind = kind,
+				       .payload = text,
+			       },
+			       done, arg);
+	free(text);
+	return added(h, kind ? kind : "(null)", rc);
+}
+
+const struct history_hooks *daemon_history_hooks(struct daemon *d)
+{
+	return d->history ? &d->history->hooks : NULL;
+}
+
+/* A daemon.* event built from a jansson object (consumed). */
+static int daemon_event(struct daemon_history *h, const char *kind,
+			json_t *payload)
+{
+	int rc;
+
+	if (!payload)
+		return -ENOMEM;
+	rc = hook_event(h->d, NULL, NULL, kind, payload, NULL, NULL);
+	json_decref(payload);
+	return rc;
+}
+
+/* ---- lifecycle
+ * ----------------------------------------------------------------------------
+ */
+
+static int count_service(void *arg, const struct service_record *rec)
+{
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+static void history_free_state(struct daemon_history *h)
+{
+	if (h->ev_commit)
+		event_free(h->ev_commit);
+	if (h->ev_retry)
+		event_free(h->ev_retry);
+	if (h->ev_prune)
+		event_free(h->ev_prune);
+	if (h->ev_checkpoint)
+		event_free(h->ev_checkpoint);
+	history_batch_free(h->batch);
+	history_free(h->hist);
+	db_close(h->db);
+	free(h);
+}
+
+int daemon_history_open(struct daemon *d)
+{
+	struct daemon_history *h = calloc(1, sizeof(*h));
+	struct db_options opt = {
+		.sync = wanted_sync(d),
+		.lock_wait_ms = LOCK_WAIT_MS,
+	};
+	struct timeval prune = {PRUNE_INTERVAL_SEC, 0};
+	struct timeval checkpoint = {CHECKPOINT_INTERVAL_SEC, 0};
+	char err[512];
+	int rc, version = 0;
+
+	if (!h) {
+		log_err(&d->log, "history: out of memory");
+		return -1;
+	}
+	h->d = d;
+	rc = db_open(d->state_dir, &opt, &h->db, err, sizeof(err));
+	if (rc) {
+		log_err(&d->log, "history: %s", err);
+		free(h);
+		return -1;
+	}
+	schema_version(h->db, &version);
+	rc = history_open(h->db, &h->hist);
+	if (rc)
+		goto fail;
+	h->retention = wanted_retention(d);
+	history_set_retention(h->hist, &h->retention);
+	history_set_commit_hook(h->hist, fan_out, h);
+	h->batch = history_batch_new(h->hist);
+	h->ev_commit = event_new(d->base, -1, 0, commit_cb, h);
+	h->ev_retry = evtimer_new(d->base, retry_cb, h);
+	h->ev_prune = evtimer_new(d->base, prune_cb, h);
+	h->ev_checkpoint = evtimer_new(d->base, checkpoint_cb, h);
+	if (!h->batch || !h->ev_commit || !h->ev_retry || !h->ev_prune ||
+	    !h->ev_checkpoint) {
+		rc = db_failf(h->db, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	h->hooks = (struct history_hooks){
+		.ctx = d,
+		.call_started = hook_call_started,
+		.call_ended = hook_call_ended,
+		.hostcall_started = hook_hostcall_started,
+		.hostcall_settled = hook_hostcall_settled,
+		.store_created = hook_store_created,
+		.store_poisoned = hook_store_poisoned,
+		.store_recreated = hook_store_recreated,
+		.guest_output = hook_guest_output,
+		.event = hook_event,
+	};
+
+	/* Calls the previous daemon never finished end now, all at once. */
+	rc = history_recover_interrupted(h->hist,
+					 "hosteld stopped while the call ran");
+	if (rc < 0)
+		goto fail;
+	log_info(&d->log,
+		 "history: %s (schema %d, synchronous=%s, last event %llu); "
+		 "%d interrupted call(s) recovered",
+		 h->db->path, version, db_sync_name(h->db->sync),
+		 (unsigned long long)history_last_seq(h->hist), rc);
+	{
+		int interrupted = rc;
+
+		rc = services_list(h->db, true, count_service, &h->autostart);
+		if (rc)
+			goto fail;
+		if (h->autostart)
+			log_info(&d->log,
+				 "history: %zu service(s) marked autostart "
+				 "to recreate",
+				 h->autostart);
+		d->history = h;
+		rc = daemon_event(
+			h, HISTORY_DAEMON_STARTED,
+			json_pack("{ss,sI,si,ss,sI}", "version",
+				  PACKAGE_VERSION, "pid", (json_int_t)getpid(),
+				  "interrupted", interrupted, "synchronous",
+				  db_sync_name(h->db->sync), "autostart",
+				  (json_int_t)h->autostart));
+	}
+	/* Durable before READY=1. */
+	if (rc == 0)
+		rc = history_commit(h->hist, h->batch);
+	if (rc)
+		goto fail;
+	evtimer_add(h->ev_prune, &prune);
+	evtimer_add(h->ev_checkpoint, &checkpoint);
+	return 0;
+fail:
+	log_err(&d->log, "history: %s", db_errmsg(h->db));
+	d->history = NULL;
+	history_free_state(h);
+	return -1;
+}
+
+void daemon_history_stopping(struct daemon *d)
+{
+	struct daemon_history *h = d->history;
+
+	if (!h)
+		return;
+	if (!h->stopped_recorded) {
+		h->stopped_recorded = true;
+		daemon_event(h, HISTORY_DAEMON_STOPPED,
+			     json_pack("{sI}", "uptimeMs",
+				       (json_int_t)daemon_uptime_ms(d)));
+	}
+	if (!evtimer_pending(h->ev_retry, NULL))
+		commit_now(h, false);
+	end_listeners(h);
+}
+
+void daemon_history_reloaded(struct daemon *d, const char *status,
+			     const char *error)
+{
+	struct daemon_history *h = d->history;
+	enum db_sync sync;
+	json_t *p;
+
+	if (!h)
+		return;
+	sync = wanted_sync(d);
+	if (sync != h->db->sync) {
+		if (db_set_sync(h->db, sync) == 0)
+			log_info(&d->log, "database-synchronous is now %s",
+				 db_sync_name(sync));
+		else
+			log_warn(&d->log,
+				 "database-synchronous: cannot change to "
+				 "%s: %s",
+				 db_sync_name(sync), db_errmsg(h->db));
+	}
+	h->retention = wanted_retention(d);
+	history_set_retention(h->hist, &h->retention);
+	p = json_pack("{ss?,ss}", "config", d->config_path, "status", status);
+	if (p && error)
+		json_object_set_new(p, "error", json_string(error));
+	daemon_event(h, HISTORY_DAEMON_RELOADED, p);
+}
+
+void daemon_history_close(struct daemon *d)
+{
+	struct daemon_history *h = d->history;
+
+	if (!h)
+		return;
+	if (!h->stopped_recorded) {
+		h->stopped_recorded = true;
+		daemon_event(h, HISTORY_DAEMON_STOPPED,
+			     json_pack("{sI,sb}", "uptimeMs",
+				       (json_int_t)daemon_uptime_ms(d),
+				       "graceful", 0));
+	}
+	/* Whatever cannot be committed now is failed, with its callers. */
+	commit_now(h, true);
+	end_listeners(h);
+	if (db_checkpoint(h->db, true) < 0)
+		log_debug(&d->log, "history: final checkpoint: %s",
+			  db_errmsg(h->db));
+	d->history = NULL;
+	history_free_state(h);
+}
+
+/* ---- readers
+ * -------------------------------------------------------------------------------------
+ */
+
+struct history *daemon_history_store(struct daemon *d)
+{
+	return d->history ? d->history->hist : NULL;
+}
+
+struct db *daemon_history_db(struct daemon *d)
+{
+	return d->history ? d->history->db : NULL;
+}
+
+void daemon_history_listen(struct daemon *d, struct history_listener *l)
+{
+	struct daemon_history *h = d->history;
+
+	l->prev = NULL;
+	l->next = h->listeners;
+	if (h->listeners)
+		h->listeners->prev = l;
+	h->listeners = l;
+	h->n_listeners++;
+}
+
+void daemon_history_unlisten(struct daemon *d, struct history_listener *l)
+{
+	struct daemon_history *h = d->history;
+
+	if (!h)
+		return;
+	if (l->prev)
+		l->prev->next = l->next;
+	else if (h->listeners == l)
+		h->listeners = l->next;
+	else
+		return; /* not listed */
+	if (l->next)
+		l->next->prev = l->prev;
+	l->prev = l->next = NULL;
+	h->n_listeners--;
+}
+
+int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
+{
+	struct daemon_history *h = d->history;
+
+	if (!h)
+		return -ENODEV;
+	history_get_stats(h->hist, &out->stats);
+	out->pending_events = history_batch_count(h->batch);
+	out->failing = h->failing;
+	out->followers = h->n_listeners;
+	out->synchronous = db_sync_name(h->db->sync);
+	out->keep_events = h->retention.keep_events;
+	out->keep_age = h->retention.keep_age;
+	return 0;
+}

@@ -1,0 +1,560 @@
+/*
+ * method-history.c - io.hostel.History: Read (once, or following with
+ * "more") and Stats.
+ *
+ * A follower (Read with "more") first pages the backlog from the
+ * database: one page per turn while less than FOLLOW_LOW bytes of its
+ * replies are unsent, so a large backlog never blocks the loop and a
+ * slow reader only slows itself.  Once its cursor passes the last
+ * durable seq it goes live: the history's commit hook hands it each
+ * batch of durable events (history-hooks.h), in order, so no event is
+ * missed or sent twice (store/history.h explains why no commit can fall
+ * between the last page and going live).  A live follower whose unsent
+ * replies exceed FOLLOW_LAG_MAX gets io.hostel.History.Lagged with the
+ * last seq it was sent and its stream ends: the daemon never waits for a
+ * reader.  When the daemon stops, every stream ends with a final reply.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "daemon/conn.h"
+#include "daemon/daemon.h"
+#include "daemon/dispatch.h"
+#include "daemon/history-hooks.h"
+#include "store/history.h"
+
+#define HISTORY_ERROR_LAGGED	  "io.hostel.History.Lagged"
+#define HISTORY_ERROR_UNAVAILABLE "io.hostel.History.Unavailable"
+
+#define READ_LIMIT_DEFAULT 1000
+#define READ_LIMIT_MAX	   10000
+/* Seqs one read examines at most: filters that match rarely still
+ * answer quickly, with `next` saying where to go on. */
+#define READ_SCAN_MAX (64 * 1024)
+/* A reply stops growing past this much payload text. */
+#define REPLY_BYTES_MAX (4u << 20)
+#define FOLLOW_PAGE	256
+#define FOLLOW_LOW	(64u * 1024)
+#define FOLLOW_LAG_MAX	(1u << 20)
+
+struct filter {
+	char *service, *call;
+	char **kinds;
+	size_t n_kinds;
+};
+
+static void filter_free(struct filter *f)
+{
+	free(f->service);
+	free(f->call);
+	for (size_t i = 0; i < f->n_kinds; i++)
+		free(f->kinds[i]);
+	free(f->kinds);
+	memset(f, 0, sizeof(*f));
+}
+
+static struct history_query filter_query(const struct filter *f)
+{
+	return (struct history_query){
+		.service = f->service,
+		.call = f->call,
+		.kinds = (const char *const *)f->kinds,
+		.n_kinds = f->n_kinds,
+	};
+}
+
+/* An optional string parameter: absent/null, or a non-empty string. */
+static bool opt_string(struct call *call, const char *name, char **out)
+{
+	json_t *v = json_object_get(call->req->parameters, name);
+
+	*out = NULL;
+	if (!v || json_is_null(v))
+		return true;
+	if (!json_is_string(v) || !json_string_length(v) ||
+	    json_string_length(v) > HISTORY_NAME_MAX) {
+		call_invalid_parameter(call, name);
+		return false;
+	}
+	*out = strdup(json_string_value(v));
+	if (!*out) {
+		call_reply(call, NULL);
+		return false;
+	}
+	return true;
+}
+
+/* An optional integer in [min, max]; absent/null gives def. */
+static bool opt_int(struct call *call, const char *name, json_int_t min,
+		    json_int_t max, json_int_t def, json_int_t *out)
+{
+	json_t *v = json_object_get(call->req->parameters, name);
+
+	*out = def;
+	if (!v || json_is_null(v))
+		return true;
+	if (!json_is_integer(v) || json_integer_value(v) < min ||
+	    json_integer_value(v) > max) {
+		call_invalid_parameter(call, name);
+		return false;
+	}
+	*out = json_integer_value(v);
+	return true;
+}
+
+/* Parse Read's parameters; on false a reply has been sent. */
+static bool read_params(struct call *call, struct filter *f, uint64_t *since,
+			size_t *limit)
+{
+	static const char *const known[] = {"since", "service", "call",
+					    "kinds", "limit",	NULL};
+	json_t *kinds;
+	json_int_t n;
+
+	memset(f, 0, sizeof(*f));
+	if (!call_check_parameters(call, known) ||
+	    !opt_int(call, "since", 0, INT64_MAX, 1, &n))
+		return false;
+	*since = n ? (uint64_t)n : 1;
+	if (!opt_int(call, "limit", 1, READ_LIMIT_MAX, READ_LIMIT_DEFAULT, &n))
+		return false;
+	*limit = (size_t)n;
+	if (!opt_string(call, "service", &f->service) ||
+	    !opt_string(call, "call", &f->call))
+		goto fail;
+	kinds = json_object_get(call->req->parameters, "kinds");
+	if (kinds && !json_is_null(kinds)) {
+		size_t i;
+		json_t *k;
+
+		if (!json_is_array(kinds) ||
+		    json_array_size(kinds) > HISTORY_KINDS_MAX) {
+			call_invalid_parameter(call, "kinds");
+			goto fail;
+		}
+		f->kinds = calloc(json_array_size(kinds) + 1, sizeof(char *));
+		if (!f->kinds) {
+			call_reply(call, NULL);
+			goto fail;
+		}
+		json_array_foreach(kinds, i, k)
+		{
+			if (!history_kind_pattern_valid(json_string_value(k))) {
+				call_invalid_parameter(call, "kinds");
+				goto fail;
+			}
+			f->kinds[i] = strdup(json_string_value(k));
+			if (!f->kinds[i]) {
+				call_reply(call, NULL);
+				goto fail;
+			}
+			f->n_kinds++;
+		}
+	}
+	return true;
+fail:
+	filter_free(f);
+	return false;
+}
+
+/* RFC 3339 in UTC with nanoseconds. */
+static void format_time(int64_t ns, char *buf, size_t size)
+{
+	int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+	time_t t;
+	struct tm tm;
+	size_t n;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	t = (time_t)sec;
+	if (!gmtime_r(&t, &tm) ||
+	    !(n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm))) {
+		snprintf(buf, size, "%lld", (long long)ns);
+		return;
+	}
+	snprintf(buf + n, size - n, ".%09lldZ", (long long)frac);
+}
+
+static json_t *event_json(const struct history_event *ev)
+{
+	json_t *payload = json_loads(ev->payload, 0, NULL);
+	char time[48];
+
+	/* The schema admits only JSON objects; an object, whatever. */
+	if (!json_is_object(payload)) {
+		json_decref(payload);
+		payload = json_object();
+	}
+	format_time(ev->time, time, sizeof(time));
+	return json_pack("{sI,ss,ss?,ss?,ss,so}", "seq", (json_int_t)ev->seq,
+			 "time", time, "service", ev->service, "call", ev->call,
+			 "kind", ev->kind, "payload", payload);
+}
+
+struct page {
+	json_t *events;
+	size_t bytes;
+	uint64_t last;
+	bool oom;
+};
+
+static int page_add(struct page *p, const struct history_event *ev)
+{
+	json_t *j = event_json(ev);
+
+	if (!j || json_array_append_new(p->events, j)) {
+		p->oom = true;
+		return 1;
+	}
+	p->last = ev->seq;
+	p->bytes += strlen(ev->payload) + 128;
+	return p->bytes >= REPLY_BYTES_MAX;
+}
+
+static int page_cb(void *arg, const struct history_event *ev)
+{
+	return page_add(arg, ev);
+}
+
+static json_t *page_reply(struct page *p, uint64_t next, uint64_t last)
+{
+	return json_pack("{so,sI,sI}", "events", p->events, "next",
+			 (json_int_t)next, "last", (json_int_t)last);
+}
+
+/* ---- following ---------------------------------------------------------- */
+
+struct follower {
+	struct history_listener l; /* first: listener -> follower */
+	struct daemon *d;
+	struct conn *conn; /* NULL once the stream is over */
+	struct event *ev_page;
+	struct filter flt;
+	uint64_t cursor;    /* next seq to consider */
+	uint64_t delivered; /* last seq sent (since - 1 before any) */
+	bool live;
+	int busy; /* inside the follower's code: free later */
+};
+
+static void follower_free(struct follower *f)
+{
+	daemon_history_unlisten(f->d, &f->l);
+	if (f->ev_page)
+		event_free(f->ev_page);
+	filter_free(&f->flt);
+	free(f);
+}
+
+/* Leave the follower's code; free it if its stream is over. */
+static void leave(struct follower *f)
+{
+	if (--f->busy == 0 && !f->conn)
+		follower_free(f);
+}
+
+/* End the stream (the reply has been queued); the connection goes on. */
+static void end_stream(struct follower *f)
+{
+	struct conn *c = f->conn;
+
+	daemon_history_unlisten(f->d, &f->l);
+	event_del(f->ev_page);
+	f->conn = NULL;
+	if (c)
+		conn_release(c);
+}
+
+static void send_page(struct follower *f, struct page *p, bool continues)
+{
+	json_t *params = page_reply(
+		p, f->cursor, history_last_seq(daemon_history_store(f->d)));
+
+	if (p->last)
+		f->delivered = p->last;
+	/* Dropped connections come back through on_free (f->conn NULL). */
+	conn_send(f->conn,
+		  params ? varlink_reply_new(params, continues) : NULL);
+}
+
+static void page_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct follower *f = arg;
+	struct history *h = daemon_history_store(f->d);
+	struct history_query q = filter_query(&f->flt);
+	struct page p = {0};
+	struct timeval now = {0, 0};
+	uint64_t next;
+	int rc;
+
+	f->busy++;
+	if (!f->conn || f->live || !h ||
+	    conn_output_pending(f->conn) > FOLLOW_LOW)
+		goto out; /* on_drain brings us back */
+	q.from = f->cursor;
+	q.upto = history_last_seq(h);
+	q.limit = FOLLOW_PAGE;
+	q.max_scan = READ_SCAN_MAX;
+	p.events = json_array();
+	rc = p.events ? history_read(h, &q, page_cb, &p, &next) : -ENOMEM;
+	if (rc < 0 || p.oom) {
+		json_decref(p.events);
+		conn_send(f->conn,
+			  varlink_error_new(
+				  HISTORY_ERROR_UNAVAILABLE,
+				  json_pack("{ss}", "reason",
+					    "cannot read the history")));
+		end_stream(f);
+		goto out;
+	}
+	f->cursor = next;
+	if (json_array_size(p.events))
+		send_page(f, &p, true);
+	else
+		json_decref(p.events);
+	if (!f->conn)
+		goto out;
+	if (f->cursor > history_last_seq(h))
+		f->live = true; /* the commit hook takes over from here */
+	else
+		evtimer_add(f->ev_page, &now);
+out:
+	leave(f);
+}
+
+static void follower_drained(void *arg)
+{
+	struct follower *f = arg;
+	struct timeval now = {0, 0};
+
+	if (f->conn && !f->live)
+		evtimer_add(f->ev_page, &now);
+}
+
+static void follower_conn_freed(void *arg)
+{
+	struct follower *f = arg;
+
+	f->conn = NULL;
+	daemon_history_unlisten(f->d, &f->l);
+	if (f->busy == 0)
+		follower_free(f);
+}
+
+static void lagged(struct follower *f)
+{
+	conn_send(f->conn,
+		  varlink_error_new(HISTORY_ERROR_LAGGED,
+				    json_pack("{sI}", "lastSeq",
+					      (json_int_t)f->delivered)));
+	if (f->conn)
+		end_stream(f);
+}
+
+/* Send a live page, unless the reader lags; whether the stream goes on. */
+static bool flush_live(struct follower *f, struct page *p)
+{
+	if (p->oom) {
+		json_decref(p->events);
+		*p = (struct page){0};
+		conn_send(f->conn, NULL); /* out of memory: drop it */
+	} else if (conn_output_pending(f->conn) > FOLLOW_LAG_MAX) {
+		json_decref(p->events);
+		*p = (struct page){0};
+		lagged(f);
+	} else {
+		send_page(f, p, true);
+		*p = (struct page){0};
+	}
+	return f->conn != NULL;
+}
+
+static void follower_events(struct history_listener *l,
+			    const struct history_event *ev, size_t n)
+{
+	struct follower *f = (struct follower *)l;
+	struct history_query q = filter_query(&f->flt);
+	struct page p = {0};
+
+	f->busy++;
+	for (size_t i = 0; i < n && f->conn && f->live; i++) {
+		if (ev[i].seq < f->cursor)
+			continue;
+		f->cursor = ev[i].seq + 1;
+		if (!history_query_matches(&q, &ev[i]))
+			continue;
+		if (!p.events && !(p.events = json_array())) {
+			conn_send(f->conn, NULL);
+			break;
+		}
+		/* A full page goes at once; the rest after the loop. */
+		if (page_add(&p, &ev[i]) && !flush_live(f, &p))
+			break;
+	}
+	if (p.events && f->conn)
+		flush_live(f, &p);
+	else
+		json_decref(p.events);
+	leave(f);
+}
+
+/* The daemon stops: a final reply ends the stream. */
+static void follower_end(struct history_listener *l)
+{
+	struct follower *f = (struct follower *)l;
+	struct page p = {.events = json_array()};
+
+	f->busy++;
+	if (f->conn) {
+		if (p.events)
+			send_page(f, &p, false);
+		else
+			conn_send(f->conn, NULL);
+		if (f->conn)
+			end_stream(f);
+	} else {
+		json_decref(p.events);
+	}
+	daemon_history_unlisten(f->d, &f->l);
+	leave(f);
+}
+
+static void follow(struct call *call, struct filter *flt, uint64_t since)
+{
+	struct follower *f = calloc(1, sizeof(*f));
+	struct timeval now = {0, 0};
+
+	if (f)
+		f->ev_page = evtimer_new(call->d->base, page_timer_cb, f);
+	if (!f || !f->ev_page) {
+		free(f);
+		filter_free(flt);
+		call_reply(call, NULL);
+		return;
+	}
+	f->d = call->d;
+	f->conn = call->conn;
+	f->flt = *flt;
+	f->cursor = since;
+	f->delivered = since - 1;
+	f->l.events = follower_events;
+	f->l.end = follower_end;
+	call_hold(call, follower_drained, follower_conn_freed, f);
+	daemon_history_listen(f->d, &f->l);
+	evtimer_add(f->ev_page, &now);
+}
+
+/* ---- the methods ----------------------------------------------------------
+ */
+
+static bool available(struct call *call, struct history **h)
+{
+	*h = daemon_history_store(call->d);
+	if (*h)
+		return true;
+	call_error(call, HISTORY_ERROR_UNAVAILABLE,
+		   json_pack("{ss}", "reason",
+			     "the history database is not open"));
+	return false;
+}
+
+void method_history_read(struct call *call)
+{
+	struct history *h;
+	struct history_query q;
+	struct filter flt;
+	struct page p = {0};
+	uint64_t since, next;
+	size_t limit;
+	int rc;
+
+	if (!read_params(call, &flt, &since, &limit))
+		return;
+	if (!available(call, &h)) {
+		filter_free(&flt);
+		return;
+	}
+	if (call->req->more) {
+		follow(call, &flt, since);
+		return;
+	}
+	q = filter_query(&flt);
+	q.from = since;
+	q.limit = limit;
+	q.max_scan = READ_SCAN_MAX;
+	p.events = json_array();
+	rc = p.events ? history_read(h, &q, page_cb, &p, &next) : -ENOMEM;
+	filter_free(&flt);
+	if (rc < 0 || p.oom) {
+		json_decref(p.events);
+		if (rc == -ENOMEM || p.oom)
+			call_reply(call, NULL);
+		else
+			call_error(call, HISTORY_ERROR_UNAVAILABLE,
+				   json_pack("{ss}", "reason",
+					     "cannot read the history"));
+		return;
+	}
+	call_reply(call, page_reply(&p, next, history_last_seq(h)));
+}
+
+void method_history_stats(struct call *call)
+{
+	static const char *const known[] = {NULL};
+	struct daemon_history_status st;
+	json_t *latency, *bounds;
+	uint64_t mean;
+
+	if (!call_check_parameters(call, known))
+		return;
+	if (daemon_history_status(call->d, &st) < 0) {
+		call_error(call, HISTORY_ERROR_UNAVAILABLE,
+			   json_pack("{ss}", "reason",
+				     "the history database is not open"));
+		return;
+	}
+	latency = json_array();
+	bounds = json_array();
+	for (int i = 0; latency && bounds && i < HISTORY_LATENCY_BUCKETS; i++) {
+		if (json_array_append_new(
+			    latency,
+			    json_integer((json_int_t)st.stats.latency[i])) ||
+		    (i < HISTORY_LATENCY_BUCKETS - 1 &&
+		     json_array_append_new(
+			     bounds,
+			     json_integer(history_latency_bounds_us[i]))))
+			break;
+	}
+	mean = st.stats.commits ? st.stats.commit_ns_total / st.stats.commits
+				: 0;
+	call_reply(call,
+		   json_pack("{sI,sI,sI,sI,sI,sI,sb,sI,sI,sI,so,so,sI,sI,ss,sI,"
+			     "sI,sI}",
+			     "lastSeq", (json_int_t)st.stats.last_seq,
+			     "commits", (json_int_t)st.stats.commits, "events",
+			     (json_int_t)st.stats.events, "rejected",
+			     (json_int_t)st.stats.rejected, "failures",
+			     (json_int_t)st.stats.failures, "pending",
+			     (json_int_t)st.pending_events, "failing",
+			     st.failing, "commitLastUs",
+			     (json_int_t)(st.stats.commit_ns_last / 1000),
+			     "commitMaxUs",
+			     (json_int_t)(st.stats.commit_ns_max / 1000),
+			     "commitMeanUs", (json_int_t)(mean / 1000),
+			     "latency", latency, "latencyBoundsUs", bounds,
+			     "maxBatch", (json_int_t)st.stats.max_batch,
+			     "pruned", (json_int_t)st.stats.pruned,
+			     "synchronous", st.synchronous, "keepEvents",
+			     (json_int_t)st.keep_events, "keepAge",
+			     (json_int_t)st.keep_age, "followers",
+			     (json_int_t)st.followers));
+}

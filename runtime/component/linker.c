@@ -1,0 +1,280 @@
+/*
+ * linker.c - what the host provides for a root component's imports:
+ * host functions (bound to the import's declared function type), host
+ * resource types, and whole instances of other components.
+ *
+ * Contract (instance.h): definitions are keyed by (instance name or NULL,
+ * item name); the linker owns copies of the names and its host resource
+ * types, and must outlive the instances made with it.  Resolution walks
+ * the import's declared type: an imported instance is built from the
+ * host's definitions of each of its exports, or is another component
+ * instance's export table (checked to have every declared export with
+ * the right sort).  Anything missing is a LINK error naming the import,
+ * e.g. "component import `wasi:cli/stdout@0.2.0` needs function
+ * `get-stdout`, which is not provided".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "component/arena.h"
+#include "component/rt.h"
+
+typedef enum def_kind {
+	DEF_FUNC,
+	DEF_RESOURCE,
+	DEF_INSTANCE,
+} def_kind;
+
+typedef struct linker_def {
+	def_kind kind;
+	char *instance; /* NULL: top level */
+	char *name;
+	cm_host_fn fn;
+	void *env;
+	cabi_resource_type *rt;
+	cm_component_instance *inst;
+} linker_def;
+
+struct cm_linker {
+	linker_def *defs;
+	uint32_t n, cap;
+};
+
+cm_linker *cm_linker_new(void)
+{
+	return calloc(1, sizeof(cm_linker));
+}
+
+void cm_linker_free(cm_linker *l)
+{
+	if (l == NULL)
+		return;
+	for (uint32_t i = 0; i < l->n; i++) {
+		free(l->defs[i].instance);
+		free(l->defs[i].name);
+		free(l->defs[i].rt);
+	}
+	free(l->defs);
+	free(l);
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && !strcmp(a, b);
+}
+
+static linker_def *find(const cm_linker *l, const char *instance,
+			const char *name)
+{
+	if (l == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (same(l->defs[i].instance, instance) &&
+		    !strcmp(l->defs[i].name, name))
+			return &l->defs[i];
+	return NULL;
+}
+
+/* A new or replaced definition slot with its names set; NULL on OOM. */
+static linker_def *slot(cm_linker *l, const char *instance, const char *name)
+{
+	linker_def *d = find(l, instance, name);
+
+	if (d != NULL) {
+		free(d->rt);
+		d->rt = NULL;
+		return d;
+	}
+	if (l->n == l->cap) {
+		uint32_t cap = l->cap ? 2 * l->cap : 16;
+		linker_def *v = realloc(l->defs, cap * sizeof *v);
+
+		if (v == NULL)
+			return NULL;
+		l->defs = v;
+		l->cap = cap;
+	}
+	d = &l->defs[l->n];
+	memset(d, 0, sizeof *d);
+	d->name = strdup(name);
+	d->instance = instance ? strdup(instance) : NULL;
+	if (d->name == NULL || (instance != NULL && d->instance == NULL)) {
+		free(d->name);
+		free(d->instance);
+		return NULL;
+	}
+	l->n++;
+	return d;
+}
+
+int cm_linker_define_func(cm_linker *l, const char *instance, const char *name,
+			  cm_host_fn fn, void *env)
+{
+	linker_def *d = slot(l, instance, name);
+
+	if (d == NULL)
+		return -1;
+	d->kind = DEF_FUNC;
+	d->fn = fn;
+	d->env = env;
+	return 0;
+}
+
+const cabi_resource_type *
+cm_linker_define_resource(cm_linker *l, const char *instance, const char *name,
+			  void (*dtor)(void *env, uint64_t rep), void *env)
+{
+	cabi_resource_type *rt = calloc(1, sizeof *rt);
+	linker_def *d;
+
+	if (rt == NULL)
+		return NULL;
+	d = slot(l, instance, name);
+	if (d == NULL) {
+		free(rt);
+		return NULL;
+	}
+	d->kind = DEF_RESOURCE;
+	rt->host_dtor = dtor;
+	rt->host_env = env;
+	rt->name = d->name;
+	d->rt = rt;
+	return rt;
+}
+
+int cm_linker_define_instance(cm_linker *l, const char *name,
+			      cm_component_instance *inst)
+{
+	linker_def *d = slot(l, NULL, name);
+
+	if (d == NULL)
+		return -1;
+	d->kind = DEF_INSTANCE;
+	d->inst = inst;
+	return 0;
+}
+
+/* ---- resolution ---------------------------------------------------------- */
+
+static int host_func(cm_component_instance *inst, const linker_def *d,
+		     const cm_type *ft, cm_rtval *out, cm_error *err)
+{
+	cm_func *f = cm_arena_alloc(inst->store->arena, sizeof *f);
+
+	if (f == NULL)
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	f->kind = CM_FUNC_HOST;
+	f->type = ft;
+	f->fn = d->fn;
+	f->env = d->env;
+	f->name = d->name;
+	out->func = f;
+	return 0;
+}
+
+static int missing(cm_error *err, const cm_import *im, const char *what,
+		   const char *name)
+{
+	return cm_error_set(err, CM_ERR_LINK,
+			    "component import `%s` needs %s `%s`, which is "
+			    "not provided",
+			    im->name.str.ptr, what, name);
+}
+
+/* Another instance's exports: check the declared ones are there. */
+static int check_instance(const cm_import *im, const cm_type *it,
+			  const cm_rtinstance *ri, cm_error *err)
+{
+	for (uint32_t i = 0; i < it->u.comp.nexports; i++) {
+		const cm_extern_decl *d = &it->u.comp.exports[i];
+		const cm_rtexport *x = cm_rtinstance_find(ri, d->name.str.ptr,
+							  d->name.str.len);
+
+		if (x == NULL || x->sort != d->type.sort)
+			return missing(err, im, cm_sort_name(d->type.sort),
+				       d->name.str.ptr);
+	}
+	return 0;
+}
+
+static int host_instance(const cm_linker *l, cm_component_instance *inst,
+			 const cm_import *im, cm_rtval *out, cm_error *err)
+{
+	const cm_type *it = im->type.type;
+	cm_rtinstance *ri = cm_arena_alloc(inst->store->arena, sizeof *ri);
+
+	if (ri == NULL)
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	for (uint32_t i = 0; i < it->u.comp.nexports; i++) {
+		const cm_extern_decl *d = &it->u.comp.exports[i];
+		const linker_def *ld =
+			find(l, im->name.str.ptr, d->name.str.ptr);
+		cm_rtval v;
+
+		memset(&v, 0, sizeof v);
+		switch (d->type.sort) {
+		case CM_SORT_FUNC:
+			if (ld == NULL || ld->kind != DEF_FUNC)
+				return missing(err, im, "function",
+					       d->name.str.ptr);
+			if (host_func(inst, ld, d->type.type, &v, err))
+				return -1;
+			break;
+		case CM_SORT_TYPE:
+			if (d->type.type == NULL ||
+			    d->type.type->kind != CM_RESOURCE)
+				continue; /* a type equality: no value */
+			if (ld == NULL || ld->kind != DEF_RESOURCE)
+				return missing(err, im, "resource type",
+					       d->name.str.ptr);
+			v.rt = ld->rt;
+			break;
+		default:
+			return missing(err, im, cm_sort_name(d->type.sort),
+				       d->name.str.ptr);
+		}
+		if (cm_rtinstance_add(inst->store, ri, d->name.str,
+				      d->type.sort, v))
+			return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	}
+	out->instance = ri;
+	return 0;
+}
+
+int cm_linker_resolve(const cm_linker *l, cm_component_instance *inst,
+		      const cm_import *im, cm_rtval *out, cm_error *err)
+{
+	const char *name = im->name.str.ptr;
+	const linker_def *d = find(l, NULL, name);
+
+	switch (im->type.sort) {
+	case CM_SORT_FUNC:
+		if (d == NULL || d->kind != DEF_FUNC)
+			break;
+		return host_func(inst, d, im->type.type, out, err);
+	case CM_SORT_INSTANCE:
+		if (d != NULL && d->kind == DEF_INSTANCE) {
+			if (check_instance(im, im->type.type, &d->inst->exports,
+					   err))
+				return -1;
+			out->instance = &d->inst->exports;
+			return 0;
+		}
+		for (uint32_t i = 0; l != NULL && i < l->n; i++)
+			if (same(l->defs[i].instance, name))
+				return host_instance(l, inst, im, out, err);
+		break;
+	case CM_SORT_TYPE:
+		if (im->type.type == NULL || im->type.type->kind != CM_RESOURCE)
+			return 0;
+		if (d == NULL || d->kind != DEF_RESOURCE)
+			break;
+		out->rt = d->rt;
+		return 0;
+	default:
+		break;
+	}
+	return cm_error_set(err, CM_ERR_LINK,
+			    "component import `%s` (%s) is not provided", name,
+			    cm_sort_name(im->type.sort));
+}

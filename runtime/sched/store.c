@@ -1,0 +1,162 @@
+/*
+ * store.c - the Component Model Store: the wasm_store, the arena of
+ * instance objects, cleanups, the exec pool and the fuel of a host call.
+ *
+ * Contract (store.h): everything is released by cm_store_free, cleanups
+ * first (newest first), then the execs, the wasm_store and the arena.
+ * The exec pool is a LIFO stack: nested sync calls acquire and release in
+ * strict nesting order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "component/arena.h"
+#include "sched/store.h"
+
+/* Instance objects are small; the cap only guards against runaway. */
+#define STORE_ARENA_LIMIT ((size_t)1 << 32)
+
+cm_store *cm_store_new(const cm_store_config *cfg)
+{
+	cm_store *s = calloc(1, sizeof *s);
+
+	if (s == NULL)
+		return NULL;
+	if (cfg != NULL)
+		s->cfg = *cfg;
+	s->wasm = wasm_store_new(&s->cfg.limits);
+	s->arena = cm_arena_new(STORE_ARENA_LIMIT);
+	if (s->wasm == NULL || s->arena == NULL) {
+		cm_store_free(s);
+		return NULL;
+	}
+	s->fuel = UINT64_MAX;
+	return s;
+}
+
+void cm_store_free(cm_store *s)
+{
+	if (s == NULL)
+		return;
+	while (s->ncleanups > 0) {
+		cm_store_cleanup *c = &s->cleanups[--s->ncleanups];
+
+		c->fn(c->arg);
+	}
+	free(s->cleanups);
+	for (uint32_t i = 0; i < s->nexecs; i++)
+		wasm_exec_free(s->execs[i]);
+	free(s->execs);
+	if (s->wasm != NULL)
+		wasm_store_free(s->wasm);
+	if (s->arena != NULL)
+		cm_arena_free(s->arena);
+	free(s);
+}
+
+int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg)
+{
+	if (s->ncleanups == s->cleanups_cap) {
+		uint32_t cap = s->cleanups_cap ? 2 * s->cleanups_cap : 16;
+		cm_store_cleanup *v = realloc(s->cleanups, cap * sizeof *v);
+
+		if (v == NULL)
+			return -1;
+		s->cleanups = v;
+		s->cleanups_cap = cap;
+	}
+	s->cleanups[s->ncleanups].fn = fn;
+	s->cleanups[s->ncleanups].arg = arg;
+	s->ncleanups++;
+	return 0;
+}
+
+void cm_store_set_fuel(cm_store *s, uint64_t fuel)
+{
+	s->fuel = fuel;
+}
+
+uint64_t cm_store_fuel(const cm_store *s)
+{
+	return s->fuel;
+}
+
+static wasm_exec *new_exec(cm_store *s)
+{
+	wasm_exec_config cfg;
+
+	cfg.max_stack_bytes = s->cfg.max_stack_bytes;
+	cfg.max_call_depth = s->cfg.max_call_depth;
+	return wasm_exec_new(s->wasm, &cfg);
+}
+
+wasm_exec *cm_store_exec_acquire(cm_store *s)
+{
+	if (s->nbusy == s->nexecs) {
+		wasm_exec *e;
+
+		if (s->nexecs == s->execs_cap) {
+			uint32_t cap = s->execs_cap ? 2 * s->execs_cap : 8;
+			wasm_exec **v = realloc(s->execs, cap * sizeof *v);
+
+			if (v == NULL)
+				return NULL;
+			s->execs = v;
+			s->execs_cap = cap;
+		}
+		e = new_exec(s);
+		if (e == NULL)
+			return NULL;
+		s->execs[s->nexecs++] = e;
+	}
+	return s->execs[s->nbusy++];
+}
+
+void cm_store_exec_release(cm_store *s, wasm_exec *e, bool reusable)
+{
+	uint32_t i = s->nbusy;
+
+	/* Normally the top of the stack; search to stay safe otherwise. */
+	while (i > 0 && s->execs[i - 1] != e)
+		i--;
+	if (i == 0)
+		return;
+	i--;
+	if (!reusable) {
+		/* Its call is still outstanding: replace it with a fresh one
+		 * (or drop the slot when that fails). */
+		wasm_exec *n = new_exec(s);
+
+		wasm_exec_free(e);
+		if (n != NULL) {
+			s->execs[i] = n;
+		} else {
+			memmove(&s->execs[i], &s->execs[i + 1],
+				(s->nexecs - i - 1) * sizeof *s->execs);
+			s->nexecs--;
+			s->nbusy--;
+			return;
+		}
+	}
+	/* Move it just above the busy ones. */
+	if (i != s->nbusy - 1) {
+		wasm_exec *x = s->execs[i];
+
+		memmove(&s->execs[i], &s->execs[i + 1],
+			(s->nbusy - i - 1) * sizeof *s->execs);
+		s->execs[s->nbusy - 1] = x;
+	}
+	s->nbusy--;
+}
+
+wasm_exec_status cm_store_exec_call(cm_store *s, wasm_exec *e, wasm_func *f,
+				    const wasm_val *args, uint32_t nargs)
+{
+	wasm_exec_status st;
+
+	wasm_exec_set_fuel(e, s->fuel);
+	st = wasm_exec_call(e, f, args, nargs);
+	if (s->fuel != UINT64_MAX)
+		s->fuel = wasm_exec_fuel(e);
+	return st;
+}

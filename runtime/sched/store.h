@@ -1,0 +1,117 @@
+/*
+ * store.h - the Component Model Store (definitions.py `Store`): the
+ * container of every component instance that can call another, and of
+ * the execution contexts their guest code runs on.
+ *
+ * Contract:
+ *  - A cm_store owns one wasm_store (every core object of every
+ *    instance), the runtime objects of the component instances created in
+ *    it, and a pool of wasm_exec.  cm_store_free releases all of it at
+ *    once; instances are never freed one by one (instances are created
+ *    and destroyed as whole trees, digest 2.15/3.15).
+ *  - Guest code of a store runs only under a call into that store (one
+ *    driver per store, ARCHITECTURE invariant 2).  Nothing here is global.
+ *  - Sync path (this version): a lifted call runs its core function on an
+ *    exec taken from the pool and nested calls take further execs, LIFO,
+ *    so non-async calls nest on the C stack like the spec allows for
+ *    calls that cannot block (digest 3.4, last paragraph).  The async
+ *    issue replaces "take an exec for the duration of the call" by "the
+ *    task's implicit thread owns an exec" and adds the waiting list; the
+ *    fields below marked (async) are where that goes.
+ *  - Fuel: `fuel` is what the current host call may still spend, shared
+ *    by every exec the call nests (each exec is topped up from it and
+ *    gives back what it did not use).  UINT64_MAX = unlimited.
+ */
+#ifndef HOSTEL_SCHED_STORE_H
+#define HOSTEL_SCHED_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wasm/wasm.h"
+
+struct cm_task;
+struct cm_arena;
+
+typedef struct cm_store_cleanup {
+	void (*fn)(void *);
+	void *arg;
+} cm_store_cleanup;
+
+typedef struct cm_store_config {
+	wasm_store_limits limits; /* memories, tables, start fuel */
+	size_t max_stack_bytes;	  /* per exec; 0 = engine default */
+	uint32_t max_call_depth;  /* per exec; 0 = engine default */
+	/*
+	 * wasmtime's stricter reentrance rule (digest 2.15, D3): a call
+	 * between an instance and itself, an ancestor or a descendant
+	 * traps "cannot enter component instance".  The spec's entering
+	 * set rule always applies.
+	 */
+	bool reentrance_compat;
+	/*
+	 * Instantiate components that define async built-ins the runtime
+	 * does not implement yet; calling one traps (after its may_leave
+	 * check).  Off: such components fail to instantiate.
+	 */
+	bool lazy_unsupported;
+} cm_store_config;
+
+typedef struct cm_store {
+	wasm_store *wasm;
+	struct cm_arena *arena; /* runtime objects of the instances */
+	cm_store_config cfg;
+
+	uint64_t fuel; /* left for the current host call; UINT64_MAX: no cap */
+
+	/* exec pool: execs[0..nbusy) are in use (LIFO), the rest idle */
+	wasm_exec **execs;
+	uint32_t nexecs, nbusy, execs_cap;
+
+	/* the Task whose core code runs now (NULL: host or a core start) */
+	struct cm_task *current;
+
+	/* run at cm_store_free, newest first (instances' handle tables) */
+	cm_store_cleanup *cleanups;
+	uint32_t ncleanups, cleanups_cap;
+
+	/*
+	 * The message of the last trap a host function raised: a core trap
+	 * inside wasm_instantiate (a start function calling a lowered
+	 * import) reports only its kind, this keeps the text.
+	 */
+	char last_trap[256];
+
+	/* (async) waiting threads, host-call depth: not yet */
+} cm_store;
+
+/* cfg may be NULL (defaults: spec reentrance rule, engine limits). */
+cm_store *cm_store_new(const cm_store_config *cfg);
+void cm_store_free(cm_store *s);
+
+/*
+ * Call fn(arg) when the store is freed (before the wasm_store goes), in
+ * reverse order of registration.  -1 when out of memory (then fn has not
+ * been registered).
+ */
+int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg);
+
+/* Fuel for the next host call (UINT64_MAX: unlimited). */
+void cm_store_set_fuel(cm_store *s, uint64_t fuel);
+uint64_t cm_store_fuel(const cm_store *s);
+
+/*
+ * Take an idle exec (creating one if needed); NULL when out of memory.
+ * Give it back with cm_store_exec_release in LIFO order; `reusable`
+ * false when its call did not end (BLOCKED / OUT_OF_FUEL), so it is
+ * replaced rather than reused.
+ */
+wasm_exec *cm_store_exec_acquire(cm_store *s);
+void cm_store_exec_release(cm_store *s, wasm_exec *e, bool reusable);
+
+/* Run f on e with the store's fuel, giving back what is left. */
+wasm_exec_status cm_store_exec_call(cm_store *s, wasm_exec *e, wasm_func *f,
+				    const wasm_val *args, uint32_t nargs);
+
+#endif

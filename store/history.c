@@ -1,0 +1,1301 @@
+/*
+ * history.c - the event history of history.h: batches, group commit,
+ * recovery, reading and retention over the events and calls tables.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/db.h"
+#include "store/history.h"
+#include "store/payload.h"
+
+const uint32_t history_latency_bounds_us[HISTORY_LATENCY_BUCKETS - 1] = {
+	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000,
+};
+
+struct pending {
+	char *mem; /* service, call, kind and payload, NUL-separated */
+	const char *service, *call, *kind, *payload;
+	size_t bytes;
+	int64_t time;
+	history_done_fn done;
+	void *arg;
+	uint64_t seq;
+	int status;
+};
+
+struct history_batch {
+	struct history *h;
+	struct pending *ev;
+	size_t n, cap;
+	size_t bytes;
+};
+
+/* A retention group: one service's events, or the daemon's (NULL). */
+struct prune_group {
+	char *service;
+	uint64_t keep_events;
+	int64_t age_cut; /* events older than this (unix ns) go; 0: none */
+};
+
+enum prune_phase { PRUNE_COUNT, PRUNE_DELETE };
+
+struct history {
+	struct db *db;
+	sqlite3_stmt *insert;
+	sqlite3_stmt *check_json;
+	uint64_t last_seq;
+	history_commit_fn hook;
+	void *hook_arg;
+	struct history_retention defaults;
+	struct history_stats stats;
+	struct {
+		bool active;
+		struct prune_group *groups;
+		size_t n, cur;
+		enum prune_phase phase;
+		uint64_t top, remaining, count_cut, cursor;
+	} prune;
+};
+
+/* ---- kinds ------------------------------------------------------------------
+ */
+
+static const char *const terminal_kinds[] = {
+	HISTORY_CALL_RETURNED, HISTORY_CALL_TRAPPED,	 HISTORY_CALL_CANCELLED,
+	HISTORY_CALL_FAILED,   HISTORY_CALL_INTERRUPTED, NULL,
+};
+
+/* Families whose members are a closed list, and the open ones. */
+static const char *const closed_kinds[] = {
+	HISTORY_CALL_STARTED,	 HISTORY_CALL_RETURNED,
+	HISTORY_CALL_TRAPPED,	 HISTORY_CALL_CANCELLED,
+	HISTORY_CALL_FAILED,	 HISTORY_CALL_INTERRUPTED,
+	HISTORY_STORE_CREATED,	 HISTORY_STORE_POISONED,
+	HISTORY_STORE_RECREATED, HISTORY_GUEST_STDOUT,
+	HISTORY_GUEST_STDERR,	 NULL,
+};
+static const char *const open_families[] = {"hostcall.", "service.", "daemon.",
+					    NULL};
+
+static bool in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return true;
+	return false;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Dot-separated words of [a-z0-9_-], at least two, within the bound. */
+static bool kind_syntax(const char *kind, size_t len)
+{
+	bool word = false;
+	int dots = 0;
+
+	if (len == 0 || len > HISTORY_KIND_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = kind[i];
+
+		if (c == '.') {
+			if (!word)
+				return false;
+			word = false;
+			dots++;
+		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+			   c == '_' || c == '-') {
+			word = true;
+		} else {
+			return false;
+		}
+	}
+	return word && dots > 0;
+}
+
+bool history_kind_valid(const char *kind)
+{
+	if (!kind || !kind_syntax(kind, strlen(kind)))
+		return false;
+	if (in_list(closed_kinds, kind))
+		return true;
+	if (starts_with(kind, "call.") || starts_with(kind, "store.") ||
+	    starts_with(kind, "guest."))
+		return false;
+	for (const char *const *f = open_families; *f; f++)
+		if (starts_with(kind, *f))
+			return true;
+	return false;
+}
+
+bool history_kind_terminal(const char *kind)
+{
+	return kind && in_list(terminal_kinds, kind);
+}
+
+static bool name_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if ((unsigned char)s[n] < 0x20 || n >= HISTORY_NAME_MAX)
+			return false;
+	return n > 0;
+}
+
+/* ---- the handle
+ * --------------------------------------------------------------- */
+
+static int read_last_seq(struct history *h)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(
+		h->db,
+		"SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = "
+		"'events'), (SELECT max(seq) FROM events), 0)",
+		&st);
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		h->last_seq = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return db_fail(h->db, rc, "reading the last sequence number");
+}
+
+int history_open(struct db *db, struct history **out)
+{
+	struct history *h = calloc(1, sizeof(*h));
+	int rc;
+
+	*out = NULL;
+	if (!h)
+		return db_failf(db, -ENOMEM, "out of memory");
+	h->db = db;
+	rc = db_prepare(db,
+			"INSERT INTO events (time, service, call, kind, "
+			"payload) VALUES (?1, ?2, ?3, ?4, ?5)",
+			&h->insert);
+	if (rc == 0)
+		rc = db_prepare(db,
+				"SELECT json_valid(?1) AND "
+				"json_type(?1) = 'object'",
+				&h->check_json);
+	if (rc == 0)
+		rc = read_last_seq(h);
+	if (rc) {
+		history_free(h);
+		return rc;
+	}
+	h->stats.last_seq = h->last_seq;
+	*out = h;
+	return 0;
+}
+
+static void prune_reset(struct history *h)
+{
+	for (size_t i = 0; i < h->prune.n; i++)
+		free(h->prune.groups[i].service);
+	free(h->prune.groups);
+	memset(&h->prune, 0, sizeof(h->prune));
+}
+
+void history_free(struct history *h)
+{
+	if (!h)
+		return;
+	sqlite3_finalize(h->insert);
+	sqlite3_finalize(h->check_json);
+	prune_reset(h);
+	free(h);
+}
+
+uint64_t history_last_seq(const struct history *h)
+{
+	return h->last_seq;
+}
+
+void history_set_commit_hook(struct history *h, history_commit_fn fn, void *arg)
+{
+	h->hook = fn;
+	h->hook_arg = arg;
+}
+
+void history_get_stats(const struct history *h, struct history_stats *out)
+{
+	*out = h->stats;
+}
+
+void history_set_retention(struct history *h,
+			   const struct history_retention *defaults)
+{
+	h->defaults = *defaults;
+}
+
+/* ---- batches
+ * --------------------------------------------------------------------- */
+
+struct history_batch *history_batch_new(struct history *h)
+{
+	struct history_batch *b = calloc(1, sizeof(*b));
+
+	if (b)
+		b->h = h;
+	return b;
+}
+
+size_t history_batch_count(const struct history_batch *b)
+{
+	return b->n;
+}
+
+size_t history_batch_bytes(const struct history_batch *b)
+{
+	return b->bytes;
+}
+
+/* Take the events out, so callbacks may add to the (now empty) batch. */
+static struct pending *detach(struct history_batch *b, size_t *n)
+{
+	struct pending *ev = b->ev;
+
+	*n = b->n;
+	b->ev = NULL;
+	b->n = b->cap = 0;
+	b->bytes = 0;
+	return ev;
+}
+
+static void free_pending(struct pending *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(ev[i].mem);
+	free(ev);
+}
+
+void history_batch_fail(struct history_batch *b, int status)
+{
+	size_t n;
+	struct pending *ev = detach(b, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].done)
+			ev[i].done(ev[i].arg, status, 0);
+	free_pending(ev, n);
+}
+
+void history_batch_free(struct history_batch *b)
+{
+	if (!b)
+		return;
+	history_batch_fail(b, -ECANCELED);
+	free(b);
+}
+
+static bool payload_is_object(struct history *h, const char *text, size_t len)
+{
+	sqlite3_stmt *st = h->check_json;
+	bool ok;
+
+	sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
+	ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return ok;
+}
+
+static int64_t now_ns(void)
+{
+	return db_now_ns();
+}
+
+int history_batch_add(struct history_batch *b, const struct history_record *r,
+		      history_done_fn done, void *arg)
+{
+	const char *payload = r->payload ? r->payload : "{}";
+	size_t ls = r->service ? strlen(r->service) + 1 : 0;
+	size_t lc = r->call ? strlen(r->call) + 1 : 0;
+	size_t lk, lp = strlen(payload) + 1, bytes;
+	struct pending *p;
+	char *m;
+
+	if (!history_kind_valid(r->kind))
+		return db_failf(b->h->db, -EINVAL, "invalid event kind '%.64s'",
+				r->kind ? r->kind : "(null)");
+	lk = strlen(r->kind) + 1;
+	if ((r->service && !name_valid(r->service)) ||
+	    (r->call && !name_valid(r->call)))
+		return db_failf(b->h->db, -EINVAL,
+				"%s: invalid service or call name", r->kind);
+	if (starts_with(r->kind, "daemon.") ? r->service != NULL
+					    : r->service == NULL)
+		return db_failf(b->h->db, -EINVAL, "%s: %s", r->kind,
+				r->service ? "daemon events name no service"
+					   : "the event needs a service");
+	if (starts_with(r->kind, "call.") && !r->call)
+		return db_failf(b->h->db, -EINVAL, "%s: the event needs a call",
+				r->kind);
+	if (lp - 1 > HISTORY_PAYLOAD_MAX)
+		return db_failf(b->h->db, -E2BIG,
+				"%s: payload of %zu bytes exceeds %u", r->kind,
+				lp - 1, HISTORY_PAYLOAD_MAX);
+	bytes = ls + lc + lk + lp;
+	if (b->bytes + bytes > HISTORY_BATCH_BYTES_MAX)
+		return db_failf(b->h->db, -ENOBUFS,
+				"the history batch is full (%zu bytes "
+				"waiting for a commit)",
+				b->bytes);
+	if (!payload_is_object(b->h, payload, lp - 1))
+		return db_failf(b->h->db, -EINVAL,
+				"%s: the payload is not a JSON object",
+				r->kind);
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct pending *ev = realloc(b->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return db_failf(b->h->db, -ENOMEM, "out of memory");
+		b->ev = ev;
+		b->cap = cap;
+	}
+	m = malloc(bytes);
+	if (!m)
+		return db_failf(b->h->db, -ENOMEM, "out of memory");
+	p = &b->ev[b->n];
+	memset(p, 0, sizeof(*p));
+	p->mem = m;
+	if (r->service) {
+		p->service = memcpy(m, r->service, ls);
+		m += ls;
+	}
+	if (r->call) {
+		p->call = memcpy(m, r->call, lc);
+		m += lc;
+	}
+	p->kind = memcpy(m, r->kind, lk);
+	m += lk;
+	p->payload = memcpy(m, payload, lp);
+	p->bytes = bytes;
+	p->time = r->time ? r->time : now_ns();
+	p->done = done;
+	p->arg = arg;
+	b->n++;
+	b->bytes += bytes;
+	return 0;
+}
+
+/* ---- group commit
+ * -------------------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* The errno for an event the schema refused, from the trigger's text. */
+static int refusal(struct history *h)
+{
+	const char *msg = sqlite3_errmsg(h->db->sql);
+
+	if (strstr(msg, "call already started"))
+		return -EEXIST;
+	if (strstr(msg, "call never started"))
+		return -ENOENT;
+	if (strstr(msg, "call already ended"))
+		return -EALREADY;
+	return -EINVAL;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC)
+		 : sqlite3_bind_null(st, i);
+}
+
+/*
+ * Insert every event inside the open transaction.  A refused event is
+ * marked and skipped; any other failure is the transaction's.
+ */
+static int insert_all(struct history *h, struct history_batch *b)
+{
+	sqlite3_stmt *st = h->insert;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct pending *p = &b->ev[i];
+		int rc;
+
+		sqlite3_bind_int64(st, 1, p->time);
+		bind_text(st, 2, p->service);
+		bind_text(st, 3, p->call);
+		bind_text(st, 4, p->kind);
+		bind_text(st, 5, p->payload);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE) {
+			p->seq =
+				(uint64_t)sqlite3_last_insert_rowid(h->db->sql);
+			p->status = 0;
+		} else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+			p->seq = 0;
+			p->status = refusal(h);
+		} else {
+			rc = db_fail(h->db, rc, "appending to the history");
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st);
+			return rc;
+		}
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+	return 0;
+}
+
+static void record_latency(struct history *h, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	size_t i = 0;
+
+	while (i < HISTORY_LATENCY_BUCKETS - 1 &&
+	       us >= history_latency_bounds_us[i])
+		i++;
+	h->stats.latency[i]++;
+	h->stats.commit_ns_last = ns;
+	h->stats.commit_ns_total += ns;
+	if (ns > h->stats.commit_ns_max)
+		h->stats.commit_ns_max = ns;
+}
+
+/* Report durable events to the hook, in order, a chunk at a time. */
+static void report(struct history *h, const struct pending *ev, size_t n)
+{
+	struct history_event chunk[64];
+	size_t k = 0;
+
+	if (!h->hook)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].status)
+			continue;
+		chunk[k++] = (struct history_event){
+			.seq = ev[i].seq,
+			.time = ev[i].time,
+			.service = ev[i].service,
+			.call = ev[i].call,
+			.kind = ev[i].kind,
+			.payload = ev[i].payload,
+		};
+		if (k == sizeof(chunk) / sizeof(chunk[0])) {
+			h->hook(h->hook_arg, chunk, k);
+			k = 0;
+		}
+	}
+	if (k)
+		h->hook(h->hook_arg, chunk, k);
+}
+
+/*
+ * Inside a transaction begun at t0: insert, commit, and on success
+ * account, report and call back.  On failure roll back and keep b.
+ */
+static int finish_commit(struct history *h, struct history_batch *b,
+			 uint64_t t0)
+{
+	struct pending *ev;
+	size_t n, durable = 0, refused = 0;
+	int rc = insert_all(h, b);
+
+	if (rc == 0)
+		rc = db_commit(h->db);
+	if (rc) {
+		db_rollback(h->db);
+		for (size_t i = 0; i < b->n; i++)
+			b->ev[i].seq = 0, b->ev[i].status = 0;
+		h->stats.failures++;
+		h->stats.last_error = rc;
+		return rc;
+	}
+	if (b->n == 0)
+		return 0; /* an empty recovery: nothing to account */
+	record_latency(h, mono_ns() - t0);
+	ev = detach(b, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].status) {
+			refused++;
+			continue;
+		}
+		durable++;
+		if (ev[i].seq > h->last_seq)
+			h->last_seq = ev[i].seq;
+	}
+	h->stats.commits++;
+	h->stats.events += durable;
+	h->stats.rejected += refused;
+	h->stats.last_seq = h->last_seq;
+	h->stats.last_error = 0;
+	if (n > h->stats.max_batch)
+		h->stats.max_batch = n;
+	report(h, ev, n);
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].done)
+			ev[i].done(ev[i].arg, ev[i].status, ev[i].seq);
+	free_pending(ev, n);
+	return 0;
+}
+
+int history_commit(struct history *h, struct history_batch *b)
+{
+	uint64_t t0;
+	int rc;
+
+	if (b->n == 0)
+		return 0;
+	t0 = mono_ns();
+	rc = db_begin(h->db);
+	if (rc) {
+		h->stats.failures++;
+		h->stats.last_error = rc;
+		return rc;
+	}
+	return finish_commit(h, b, t0);
+}
+
+/* ---- typed events
+ * ------------------------------------------------------------------------- */
+
+static int add_built(struct history_batch *b, const char *service,
+		     const char *call, const char *kind, struct payload *p,
+		     history_done_fn done, void *arg)
+{
+	char *text = payload_finish(p);
+	int rc;
+
+	if (!text)
+		return db_failf(b->h->db, -ENOMEM, "out of memory");
+	rc = history_batch_add(b,
+			       &(struct history_record){
+				       .service = service,
+				       .call = call,
+				       .kind = kind,
+				       .payload = text,
+			       },
+			       done, arg);
+	free(text);
+	return rc;
+}
+
+int history_add_call_started(struct history_batch *b, const char *service,
+			     const char *call, const char *export_name,
+			     const char *arguments_json,
+			     const struct history_caller *caller,
+			     history_done_fn done, void *arg)
+{
+	struct payload p;
+
+	payload_begin(&p);
+	payload_str(&p, "export", export_name);
+	if (arguments_json)
+		payload_raw(&p, "arguments", arguments_json);
+	if (caller && caller->valid) {
+		payload_object(&p, "caller");
+		payload_int(&p, "pid", caller->pid);
+		payload_int(&p, "uid", caller->uid);
+		payload_int(&p, "gid", caller->gid);
+		payload_end_object(&p);
+	}
+	return add_built(b, service, call, HISTORY_CALL_STARTED, &p, done, arg);
+}
+
+int history_add_call_ended(struct history_batch *b, const char *service,
+			   const char *call, const char *kind,
+			   const char *detail_json, history_done_fn done,
+			   void *arg)
+{
+	if (!history_kind_terminal(kind))
+		return db_failf(b->h->db, -EINVAL,
+				"'%.64s' is not a terminal event kind",
+				kind ? kind : "(null)");
+	return history_batch_add(b,
+				 &(struct history_record){
+					 .service = service,
+					 .call = call,
+					 .kind = kind,
+					 .payload = detail_json,
+				 },
+				 done, arg);
+}
+
+int history_add_hostcall_started(struct history_batch *b, const char *service,
+				 const char *call, uint64_t hostcall,
+				 const char *import_name,
+				 const char *arguments_json)
+{
+	struct payload p;
+
+	payload_begin(&p);
+	payload_int(&p, "hostcall", (int64_t)hostcall);
+	payload_str(&p, "import", import_name);
+	if (arguments_json)
+		payload_raw(&p, "arguments", arguments_json);
+	return add_built(b, service, call, HISTORY_HOSTCALL_STARTED, &p, NULL,
+			 NULL);
+}
+
+int history_add_hostcall_settled(struct history_batch *b, const char *service,
+				 const char *call, uint64_t hostcall,
+				 const char *result_json)
+{
+	struct payload p;
+
+	payload_begin(&p);
+	payload_int(&p, "hostcall", (int64_t)hostcall);
+	if (result_json)
+		payload_raw(&p, "result", result_json);
+	return add_built(b, service, call, HISTORY_HOSTCALL_SETTLED, &p, NULL,
+			 NULL);
+}
+
+int history_add_store_event(struct history_batch *b, const char *kind,
+			    const char *service, const char *component,
+			    const char *detail_json)
+{
+	struct payload p;
+
+	if (!kind || !starts_with(kind, "store."))
+		return db_failf(b->h->db, -EINVAL,
+				"'%.64s' is not a store event kind",
+				kind ? kind : "(null)");
+	payload_begin(&p);
+	if (component)
+		payload_str(&p, "component", component);
+	if (detail_json)
+		payload_raw(&p, "detail", detail_json);
+	return add_built(b, service, NULL, kind, &p, NULL, NULL);
+}
+
+int history_add_guest_line(struct history_batch *b, const char *service,
+			   int stream, const char *line, size_t len,
+			   bool truncated)
+{
+	struct payload p;
+
+	if (stream != 1 && stream != 2)
+		return db_failf(b->h->db, -EINVAL,
+				"guest output stream %d (1 or 2)", stream);
+	if (len > HISTORY_LINE_MAX) {
+		len = HISTORY_LINE_MAX;
+		/* Do not split a UTF-8 sequence. */
+		for (int k = 0; k < 3 && len > 0 &&
+				((unsigned char)line[len] & 0xc0) == 0x80;
+		     k++)
+			len--;
+		truncated = true;
+	}
+	payload_begin(&p);
+	payload_strn(&p, "line", line, len);
+	if (truncated)
+		payload_bool(&p, "truncated", true);
+	return add_built(b, service, NULL,
+			 stream == 1 ? HISTORY_GUEST_STDOUT
+				     : HISTORY_GUEST_STDERR,
+			 &p, NULL, NULL);
+}
+
+/* ---- recovery
+ * ----------------------------------------------------------------------------------
+ */
+
+int history_open_calls(struct history *h, uint64_t *count)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(
+		h->db, "SELECT count(*) FROM calls WHERE ended IS NULL", &st);
+
+	if (rc)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return db_fail(h->db, rc, "counting open calls");
+}
+
+int history_recover_interrupted(struct history *h, const char *reason)
+{
+	struct history_batch *b = history_batch_new(h);
+	sqlite3_stmt *st = NULL;
+	struct payload p;
+	char *payload;
+	uint64_t t0 = mono_ns();
+	size_t n;
+	int rc;
+
+	if (!b)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	payload_begin(&p);
+	payload_str(&p, "reason", reason);
+	payload = payload_finish(&p);
+	if (!payload) {
+		history_batch_free(b);
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	}
+	rc = db_begin(h->db);
+	if (rc)
+		goto out;
+	/* Read the open calls inside the transaction that closes them. */
+	rc = db_prepare(h->db,
+			"SELECT call, service FROM calls WHERE ended IS NULL "
+			"ORDER BY started",
+			&st);
+	while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		rc = history_batch_add(
+			b,
+			&(struct history_record){
+				.service = (const char *)sqlite3_column_text(st,
+									     1),
+				.call = (const char *)sqlite3_column_text(st,
+									  0),
+				.kind = HISTORY_CALL_INTERRUPTED,
+				.payload = payload,
+			},
+			NULL, NULL);
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = db_fail(h->db, rc, "listing open calls");
+	sqlite3_finalize(st);
+	if (rc) {
+		db_rollback(h->db);
+		goto out;
+	}
+	n = b->n;
+	rc = finish_commit(h, b, t0);
+	if (rc == 0)
+		rc = (int)n;
+out:
+	history_batch_free(b);
+	free(payload);
+	return rc;
+}
+
+/* ---- reading
+ * -----------------------------------------------------------------------------------
+ */
+
+/* "family.*" (GLOB-safe by construction) or an exact kind. */
+static bool kind_pattern(const char *k, bool *prefix)
+{
+	size_t n = strlen(k);
+
+	*prefix = n > 2 && !strcmp(k + n - 2, ".*");
+	if (*prefix) {
+		for (size_t i = 0; i < n - 2; i++) {
+			char c = k[i];
+
+			if (!((c >= 'a' && c <= 'z') ||
+			      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+			      c == '.'))
+				return false;
+		}
+		return k[0] != '.' && k[n - 3] != '.';
+	}
+	return kind_syntax(k, n);
+}
+
+bool history_kind_pattern_valid(const char *s)
+{
+	bool prefix;
+
+	return s && kind_pattern(s, &prefix);
+}
+
+bool history_query_matches(const struct history_query *q,
+			   const struct history_event *ev)
+{
+	if (q->service && (!ev->service || strcmp(q->service, ev->service)))
+		return false;
+	if (q->call && (!ev->call || strcmp(q->call, ev->call)))
+		return false;
+	if (!q->kinds || q->n_kinds == 0)
+		return true;
+	for (size_t i = 0; i < q->n_kinds; i++) {
+		const char *k = q->kinds[i];
+		size_t n = strlen(k);
+
+		if (n > 2 && !strcmp(k + n - 2, ".*")) {
+			if (!strncmp(ev->kind, k, n - 1))
+				return true;
+		} else if (!strcmp(ev->kind, k)) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int build_query(struct history *h, const struct history_query *q,
+		       char *sql, size_t size)
+{
+	size_t len;
+
+	len = (size_t)snprintf(sql, size,
+			       "SELECT seq, time, service, call, kind, payload "
+			       "FROM events WHERE seq BETWEEN ? AND ?%s%s",
+			       q->service ? " AND service = ?" : "",
+			       q->call ? " AND call = ?" : "");
+	if (q->kinds && q->n_kinds) {
+		if (q->n_kinds > HISTORY_KINDS_MAX)
+			return db_failf(h->db, -EINVAL,
+					"more than %d kinds in a query",
+					HISTORY_KINDS_MAX);
+		len += (size_t)snprintf(sql + len, size - len, " AND (");
+		for (size_t i = 0; i < q->n_kinds; i++) {
+			bool prefix;
+
+			if (!q->kinds[i] || !kind_pattern(q->kinds[i], &prefix))
+				return db_failf(h->db, -EINVAL,
+						"invalid kind pattern '%.64s'",
+						q->kinds[i] ? q->kinds[i]
+							    : "(null)");
+			len += (size_t)snprintf(
+				sql + len, size - len, "%s%s", i ? " OR " : "",
+				prefix ? "kind GLOB ?" : "kind = ?");
+		}
+		len += (size_t)snprintf(sql + len, size - len, ")");
+	}
+	snprintf(sql + len, size - len, " ORDER BY seq LIMIT ?");
+	return 0;
+}
+
+int history_read(struct history *h, const struct history_query *q,
+		 history_read_fn fn, void *arg, uint64_t *next)
+{
+	char sql[256 + HISTORY_KINDS_MAX * 16];
+	uint64_t from = q->from ? q->from : 1;
+	uint64_t upto = q->upto ? q->upto : h->last_seq;
+	size_t limit = q->limit ? q->limit : 1000;
+	uint64_t last = 0;
+	sqlite3_stmt *st;
+	int rc, i = 1, delivered = 0;
+	bool stopped = false;
+
+	*next = from;
+	if (limit > INT32_MAX)
+		limit = INT32_MAX;
+	rc = build_query(h, q, sql, sizeof(sql));
+	if (rc)
+		return rc;
+	if (from > upto)
+		return 0;
+	if (q->max_scan && upto - from >= q->max_scan)
+		upto = from + q->max_scan - 1;
+	rc = db_prepare(h->db, sql, &st);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, i++, (int64_t)from);
+	sqlite3_bind_int64(st, i++,
+			   (int64_t)(upto > INT64_MAX ? INT64_MAX : upto));
+	if (q->service)
+		sqlite3_bind_text(st, i++, q->service, -1, SQLITE_STATIC);
+	if (q->call)
+		sqlite3_bind_text(st, i++, q->call, -1, SQLITE_STATIC);
+	/* As a GLOB pattern, "call.*" matches "call." and anything after. */
+	for (size_t k = 0; q->kinds && k < q->n_kinds; k++)
+		sqlite3_bind_text(st, i++, q->kinds[k], -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, i, (int64_t)limit);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct history_event ev = {
+			.seq = (uint64_t)sqlite3_column_int64(st, 0),
+			.time = sqlite3_column_int64(st, 1),
+			.service = (const char *)sqlite3_column_text(st, 2),
+			.call = (const char *)sqlite3_column_text(st, 3),
+			.kind = (const char *)sqlite3_column_text(st, 4),
+			.payload = (const char *)sqlite3_column_text(st, 5),
+		};
+
+		if (!ev.kind || !ev.payload) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		last = ev.seq;
+		delivered++;
+		if (fn && fn(arg, &ev)) {
+			stopped = true;
+			rc = SQLITE_DONE;
+			break;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		rc = db_fail(h->db, rc, "reading the history");
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	*next = stopped || (size_t)delivered == limit ? last + 1 : upto + 1;
+	return delivered;
+}
+
+/* ---- retention
+ * ------------------------------------------------------------------------------------
+ */
+
+static int add_group(struct history *h, const char *service,
+		     uint64_t keep_events, uint64_t keep_age, int64_t now)
+{
+	struct prune_group *g;
+
+	if (keep_events == 0 && keep_age == 0)
+		return 0;
+	g = realloc(h->prune.groups, (h->prune.n + 1) * sizeof(*g));
+	if (!g)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	h->prune.groups = g;
+	g = &g[h->prune.n];
+	g->service = NULL;
+	if (service && !(g->service = strdup(service)))
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	g->keep_events = keep_events;
+	g->age_cut = keep_age ? now - (int64_t)keep_age * 1000000000 : 0;
+	h->prune.n++;
+	return 0;
+}
+
+static bool have_group(struct history *h, const char *service)
+{
+	for (size_t i = 0; i < h->prune.n; i++)
+		if (h->prune.groups[i].service &&
+		    !strcmp(h->prune.groups[i].service, service))
+			return true;
+	return false;
+}
+
+/*
+ * The groups of a pass: every service with its limits, the services
+ * that only the history still names, and the daemon's own events.
+ */
+static int start_pass(struct history *h, int64_t now)
+{
+	sqlite3_stmt *st;
+	char *after = NULL;
+	int rc;
+
+	prune_reset(h);
+	rc = db_prepare(h->db,
+			"SELECT name, keep_events, keep_age FROM services "
+			"ORDER BY name",
+			&st);
+	while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t ke = sqlite3_column_type(st, 1) == SQLITE_NULL
+				      ? h->defaults.keep_events
+				      : (uint64_t)sqlite3_column_int64(st, 1);
+		uint64_t ka = sqlite3_column_type(st, 2) == SQLITE_NULL
+				      ? h->defaults.keep_age
+				      : (uint64_t)sqlite3_column_int64(st, 2);
+
+		/*
+		 * A service without limits still gets a group (keep_events
+		 * UINT64_MAX: nothing to do), so the scan below does not
+		 * give it the defaults.
+		 */
+		if (ke == 0 && ka == 0)
+			ke = UINT64_MAX;
+		rc = add_group(h, (const char *)sqlite3_column_text(st, 0), ke,
+			       ka, now);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != 0)
+		return rc > 0 ? db_fail(h->db, rc, "listing services") : rc;
+	/* Services known only to the history: one index seek each. */
+	rc = db_prepare(h->db,
+			"SELECT service FROM events WHERE service > ?1 "
+			"ORDER BY service LIMIT 1",
+			&st);
+	while (rc == 0) {
+		char *name;
+
+		sqlite3_bind_text(st, 1, after ? after : "", -1,
+				  SQLITE_TRANSIENT);
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			break;
+		name = strdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_reset(st);
+		if (!name) {
+			rc = db_failf(h->db, -ENOMEM, "out of memory");
+			break;
+		}
+		free(after);
+		after = name;
+		rc = have_group(h, name)
+			     ? 0
+			     : add_group(h, name, h->defaults.keep_events,
+					 h->defaults.keep_age, now);
+	}
+	free(after);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != 0)
+		return rc > 0 ? db_fail(h->db, rc, "listing services") : rc;
+	rc = add_group(h, NULL, h->defaults.keep_events, h->defaults.keep_age,
+		       now);
+	if (rc)
+		return rc;
+	h->prune.active = true;
+	h->prune.cur = 0;
+	return 0;
+}
+
+static void group_begin(struct history *h)
+{
+	struct prune_group *g = &h->prune.groups[h->prune.cur];
+
+	h->prune.phase = g->keep_events && g->keep_events != UINT64_MAX
+				 ? PRUNE_COUNT
+				 : PRUNE_DELETE;
+	h->prune.top = h->last_seq + 1;
+	h->prune.remaining = g->keep_events;
+	h->prune.count_cut = 0;
+	h->prune.cursor = 0;
+}
+
+/* Walk down from the newest event to find the oldest one to keep. */
+static int count_step(struct history *h, struct prune_group *g, size_t max_rows)
+{
+	uint64_t k =
+		h->prune.remaining < max_rows ? h->prune.remaining : max_rows;
+	sqlite3_stmt *st;
+	int rc = db_prepare(h->db,
+			    "SELECT seq FROM events WHERE service IS ?1 AND "
+			    "seq < ?2 ORDER BY seq DESC LIMIT 1 OFFSET ?3",
+			    &st);
+
+	if (rc)
+		return rc;
+	bind_text(st, 1, g->service);
+	sqlite3_bind_int64(st, 2, (int64_t)h->prune.top);
+	sqlite3_bind_int64(st, 3, (int64_t)k - 1);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		h->prune.top = (uint64_t)sqlite3_column_int64(st, 0);
+		h->prune.remaining -= k;
+		if (h->prune.remaining == 0) {
+			h->prune.count_cut = h->prune.top;
+			h->prune.phase = PRUNE_DELETE;
+		}
+		rc = SQLITE_OK;
+	} else if (rc == SQLITE_DONE) {
+		/* Fewer events than the limit: the count keeps them all. */
+		h->prune.count_cut = 0;
+		h->prune.phase = PRUNE_DELETE;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return db_fail(h->db, rc, "counting events for retention");
+}
+
+static int delete_seqs(struct history *h, const uint64_t *seqs, size_t n)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(h->db, "DELETE FROM events WHERE seq = ?1", &st);
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		sqlite3_bind_int64(st, 1, (int64_t)seqs[i]);
+		rc = sqlite3_step(st);
+		rc = rc == SQLITE_DONE ? 0 : db_fail(h->db, rc, "pruning");
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/*
+ * Examine up to max_rows of the group's oldest events and delete the
+ * expired ones that belong to no open call.  *done when the group has
+ * nothing more to prune.
+ */
+static int delete_step(struct history *h, struct prune_group *g,
+		       size_t max_rows, size_t *deleted, bool *done)
+{
+	uint64_t *seqs = malloc(max_rows * sizeof(*seqs));
+	size_t n = 0, seen = 0;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	*done = false;
+	if (!seqs)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	if (h->prune.count_cut == 0 && g->age_cut == 0) {
+		*done = true;
+		free(seqs);
+		return 0;
+	}
+	rc = db_begin(h->db);
+	if (rc == 0)
+		rc = db_prepare(
+			h->db,
+			"SELECT seq, time, call IS NOT NULL AND EXISTS (SELECT "
+			"1 FROM calls c WHERE c.call = events.call AND c.ended "
+			"IS NULL) FROM events WHERE service IS ?1 AND seq >= "
+			"?2 ORDER BY seq LIMIT ?3",
+			&st);
+	if (rc == 0) {
+		bind_text(st, 1, g->service);
+		sqlite3_bind_int64(st, 2, (int64_t)h->prune.cursor);
+		sqlite3_bind_int64(st, 3, (int64_t)max_rows);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			uint64_t seq = (uint64_t)sqlite3_column_int64(st, 0);
+			int64_t t = sqlite3_column_int64(st, 1);
+			bool open = sqlite3_column_int(st, 2) != 0;
+
+			seen++;
+			if (seq >= h->prune.count_cut &&
+			    !(g->age_cut && t < g->age_cut)) {
+				/* Kept, and so is everything after it. */
+				*done = true;
+				break;
+			}
+			h->prune.cursor = seq + 1;
+			if (!open)
+				seqs[n++] = seq;
+		}
+		rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+			     ? 0
+			     : db_fail(h->db, rc, "scanning for retention");
+		sqlite3_finalize(st);
+	}
+	if (rc == 0 && seen < max_rows)
+		*done = true;
+	if (rc == 0)
+		rc = delete_seqs(h, seqs, n);
+	if (rc == 0)
+		rc = db_commit(h->db);
+	if (rc) {
+		db_rollback(h->db);
+		free(seqs);
+		return rc;
+	}
+	*deleted += n;
+	h->stats.pruned += n;
+	free(seqs);
+	return 0;
+}
+
+int history_prune_step(struct history *h, size_t max_rows, int64_t now,
+		       size_t *deleted)
+{
+	int rc;
+
+	*deleted = 0;
+	if (max_rows == 0)
+		max_rows = 1000;
+	if (!h->prune.active) {
+		rc = start_pass(h, now);
+		if (rc) {
+			prune_reset(h);
+			return rc;
+		}
+		if (h->prune.n == 0) {
+			prune_reset(h);
+			return 0;
+		}
+		group_begin(h);
+	}
+	for (;;) {
+		struct prune_group *g = &h->prune.groups[h->prune.cur];
+		bool done = false;
+
+		if (g->keep_events == UINT64_MAX) {
+			done = true; /* a service without limits */
+		} else if (h->prune.phase == PRUNE_COUNT) {
+			/* Up to max_rows index entries: a step's work. */
+			rc = count_step(h, g, max_rows);
+			if (rc)
+				goto fail;
+			return 1;
+		} else {
+			rc = delete_step(h, g, max_rows, deleted, &done);
+			if (rc)
+				goto fail;
+		}
+		if (!done)
+			return 1;
+		if (++h->prune.cur == h->prune.n) {
+			prune_reset(h);
+			return 0;
+		}
+		group_begin(h);
+		if (*deleted)
+			return 1; /* one transaction's work per step */
+	}
+fail:
+	prune_reset(h);
+	return rc;
+}
+
+int history_prune_before(struct history *h, const char *service,
+			 uint64_t before_seq, size_t max_rows, size_t *deleted)
+{
+	uint64_t *seqs;
+	sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int rc;
+
+	*deleted = 0;
+	if (max_rows == 0)
+		max_rows = 1000;
+	seqs = malloc(max_rows * sizeof(*seqs));
+	if (!seqs)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	rc = db_begin(h->db);
+	if (rc == 0)
+		rc = db_prepare(
+			h->db,
+			service ? "SELECT seq FROM events WHERE service = ?3 "
+				  "AND seq < ?1 AND NOT (call IS NOT NULL AND "
+				  "EXISTS (SELECT 1 FROM calls c WHERE c.call "
+				  "= events.call AND c.ended IS NULL)) ORDER "
+				  "BY seq LIMIT ?2"
+				: "SELECT seq FROM events WHERE seq < ?1 AND "
+				  "NOT (call IS NOT NULL AND EXISTS (SELECT 1 "
+				  "FROM calls c WHERE c.call = events.call AND "
+				  "c.ended IS NULL)) ORDER BY seq LIMIT ?2",
+			&st);
+	if (rc == 0) {
+		sqlite3_bind_int64(st, 1,
+				   (int64_t)(before_seq > INT64_MAX
+						     ? INT64_MAX
+						     : before_seq));
+		sqlite3_bind_int64(st, 2, (int64_t)max_rows);
+		if (service)
+			sqlite3_bind_text(st, 3, service, -1, SQLITE_STATIC);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			seqs[n++] = (uint64_t)sqlite3_column_int64(st, 0);
+		rc = rc == SQLITE_DONE ? 0 : db_fail(h->db, rc, "pruning");
+		sqlite3_finalize(st);
+	}
+	if (rc == 0)
+		rc = delete_seqs(h, seqs, n);
+	if (rc == 0)
+		rc = db_commit(h->db);
+	free(seqs);
+	if (rc) {
+		db_rollback(h->db);
+		return rc;
+	}
+	*deleted = n;
+	h->stats.pruned += n;
+	return n == max_rows ? 1 : 0;
+}

@@ -1,0 +1,316 @@
+/*
+ * history.h - the durable event history: group commit, the exactly-once
+ * terminal rule, recovery, reading and following, retention.
+ *
+ * An event is (seq, time, service, call, kind, payload).  seq is global
+ * and strictly increasing, never reused (not even after pruning); time is
+ * unix nanoseconds taken when the event was added; payload is the text of
+ * a JSON object.  The history is append-only: the schema refuses updates.
+ *
+ * Kinds (payload members in parentheses; optional ones marked ?):
+ *   call.started      (export, arguments, caller{pid,uid,gid}?)
+ *   call.returned     (results?)        \
+ *   call.trapped      (trap, message?)   |  terminal: exactly one per
+ *   call.cancelled    (reason?)          |  call.started, enforced by the
+ *   call.failed       (error, message?)  |  schema (store/schema.h)
+ *   call.interrupted  (reason)          /
+ *   hostcall.started  (hostcall, import, arguments?)
+ *   hostcall.settled  (hostcall, result?)
+ *   store.created / store.poisoned / store.recreated (component?, ...)
+ *   service.*         (service lifecycle: created, updated, removed, ...)
+ *   daemon.*          (started, stopped, reloaded, ...; no service)
+ *   guest.stdout / guest.stderr  (line, truncated?): one line of output,
+ *                     at most HISTORY_LINE_MAX bytes
+ * call.*, hostcall.*, store.*, service.* and guest.* events name their
+ * service; call.* events name their call.  Kinds are lowercase words of
+ * [a-z0-9_-] joined by dots, at most HISTORY_KIND_MAX bytes.
+ *
+ * Group commit and durability (the daemon's invariant 6):
+ *   Events are added to a history_batch, in memory; history_commit()
+ *   writes the whole batch in ONE transaction (BEGIN IMMEDIATE ... COMMIT,
+ *   one fsync with synchronous=FULL).  Each event may carry a `done`
+ *   callback, called exactly once:
+ *     - status 0 and its seq, after the COMMIT succeeded: the event is
+ *       durable, so the daemon may now send the reply it guards;
+ *     - a negative errno and seq 0 when the schema refused this one event
+ *       (-EEXIST: the call already started; -ENOENT: a terminal event for
+ *       a call that never started; -EALREADY: the call already ended;
+ *       -EINVAL: a bad payload).  The rest of the batch still commits:
+ *       one faulty event never costs other calls their durability;
+ *     - the batch's error when the caller gives up on a failed batch
+ *       (history_batch_fail()), or -ECANCELED when a batch is freed with
+ *       events still in it.
+ *   When the transaction itself fails (disk full: -ENOSPC, I/O error:
+ *   -EIO, -EBUSY, ...), history_commit() rolls back, returns the error and
+ *   KEEPS the batch unchanged: nothing of it is visible, no callback has
+ *   run.  The caller then either calls history_commit() again later (new
+ *   events may be added meanwhile; order is kept) or gives up with
+ *   history_batch_fail(), which calls every callback with the error.
+ *   Callbacks never see success for an event that might later be lost,
+ *   and never see an error for an event that later becomes durable.
+ *
+ * Following (no gap, no duplicate):
+ *   history_last_seq() is the highest committed seq; it only changes
+ *   inside history_commit() and history_recover_interrupted().  After
+ *   each successful commit the commit hook receives the events just made
+ *   durable, with their seqs, in order.  A follower in the same thread
+ *   reads the backlog with history_read() up to history_last_seq() (in
+ *   pages, across loop turns if it likes); once its cursor passes the
+ *   last seq it switches to the commit hook, which reports every later
+ *   event exactly once.  Because commits happen only on that thread, no
+ *   commit can fall between the last page and the switch.
+ *
+ * All functions return 0 (or a count) or a negative errno; the message
+ * of the last failure is db_errmsg() of the database.
+ */
+#ifndef HOSTEL_STORE_HISTORY_H
+#define HOSTEL_STORE_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+struct history;
+struct history_batch;
+
+#define HISTORY_KIND_MAX  64
+#define HISTORY_NAME_MAX  256  /* service names, call ids */
+#define HISTORY_LINE_MAX  4096 /* bytes of one guest output line */
+#define HISTORY_KINDS_MAX 32   /* kind patterns in one query */
+/* One event's payload text; half a varlink message, so an event always
+ * fits in a reply. */
+#define HISTORY_PAYLOAD_MAX (8u << 20)
+/* A batch refuses new events (-ENOBUFS) beyond this many payload bytes:
+ * a batch that cannot be committed must not eat all memory. */
+#define HISTORY_BATCH_BYTES_MAX (64u << 20)
+
+#define HISTORY_CALL_STARTED	 "call.started"
+#define HISTORY_CALL_RETURNED	 "call.returned"
+#define HISTORY_CALL_TRAPPED	 "call.trapped"
+#define HISTORY_CALL_CANCELLED	 "call.cancelled"
+#define HISTORY_CALL_FAILED	 "call.failed"
+#define HISTORY_CALL_INTERRUPTED "call.interrupted"
+#define HISTORY_HOSTCALL_STARTED "hostcall.started"
+#define HISTORY_HOSTCALL_SETTLED "hostcall.settled"
+#define HISTORY_STORE_CREATED	 "store.created"
+#define HISTORY_STORE_POISONED	 "store.poisoned"
+#define HISTORY_STORE_RECREATED	 "store.recreated"
+#define HISTORY_DAEMON_STARTED	 "daemon.started"
+#define HISTORY_DAEMON_STOPPED	 "daemon.stopped"
+#define HISTORY_DAEMON_RELOADED	 "daemon.reloaded"
+#define HISTORY_GUEST_STDOUT	 "guest.stdout"
+#define HISTORY_GUEST_STDERR	 "guest.stderr"
+
+/* One event as read back or as reported by the commit hook. */
+struct history_event {
+	uint64_t seq;
+	int64_t time;	     /* unix ns */
+	const char *service; /* NULL for daemon.* events */
+	const char *call;    /* NULL unless the event belongs to a call */
+	const char *kind;
+	const char *payload; /* JSON object text */
+};
+
+/* What a caller adds; time 0 means now. */
+struct history_record {
+	const char *service;
+	const char *call;
+	const char *kind;
+	const char *payload; /* NULL: "{}" */
+	int64_t time;
+};
+
+typedef void (*history_done_fn)(void *arg, int status, uint64_t seq);
+typedef void (*history_commit_fn)(void *arg, const struct history_event *events,
+				  size_t n);
+
+/* ---- the handle --------------------------------------------------------- */
+
+/* The history of an open database (db outlives it). */
+int history_open(struct db *db, struct history **out);
+void history_free(struct history *h);
+
+/* The highest committed seq (0 when the history is empty). */
+uint64_t history_last_seq(const struct history *h);
+
+/* Called after every successful commit with the events it made durable. */
+void history_set_commit_hook(struct history *h, history_commit_fn fn,
+			     void *arg);
+
+/* Whether kind is well formed and of a known family. */
+bool history_kind_valid(const char *kind);
+bool history_kind_terminal(const char *kind);
+
+/* ---- batches and group commit ---------------------------------------------
+ */
+
+struct history_batch *history_batch_new(struct history *h);
+/* Free; events still in it get -ECANCELED. */
+void history_batch_free(struct history_batch *b);
+size_t history_batch_count(const struct history_batch *b);
+size_t history_batch_bytes(const struct history_batch *b);
+
+/*
+ * Add an event (copied).  Checks at once what needs no database state:
+ * the kind, the names it requires, the payload being a JSON object,
+ * the size bounds.  -EINVAL, -E2BIG, -ENOBUFS (batch full) or -ENOMEM;
+ * on error `done` is not called.
+ */
+int history_batch_add(struct history_batch *b, const struct history_record *r,
+		      history_done_fn done, void *arg);
+
+/* Commit the batch in one transaction (see the top of this file). */
+int history_commit(struct history *h, struct history_batch *b);
+
+/* Give up on a batch: every callback gets `status`; the batch empties. */
+void history_batch_fail(struct history_batch *b, int status);
+
+/* ---- typed events (payload builders over history_batch_add) ---------------
+ */
+
+struct history_caller {
+	bool valid;
+	int64_t pid, uid, gid;
+};
+
+int history_add_call_started(struct history_batch *b, const char *service,
+			     const char *call, const char *export_name,
+			     const char *arguments_json,
+			     const struct history_caller *caller,
+			     history_done_fn done, void *arg);
+
+/*
+ * A terminal event; `kind` is one of the five terminal kinds and
+ * detail_json a JSON object whose members join the payload (NULL: none).
+ */
+int history_add_call_ended(struct history_batch *b, const char *service,
+			   const char *call, const char *kind,
+			   const char *detail_json, history_done_fn done,
+			   void *arg);
+
+int history_add_hostcall_started(struct history_batch *b, const char *service,
+				 const char *call, uint64_t hostcall,
+				 const char *import_name,
+				 const char *arguments_json);
+int history_add_hostcall_settled(struct history_batch *b, const char *service,
+				 const char *call, uint64_t hostcall,
+				 const char *result_json);
+
+/* store.created / store.poisoned / store.recreated. */
+int history_add_store_event(struct history_batch *b, const char *kind,
+			    const char *service, const char *component,
+			    const char *detail_json);
+
+/*
+ * One line of guest output (stream 1: stdout, 2: stderr), without its
+ * newline; longer lines are cut at HISTORY_LINE_MAX bytes (on a UTF-8
+ * boundary) and marked "truncated": true.
+ */
+int history_add_guest_line(struct history_batch *b, const char *service,
+			   int stream, const char *line, size_t len,
+			   bool truncated);
+
+/* ---- recovery ------------------------------------------------------------ */
+
+/*
+ * Close every call that has a call.started and no terminal event with a
+ * call.interrupted (payload {"reason": reason}), all in one transaction.
+ * Returns the number of calls closed, or a negative errno (nothing is
+ * written then).  Run at start, before any new call.
+ */
+int history_recover_interrupted(struct history *h, const char *reason);
+
+/* Calls without a terminal event (tests and diagnostics). */
+int history_open_calls(struct history *h, uint64_t *count);
+
+/* ---- reading ----------------------------------------------------------------
+ */
+
+struct history_query {
+	uint64_t from;	     /* first seq to consider (0 or 1: the beginning) */
+	uint64_t upto;	     /* last seq to consider; 0: history_last_seq() */
+	const char *service; /* NULL: any */
+	const char *call;    /* NULL: any */
+	const char *const *kinds; /* exact kinds or "family.*"; NULL: any */
+	size_t n_kinds;
+	size_t limit;	 /* most events delivered; 0: 1000 */
+	size_t max_scan; /* most seqs examined; 0: unbounded */
+};
+
+typedef int (*history_read_fn)(void *arg, const struct history_event *ev);
+
+/*
+ * Deliver the matching events in seq order to fn (a non-zero return stops
+ * the read early).  *next is where the next read continues: after the
+ * last event delivered when the read stopped or hit the limit, else
+ * after the range examined.  Returns the number delivered, or -errno
+ * (-EINVAL for a malformed kind pattern).
+ */
+int history_read(struct history *h, const struct history_query *q,
+		 history_read_fn fn, void *arg, uint64_t *next);
+
+/* Whether s is a kind pattern a query accepts: a kind or "family.*". */
+bool history_kind_pattern_valid(const char *s);
+
+/* Whether q's filters select ev (for events from the commit hook). */
+bool history_query_matches(const struct history_query *q,
+			   const struct history_event *ev);
+
+/* ---- retention
+ * ------------------------------------------------------------------ */
+
+/* Limits; 0 means unlimited.  Per-service columns override the defaults. */
+struct history_retention {
+	uint64_t keep_events; /* newest events kept per service */
+	uint64_t keep_age;    /* seconds */
+};
+
+void history_set_retention(struct history *h,
+			   const struct history_retention *defaults);
+
+/*
+ * One bounded step of retention: examines at most max_rows events and
+ * deletes at most that many, in one transaction.  Events of a call
+ * without its terminal event are never deleted.  Returns 1 when the
+ * current pass has more to do (call again soon), 0 when the pass is done
+ * (the next call starts a new pass), or -errno.  *deleted counts what
+ * this step removed.  Age pruning assumes event times grow with seq;
+ * after a clock step backwards it stops early and catches up later.
+ */
+int history_prune_step(struct history *h, size_t max_rows, int64_t now,
+		       size_t *deleted);
+
+/*
+ * Manual pruning: delete events with seq < before_seq (of one service,
+ * or of every service and the daemon when service is NULL), at most
+ * max_rows per call, never events of an open call.  Returns 1 when more
+ * remain, 0 when done, or -errno.
+ */
+int history_prune_before(struct history *h, const char *service,
+			 uint64_t before_seq, size_t max_rows, size_t *deleted);
+
+/* ---- statistics
+ * ----------------------------------------------------------------- */
+
+#define HISTORY_LATENCY_BUCKETS 12
+/* Upper bounds (microseconds) of the commit-latency buckets; the last
+ * bucket has none. */
+extern const uint32_t history_latency_bounds_us[HISTORY_LATENCY_BUCKETS - 1];
+
+struct history_stats {
+	uint64_t commits;  /* successful transactions */
+	uint64_t events;   /* events made durable */
+	uint64_t rejected; /* events the schema refused */
+	uint64_t failures; /* transactions that failed */
+	uint64_t pruned;   /* events deleted by retention */
+	uint64_t last_seq;
+	uint64_t max_batch; /* most events in one commit */
+	uint64_t commit_ns_last, commit_ns_max, commit_ns_total;
+	uint64_t latency[HISTORY_LATENCY_BUCKETS];
+	int last_error; /* of the last failed transaction, or 0 */
+};
+
+void history_get_stats(const struct history *h, struct history_stats *out);
+
+#endif

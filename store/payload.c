@@ -1,0 +1,212 @@
+/*
+ * payload.c - JSON object text for event payloads (see payload.h).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/payload.h"
+
+static void put(struct payload *p, const char *s, size_t n)
+{
+	if (p->failed)
+		return;
+	if (p->len + n + 1 > p->cap) {
+		size_t cap = p->cap ? p->cap : 128;
+		char *buf;
+
+		while (cap < p->len + n + 1)
+			cap *= 2;
+		buf = realloc(p->buf, cap);
+		if (!buf) {
+			p->failed = true;
+			return;
+		}
+		p->buf = buf;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->len, s, n);
+	p->len += n;
+	p->buf[p->len] = '\0';
+}
+
+static void puts_(struct payload *p, const char *s)
+{
+	put(p, s, strlen(s));
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		len = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+void payload_string(struct payload *p, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	put(p, "\"", 1);
+	while (i < len) {
+		size_t run = i, n;
+		char esc[8];
+
+		/* Copy runs of plain characters at once. */
+		while (run < len && u[run] >= 0x20 && u[run] < 0x80 &&
+		       u[run] != '"' && u[run] != '\\')
+			run++;
+		put(p, s + i, run - i);
+		i = run;
+		if (i >= len)
+			break;
+		switch (u[i]) {
+		case '"':
+			put(p, "\\\"", 2);
+			i++;
+			continue;
+		case '\\':
+			put(p, "\\\\", 2);
+			i++;
+			continue;
+		case '\n':
+			put(p, "\\n", 2);
+			i++;
+			continue;
+		case '\t':
+			put(p, "\\t", 2);
+			i++;
+			continue;
+		case '\r':
+			put(p, "\\r", 2);
+			i++;
+			continue;
+		}
+		if (u[i] < 0x20) {
+			snprintf(esc, sizeof(esc), "\\u%04x", u[i]);
+			put(p, esc, 6);
+			i++;
+			continue;
+		}
+		n = utf8_len(u + i, len - i);
+		if (n) {
+			put(p, s + i, n);
+			i += n;
+		} else {
+			put(p, "\xef\xbf\xbd", 3); /* U+FFFD */
+			i++;
+		}
+	}
+	put(p, "\"", 1);
+}
+
+static void key(struct payload *p, const char *k)
+{
+	if (p->need_comma)
+		put(p, ",", 1);
+	payload_string(p, k, strlen(k));
+	put(p, ":", 1);
+	p->need_comma = true;
+}
+
+void payload_begin(struct payload *p)
+{
+	memset(p, 0, sizeof(*p));
+	put(p, "{", 1);
+}
+
+void payload_strn(struct payload *p, const char *k, const char *value,
+		  size_t len)
+{
+	key(p, k);
+	if (value)
+		payload_string(p, value, len);
+	else
+		puts_(p, "null");
+}
+
+void payload_str(struct payload *p, const char *k, const char *value)
+{
+	payload_strn(p, k, value, value ? strlen(value) : 0);
+}
+
+void payload_int(struct payload *p, const char *k, int64_t value)
+{
+	char num[32];
+
+	key(p, k);
+	snprintf(num, sizeof(num), "%" PRId64, value);
+	puts_(p, num);
+}
+
+void payload_bool(struct payload *p, const char *k, bool value)
+{
+	key(p, k);
+	puts_(p, value ? "true" : "false");
+}
+
+void payload_raw(struct payload *p, const char *k, const char *json)
+{
+	key(p, k);
+	puts_(p, json ? json : "null");
+}
+
+void payload_object(struct payload *p, const char *k)
+{
+	key(p, k);
+	put(p, "{", 1);
+	p->need_comma = false;
+}
+
+void payload_end_object(struct payload *p)
+{
+	put(p, "}", 1);
+	p->need_comma = true;
+}
+
+char *payload_finish(struct payload *p)
+{
+	char *out;
+
+	put(p, "}", 1);
+	if (p->failed) {
+		payload_clear(p);
+		return NULL;
+	}
+	out = p->buf;
+	memset(p, 0, sizeof(*p));
+	return out;
+}
+
+void payload_clear(struct payload *p)
+{
+	free(p->buf);
+	memset(p, 0, sizeof(*p));
+}

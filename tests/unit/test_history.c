@@ -1,0 +1,1213 @@
+/*
+ * test_history.c - store/history.h: group commit (1,000 events, one
+ * SQLite commit; callbacks only once the rows are visible elsewhere),
+ * the exactly-once terminal rule, checks at add time, disk full (no
+ * callback, nothing visible, then retry or explicit failure), recovery of
+ * interrupted calls, reading with filters and from a seq, following
+ * through the commit hook without gap or duplicate, retention in bounded
+ * steps that spare open calls, manual pruning, guest output lines, and
+ * the statistics.
+ */
+#include "store-testutil.h"
+
+#include "config.h"
+
+#include <errno.h>
+
+#include "store/db.h"
+#include "store/guest-output.h"
+#include "store/history.h"
+#include "store/services.h"
+#include "store/components.h"
+#include "testmain.h"
+
+struct fixture {
+	char *dir;
+	struct db *db;
+	struct history *h;
+	struct history_batch *b;
+};
+
+static void setup(struct fixture *f)
+{
+	char err[256] = "";
+
+	f->dir = tmpdir_new();
+	ck_assert_msg(db_open(f->dir, &(struct db_options){0}, &f->db, err,
+			      sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq(history_open(f->db, &f->h), 0);
+	f->b = history_batch_new(f->h);
+	ck_assert_ptr_nonnull(f->b);
+}
+
+static void teardown(struct fixture *f)
+{
+	history_batch_free(f->b);
+	history_free(f->h);
+	db_close(f->db);
+	tmpdir_remove(f->dir);
+}
+
+/* A second connection, to see what is really committed. */
+static long long peek(const char *dir, const char *sql)
+{
+	char *path = path_in(dir, DB_FILE_NAME);
+	sqlite3 *raw;
+	sqlite3_stmt *st;
+	long long v;
+
+	ck_assert_int_eq(
+		sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL),
+		SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(raw);
+	free(path);
+	return v;
+}
+
+struct outcome {
+	int calls;
+	int status;
+	uint64_t seq;
+};
+
+static void done_cb(void *arg, int status, uint64_t seq)
+{
+	struct outcome *o = arg;
+
+	o->calls++;
+	o->status = status;
+	o->seq = seq;
+}
+
+static void add(struct fixture *f, const char *service, const char *call,
+		const char *kind, const char *payload, struct outcome *o)
+{
+	int rc = history_batch_add(f->b,
+				   &(struct history_record){
+					   .service = service,
+					   .call = call,
+					   .kind = kind,
+					   .payload = payload,
+				   },
+				   o ? done_cb : NULL, o);
+
+	ck_assert_msg(rc == 0, "%s: %d %s", kind, rc, db_errmsg(f->db));
+}
+
+static void commit(struct fixture *f)
+{
+	int rc = history_commit(f->h, f->b);
+
+	ck_assert_msg(rc == 0, "commit: %d %s", rc, db_errmsg(f->db));
+}
+
+/* ---- group commit -----------------------------------------------------------
+ */
+
+START_TEST(commit_assigns_seqs_in_order)
+{
+	struct fixture f;
+	struct outcome o[3] = {{0}};
+
+	setup(&f);
+	ck_assert_uint_eq(history_last_seq(f.h), 0);
+	add(&f, NULL, NULL, "daemon.started", "{\"pid\":1}", &o[0]);
+	add(&f, "s", "c1", HISTORY_CALL_STARTED, NULL, &o[1]);
+	add(&f, "s", "c1", HISTORY_CALL_RETURNED, "{\"results\":[1]}", &o[2]);
+	ck_assert_uint_eq(history_batch_count(f.b), 3);
+	ck_assert_int_eq(o[0].calls, 0); /* nothing before the commit */
+	commit(&f);
+	ck_assert_uint_eq(history_batch_count(f.b), 0);
+	ck_assert_uint_eq(history_batch_bytes(f.b), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(o[i].calls, 1);
+		ck_assert_int_eq(o[i].status, 0);
+		ck_assert_uint_eq(o[i].seq, (uint64_t)i + 1);
+	}
+	ck_assert_uint_eq(history_last_seq(f.h), 3);
+	/* An empty batch commits nothing and succeeds. */
+	commit(&f);
+	ck_assert_uint_eq(history_last_seq(f.h), 3);
+	teardown(&f);
+}
+END_TEST
+
+static int sqlite_commits;
+
+static int count_commit(void *arg)
+{
+	sqlite_commits++;
+	return 0;
+}
+
+struct visible {
+	const char *dir;
+	int checked;
+	int calls;
+	uint64_t last_seq;
+};
+
+/* The first callback looks from another connection: already there? */
+static void visible_cb(void *arg, int status, uint64_t seq)
+{
+	struct visible *v = arg;
+
+	ck_assert_int_eq(status, 0);
+	ck_assert_uint_gt(seq, v->last_seq);
+	v->last_seq = seq;
+	v->calls++;
+	if (!v->checked) {
+		v->checked = 1;
+		ck_assert_int_eq(peek(v->dir, "SELECT count(*) FROM events"),
+				 1000);
+	}
+}
+
+START_TEST(group_commit_of_1000_is_one_transaction)
+{
+	struct fixture f;
+	struct visible v = {0};
+	struct history_stats st;
+	char payload[64];
+
+	setup(&f);
+	v.dir = f.dir;
+	sqlite_commits = 0;
+	sqlite3_commit_hook(f.db->sql, count_commit, NULL);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(payload, sizeof(payload), "{\"line\":\"n%d\"}", i);
+		ck_assert_int_eq(
+			history_batch_add(f.b,
+					  &(struct history_record){
+						  .service = "s",
+						  .kind = HISTORY_GUEST_STDOUT,
+						  .payload = payload,
+					  },
+					  visible_cb, &v),
+			0);
+	}
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 0);
+	commit(&f);
+	ck_assert_int_eq(sqlite_commits, 1);
+	ck_assert_int_eq(v.calls, 1000);
+	ck_assert_uint_eq(v.last_seq, 1000);
+	history_get_stats(f.h, &st);
+	ck_assert_uint_eq(st.commits, 1);
+	ck_assert_uint_eq(st.events, 1000);
+	ck_assert_uint_eq(st.max_batch, 1000);
+	ck_assert_uint_eq(st.last_seq, 1000);
+	ck_assert_uint_gt(st.commit_ns_max, 0);
+	ck_assert_uint_eq(st.commit_ns_last, st.commit_ns_max);
+	{
+		uint64_t total = 0;
+
+		for (int i = 0; i < HISTORY_LATENCY_BUCKETS; i++)
+			total += st.latency[i];
+		ck_assert_uint_eq(total, 1);
+	}
+	sqlite3_commit_hook(f.db->sql, NULL, NULL);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- the terminal rule
+ * --------------------------------------------------------- */
+
+START_TEST(exactly_one_terminal_event_per_call)
+{
+	struct fixture f;
+	struct outcome start = {0}, end1 = {0}, end2 = {0}, orphan = {0},
+		       restart = {0}, other = {0};
+	struct history_stats st;
+
+	setup(&f);
+	/* All in one batch: the rule is checked event by event. */
+	add(&f, "s", "c1", HISTORY_CALL_STARTED, NULL, &start);
+	add(&f, "s", "c1", HISTORY_CALL_RETURNED, NULL, &end1);
+	add(&f, "s", "c1", HISTORY_CALL_TRAPPED, "{\"trap\":\"unreachable\"}",
+	    &end2);
+	add(&f, "s", "c9", HISTORY_CALL_CANCELLED, NULL, &orphan);
+	add(&f, "s", "c1", HISTORY_CALL_STARTED, NULL, &restart);
+	add(&f, "s", "c2", HISTORY_CALL_STARTED, NULL, &other);
+	commit(&f);
+	ck_assert_int_eq(start.status, 0);
+	ck_assert_int_eq(end1.status, 0);
+	ck_assert_int_eq(end2.status, -EALREADY);
+	ck_assert_uint_eq(end2.seq, 0);
+	ck_assert_int_eq(orphan.status, -ENOENT);
+	ck_assert_int_eq(restart.status, -EEXIST);
+	/* The refusals cost the others nothing. */
+	ck_assert_int_eq(other.status, 0);
+	ck_assert_uint_eq(other.seq, 3);
+	ck_assert_uint_eq(history_last_seq(f.h), 3);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 3);
+	history_get_stats(f.h, &st);
+	ck_assert_uint_eq(st.rejected, 3);
+	ck_assert_uint_eq(st.events, 3);
+
+	/* Across batches too, for each terminal kind. */
+	add(&f, "s", "c2", HISTORY_CALL_FAILED, "{\"error\":\"x\"}", &end1);
+	commit(&f);
+	ck_assert_int_eq(end1.status, 0);
+	ck_assert_uint_eq(end1.seq, 4);
+	add(&f, "s", "c2", HISTORY_CALL_INTERRUPTED, "{\"reason\":\"x\"}",
+	    &end2);
+	commit(&f);
+	ck_assert_int_eq(end2.status, -EALREADY);
+
+	/* The schema holds whoever writes: raw SQL is refused as well. */
+	ck_assert_int_eq(db_exec(f.db, "INSERT INTO events (time, service, "
+				       "call, kind) VALUES (1, 's', 'c1', "
+				       "'call.cancelled')"),
+			 -EINVAL);
+	ck_assert_msg(strstr(db_errmsg(f.db), "call already ended"), "%s",
+		      db_errmsg(f.db));
+	ck_assert_int_eq(db_exec(f.db, "UPDATE events SET kind = 'x.y'"),
+			 -EINVAL);
+	ck_assert_msg(strstr(db_errmsg(f.db), "append-only"), "%s",
+		      db_errmsg(f.db));
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(checks_at_add_time)
+{
+	struct fixture f;
+	struct outcome o = {0};
+	char *big;
+	struct history_record r = {.service = "s", .kind = "service.created"};
+
+	setup(&f);
+	static const char *const bad_kinds[] = {
+		"",
+		"call",
+		"call.",
+		".call",
+		"Call.started",
+		"call.finished",
+		"store.exploded",
+		"guest.stdin",
+		"foo.bar",
+		"daemon..x",
+		"daemon.x y",
+		NULL,
+	};
+	for (const char *const *k = bad_kinds; *k; k++) {
+		r.kind = *k;
+		ck_assert_msg(history_batch_add(f.b, &r, done_cb, &o) ==
+				      -EINVAL,
+			      "kind '%s' accepted", *k);
+	}
+	ck_assert(history_kind_valid("daemon.reloaded"));
+	ck_assert(history_kind_valid("hostcall.cancelled"));
+	ck_assert(history_kind_valid("service.config-changed"));
+	ck_assert(history_kind_terminal(HISTORY_CALL_INTERRUPTED));
+	ck_assert(!history_kind_terminal(HISTORY_CALL_STARTED));
+
+	/* Who an event must (not) name. */
+	r = (struct history_record){.kind = "daemon.started", .service = "s"};
+	ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), -EINVAL);
+	r = (struct history_record){.kind = "store.created"};
+	ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), -EINVAL);
+	r = (struct history_record){.kind = HISTORY_CALL_STARTED,
+				    .service = "s"};
+	ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), -EINVAL);
+	r.call = "c\n1";
+	ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), -EINVAL);
+
+	/* Payloads: JSON objects only. */
+	r = (struct history_record){.kind = "daemon.x"};
+	static const char *const bad_payloads[] = {
+		"", "[]", "1", "\"s\"", "{", "{\"a\":}", "{} {}", NULL,
+	};
+	for (const char *const *p = bad_payloads; *p; p++) {
+		r.payload = *p;
+		ck_assert_msg(history_batch_add(f.b, &r, done_cb, &o) ==
+				      -EINVAL,
+			      "payload '%s' accepted", *p);
+	}
+	ck_assert_int_eq(history_add_call_ended(f.b, "s", "c", "call.started",
+						NULL, done_cb, &o),
+			 -EINVAL);
+	ck_assert_int_eq(
+		history_add_store_event(f.b, "daemon.x", "s", NULL, NULL),
+		-EINVAL);
+	ck_assert_int_eq(history_add_guest_line(f.b, "s", 3, "x", 1, false),
+			 -EINVAL);
+
+	/* Size bounds: one payload, and the batch as a whole. */
+	big = malloc(HISTORY_PAYLOAD_MAX + 2);
+	ck_assert_ptr_nonnull(big);
+	memset(big, ' ', HISTORY_PAYLOAD_MAX + 1);
+	big[0] = '{';
+	big[HISTORY_PAYLOAD_MAX] = '}';
+	big[HISTORY_PAYLOAD_MAX + 1] = '\0';
+	r.payload = big;
+	ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), -E2BIG);
+	big[HISTORY_PAYLOAD_MAX - 1] = '}';
+	big[HISTORY_PAYLOAD_MAX] = '\0';
+	{
+		/* kind, payload and their NULs */
+		size_t each = strlen(r.kind) + 1 + HISTORY_PAYLOAD_MAX + 1;
+		size_t fit = HISTORY_BATCH_BYTES_MAX / each;
+
+		for (size_t i = 0; i + 1 < fit; i++)
+			ck_assert_int_eq(history_batch_add(f.b, &r, NULL, NULL),
+					 0);
+		ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o), 0);
+		/* One more would pass HISTORY_BATCH_BYTES_MAX. */
+		ck_assert_int_eq(history_batch_add(f.b, &r, done_cb, &o),
+				 -ENOBUFS);
+		ck_assert_uint_eq(history_batch_count(f.b), fit);
+		ck_assert_uint_eq(history_batch_bytes(f.b), fit * each);
+	}
+	free(big);
+	ck_assert_int_eq(o.calls, 0); /* refused adds call nothing back */
+	/* Freeing a batch with events cancels them. */
+	history_batch_free(f.b);
+	ck_assert_int_eq(o.calls, 1);
+	ck_assert_int_eq(o.status, -ECANCELED);
+	f.b = history_batch_new(f.h);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- failure: disk full
+ * -------------------------------------------------------- */
+
+START_TEST(disk_full_keeps_the_batch)
+{
+	struct fixture f;
+	struct outcome o[200];
+	struct history_stats st;
+	char payload[1100];
+	long long pages;
+
+	setup(&f);
+	memset(o, 0, sizeof(o));
+	add(&f, NULL, NULL, "daemon.started", NULL, NULL);
+	commit(&f);
+	/* Cap the file at its current size: the next batch cannot fit. */
+	pages = peek(f.dir, "PRAGMA page_count");
+	{
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
+			 pages + 2);
+		ck_assert_int_eq(db_exec(f.db, sql), 0);
+	}
+	memset(payload, 'x', sizeof(payload));
+	memcpy(payload, "{\"line\":\"", 9);
+	memcpy(payload + sizeof(payload) - 3, "\"}", 3);
+	for (int i = 0; i < 200; i++) {
+		char call[16];
+
+		snprintf(call, sizeof(call), "c%d", i);
+		if (i % 2 == 0)
+			ck_assert_int_eq(history_add_call_started(
+						 f.b, "s", call, "run", "[]",
+						 NULL, done_cb, &o[i]),
+					 0);
+		else
+			add(&f, "s", NULL, HISTORY_GUEST_STDOUT, payload,
+			    &o[i]);
+	}
+	ck_assert_int_eq(history_commit(f.h, f.b), -ENOSPC);
+	ck_assert_msg(strstr(db_errmsg(f.db), "full"), "%s", db_errmsg(f.db));
+	/* No callback, batch intact, nothing half-committed anywhere. */
+	for (int i = 0; i < 200; i++)
+		ck_assert_int_eq(o[i].calls, 0);
+	ck_assert_uint_eq(history_batch_count(f.b), 200);
+	ck_assert_uint_eq(history_last_seq(f.h), 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM calls"), 0);
+	history_get_stats(f.h, &st);
+	ck_assert_uint_eq(st.failures, 1);
+	ck_assert_int_eq(st.last_error, -ENOSPC);
+	/* Still failing: same answer, still no callback. */
+	ck_assert_int_eq(history_commit(f.h, f.b), -ENOSPC);
+	ck_assert_int_eq(o[0].calls, 0);
+
+	/* Room again: the retry commits everything, in order. */
+	ck_assert_int_eq(db_exec(f.db, "PRAGMA max_page_count = 1073741823"),
+			 0);
+	add(&f, "s", NULL, "service.later", NULL, NULL);
+	commit(&f);
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(o[i].calls, 1);
+		ck_assert_int_eq(o[i].status, 0);
+		ck_assert_uint_eq(o[i].seq, (uint64_t)i + 2);
+	}
+	ck_assert_uint_eq(history_last_seq(f.h), 202);
+	history_get_stats(f.h, &st);
+	ck_assert_int_eq(st.last_error, 0);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(disk_full_then_give_up)
+{
+	struct fixture f;
+	struct outcome a = {0}, b = {0};
+	char payload[4096 + 16];
+
+	setup(&f);
+	ck_assert_int_eq(db_exec(f.db, "PRAGMA max_page_count = 8"), 0);
+	memset(payload, 'y', sizeof(payload));
+	memcpy(payload, "{\"line\":\"", 9);
+	memcpy(payload + sizeof(payload) - 3, "\"}", 3);
+	for (int i = 0; i < 40; i++)
+		add(&f, "s", NULL, HISTORY_GUEST_STDERR, payload,
+		    i == 0    ? &a
+		    : i == 39 ? &b
+			      : NULL);
+	ck_assert_int_eq(history_commit(f.h, f.b), -ENOSPC);
+	ck_assert_int_eq(a.calls + b.calls, 0);
+	history_batch_fail(f.b, -ENOSPC);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ENOSPC);
+	ck_assert_uint_eq(a.seq, 0);
+	ck_assert_int_eq(b.calls, 1);
+	ck_assert_int_eq(b.status, -ENOSPC);
+	ck_assert_uint_eq(history_batch_count(f.b), 0);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 0);
+	ck_assert_uint_eq(history_last_seq(f.h), 0);
+	/* The batch is usable again once there is room. */
+	ck_assert_int_eq(db_exec(f.db, "PRAGMA max_page_count = 1073741823"),
+			 0);
+	add(&f, "s", NULL, HISTORY_GUEST_STDERR, payload, &a);
+	commit(&f);
+	ck_assert_int_eq(a.calls, 2);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(a.seq, 1);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- recovery
+ * ------------------------------------------------------------------------ */
+
+struct hooked {
+	int calls;
+	size_t events;
+	uint64_t first, last;
+	char kinds[512];
+};
+
+static void hook_cb(void *arg, const struct history_event *ev, size_t n)
+{
+	struct hooked *k = arg;
+
+	k->calls++;
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(k->kinds);
+
+		if (k->events == 0)
+			k->first = ev[i].seq;
+		/* In order, no duplicate. */
+		ck_assert_uint_gt(ev[i].seq, k->last);
+		k->last = ev[i].seq;
+		k->events++;
+		snprintf(k->kinds + len, sizeof(k->kinds) - len, "%s%s:%s",
+			 len ? "," : "", ev[i].call ? ev[i].call : "-",
+			 ev[i].kind);
+	}
+}
+
+START_TEST(recovery_closes_open_calls)
+{
+	struct fixture f;
+	struct hooked k = {0};
+	uint64_t open;
+
+	setup(&f);
+	add(&f, "s", "c1", HISTORY_CALL_STARTED, NULL, NULL);
+	add(&f, "s", "c1", HISTORY_CALL_RETURNED, NULL, NULL);
+	add(&f, "s", "c2", HISTORY_CALL_STARTED, NULL, NULL);
+	add(&f, "t", "c3", HISTORY_CALL_STARTED, NULL, NULL);
+	ck_assert_int_eq(history_add_hostcall_started(f.b, "t", "c3", 7,
+						      "wasi:clocks/x.wait",
+						      "[5]"),
+			 0);
+	commit(&f);
+	ck_assert_int_eq(history_open_calls(f.h, &open), 0);
+	ck_assert_uint_eq(open, 2);
+
+	/* As after a crash: a fresh handle on the same file. */
+	history_batch_free(f.b);
+	history_free(f.h);
+	db_close(f.db);
+	{
+		char err[256];
+
+		ck_assert_int_eq(db_open(f.dir, &(struct db_options){0}, &f.db,
+					 err, sizeof(err)),
+				 0);
+	}
+	ck_assert_int_eq(history_open(f.db, &f.h), 0);
+	f.b = history_batch_new(f.h);
+	ck_assert_uint_eq(history_last_seq(f.h), 5);
+	history_set_commit_hook(f.h, hook_cb, &k);
+	ck_assert_int_eq(history_recover_interrupted(f.h, "hosteld restarted"),
+			 2);
+	ck_assert_int_eq(k.calls, 1);
+	ck_assert_str_eq(k.kinds, "c2:call.interrupted,c3:call.interrupted");
+	ck_assert_uint_eq(k.first, 6);
+	ck_assert_uint_eq(history_last_seq(f.h), 7);
+	ck_assert_int_eq(history_open_calls(f.h, &open), 0);
+	ck_assert_uint_eq(open, 0);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE kind "
+				     "= 'call.interrupted' AND json_extract("
+				     "payload, '$.reason') = 'hosteld "
+				     "restarted' AND service = 't'"),
+			 1);
+	/* Nothing left to recover; a late terminal event is refused. */
+	ck_assert_int_eq(history_recover_interrupted(f.h, "again"), 0);
+	{
+		struct outcome o = {0};
+
+		ck_assert_int_eq(history_add_call_ended(f.b, "s", "c2",
+							HISTORY_CALL_RETURNED,
+							NULL, done_cb, &o),
+				 0);
+		commit(&f);
+		ck_assert_int_eq(o.status, -EALREADY);
+	}
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(recovery_under_disk_full_writes_nothing)
+{
+	struct fixture f;
+	uint64_t open;
+
+	setup(&f);
+	for (int i = 0; i < 300; i++) {
+		char call[16];
+
+		snprintf(call, sizeof(call), "call-%03d", i);
+		add(&f, "s", call, HISTORY_CALL_STARTED, NULL, NULL);
+	}
+	commit(&f);
+	{
+		long long pages = peek(f.dir, "PRAGMA page_count");
+		char sql[64];
+
+		snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
+			 pages);
+		ck_assert_int_eq(db_exec(f.db, sql), 0);
+	}
+	ck_assert_int_eq(history_recover_interrupted(f.h, "r"), -ENOSPC);
+	ck_assert_int_eq(history_open_calls(f.h, &open), 0);
+	ck_assert_uint_eq(open, 300);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 300);
+	ck_assert_int_eq(db_exec(f.db, "PRAGMA max_page_count = 1073741823"),
+			 0);
+	ck_assert_int_eq(history_recover_interrupted(f.h, "r"), 300);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- reading
+ * ----------------------------------------------------------------------------
+ */
+
+struct collected {
+	int n;
+	uint64_t seqs[64];
+	int stop_after; /* 0: never */
+};
+
+static int collect_cb(void *arg, const struct history_event *ev)
+{
+	struct collected *c = arg;
+
+	ck_assert_int_lt(c->n, 64);
+	ck_assert_ptr_nonnull(ev->kind);
+	ck_assert_ptr_nonnull(ev->payload);
+	c->seqs[c->n++] = ev->seq;
+	return c->stop_after && c->n >= c->stop_after;
+}
+
+static int read_seqs(struct fixture *f, const struct history_query *q,
+		     struct collected *c, uint64_t *next)
+{
+	int rc;
+
+	memset(c->seqs, 0, sizeof(c->seqs));
+	c->n = 0;
+	rc = history_read(f->h, q, collect_cb, c, next);
+	ck_assert_msg(rc >= 0, "read: %d %s", rc, db_errmsg(f->db));
+	ck_assert_int_eq(rc, c->n);
+	return rc;
+}
+
+/* 1 daemon.started; 2-4 a:c1; 5-6 b:c2; 7 b guest; 8 a:c3 open;
+ * 9 daemon.reloaded; 10 a hostcall */
+static void fill_history(struct fixture *f)
+{
+	add(f, NULL, NULL, "daemon.started", NULL, NULL);
+	add(f, "a", "c1", HISTORY_CALL_STARTED, NULL, NULL);
+	ck_assert_int_eq(history_add_hostcall_settled(f->b, "a", "c1", 1,
+						      "{\"ok\":true}"),
+			 0);
+	add(f, "a", "c1", HISTORY_CALL_RETURNED, NULL, NULL);
+	add(f, "b", "c2", HISTORY_CALL_STARTED, NULL, NULL);
+	add(f, "b", "c2", HISTORY_CALL_TRAPPED, "{\"trap\":\"x\"}", NULL);
+	ck_assert_int_eq(history_add_guest_line(f->b, "b", 1, "hi", 2, false),
+			 0);
+	add(f, "a", "c3", HISTORY_CALL_STARTED, NULL, NULL);
+	add(f, NULL, NULL, "daemon.reloaded", NULL, NULL);
+	ck_assert_int_eq(history_add_hostcall_started(f->b, "a", "c3", 2,
+						      "wasi:x", NULL),
+			 0);
+	commit(f);
+}
+
+START_TEST(read_with_filters)
+{
+	struct fixture f;
+	struct collected c = {0};
+	uint64_t next;
+	static const char *const calls_only[] = {"call.*"};
+	static const char *const two[] = {"daemon.started", "hostcall.*"};
+	static const char *const bad[] = {"call.**"};
+
+	setup(&f);
+	fill_history(&f);
+	ck_assert_int_eq(read_seqs(&f, &(struct history_query){0}, &c, &next),
+			 10);
+	ck_assert_uint_eq(next, 11);
+	for (int i = 0; i < 10; i++)
+		ck_assert_uint_eq(c.seqs[i], (uint64_t)i + 1);
+
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.from = 5}, &c, &next),
+		6);
+	ck_assert_uint_eq(c.seqs[0], 5);
+	ck_assert_int_eq(read_seqs(&f, &(struct history_query){.service = "a"},
+				   &c, &next),
+			 5);
+	ck_assert_uint_eq(c.seqs[4], 10);
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.call = "c1"}, &c, &next),
+		3);
+	ck_assert_uint_eq(c.seqs[0], 2);
+	ck_assert_uint_eq(c.seqs[2], 4);
+	ck_assert_int_eq(read_seqs(&f,
+				   &(struct history_query){.kinds = calls_only,
+							   .n_kinds = 1},
+				   &c, &next),
+			 5);
+	ck_assert_int_eq(
+		read_seqs(&f,
+			  &(struct history_query){.kinds = two, .n_kinds = 2},
+			  &c, &next),
+		3);
+	ck_assert_uint_eq(c.seqs[0], 1);
+	ck_assert_uint_eq(c.seqs[1], 3);
+	ck_assert_uint_eq(c.seqs[2], 10);
+	/* Filters combine. */
+	ck_assert_int_eq(read_seqs(&f,
+				   &(struct history_query){.service = "a",
+							   .kinds = calls_only,
+							   .n_kinds = 1,
+							   .from = 3},
+				   &c, &next),
+			 2);
+	ck_assert_uint_eq(c.seqs[0], 4);
+	ck_assert_uint_eq(c.seqs[1], 8);
+
+	/* Limit: next continues after the last delivered. */
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.limit = 4}, &c, &next),
+		4);
+	ck_assert_uint_eq(next, 5);
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.from = next, .limit = 4},
+			  &c, &next),
+		4);
+	ck_assert_uint_eq(c.seqs[0], 5);
+	/* Bounded scan: a filter that matches late still returns, and
+	 * next says where to go on. */
+	ck_assert_int_eq(read_seqs(&f,
+				   &(struct history_query){.kinds = two + 1,
+							   .n_kinds = 1,
+							   .from = 4,
+							   .max_scan = 3},
+				   &c, &next),
+			 0);
+	ck_assert_uint_eq(next, 7);
+	/* upto caps the range. */
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.upto = 2}, &c, &next),
+		2);
+	ck_assert_uint_eq(next, 3);
+	/* Past the end. */
+	ck_assert_int_eq(
+		read_seqs(&f, &(struct history_query){.from = 99}, &c, &next),
+		0);
+	ck_assert_uint_eq(next, 99);
+	/* The reader may stop early. */
+	c.stop_after = 2;
+	ck_assert_int_eq(history_read(f.h, &(struct history_query){0},
+				      collect_cb, &c, &next),
+			 2);
+	ck_assert_uint_eq(next, 3);
+	ck_assert_int_eq(history_read(f.h,
+				      &(struct history_query){.kinds = bad,
+							      .n_kinds = 1},
+				      collect_cb, &c, &next),
+			 -EINVAL);
+
+	/* The same predicate for live events. */
+	{
+		struct history_event ev = {
+			.service = "a", .call = "c3", .kind = "call.started"};
+
+		ck_assert(history_query_matches(
+			&(struct history_query){.kinds = calls_only,
+						.n_kinds = 1},
+			&ev));
+		ck_assert(!history_query_matches(
+			&(struct history_query){.kinds = two, .n_kinds = 2},
+			&ev));
+		ck_assert(!history_query_matches(
+			&(struct history_query){.service = "b"}, &ev));
+		ck_assert(history_query_matches(
+			&(struct history_query){.call = "c3"}, &ev));
+		ev.kind = "callx.started";
+		ck_assert(!history_query_matches(
+			&(struct history_query){.kinds = calls_only,
+						.n_kinds = 1},
+			&ev));
+	}
+	teardown(&f);
+}
+END_TEST
+
+struct follower {
+	struct fixture *f;
+	uint64_t cursor; /* next seq wanted */
+	bool live;
+	uint64_t seen[256];
+	size_t n;
+};
+
+static int follow_read_cb(void *arg, const struct history_event *ev)
+{
+	struct follower *fl = arg;
+
+	ck_assert_uint_lt(fl->n, 256);
+	fl->seen[fl->n++] = ev->seq;
+	return 0;
+}
+
+static void follow_hook(void *arg, const struct history_event *ev, size_t n)
+{
+	struct follower *fl = arg;
+
+	if (!fl->live)
+		return; /* still paging the backlog from the database */
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_ge(ev[i].seq, fl->cursor);
+		fl->seen[fl->n++] = ev[i].seq;
+		fl->cursor = ev[i].seq + 1;
+	}
+}
+
+/* Page the backlog; switch to the hook once caught up. */
+static void follow_page(struct follower *fl)
+{
+	uint64_t next;
+	int rc;
+
+	if (fl->live)
+		return;
+	rc = history_read(
+		fl->f->h,
+		&(struct history_query){.from = fl->cursor, .limit = 3},
+		follow_read_cb, fl, &next);
+	ck_assert_int_ge(rc, 0);
+	fl->cursor = next;
+	if (fl->cursor > history_last_seq(fl->f->h))
+		fl->live = true;
+}
+
+START_TEST(follow_without_gap_or_duplicate)
+{
+	struct fixture f;
+	struct follower fl = {.cursor = 1};
+	uint64_t total = 0;
+
+	setup(&f);
+	fl.f = &f;
+	history_set_commit_hook(f.h, follow_hook, &fl);
+	fill_history(&f); /* 10 events of backlog */
+	/* Commits interleave with the paging, as loop turns would. */
+	for (int turn = 0; turn < 12; turn++) {
+		follow_page(&fl);
+		for (int i = 0; i <= turn % 3; i++)
+			add(&f, NULL, NULL, "daemon.tick", NULL, NULL);
+		commit(&f);
+	}
+	total = history_last_seq(f.h);
+	ck_assert(fl.live);
+	ck_assert_uint_eq(fl.n, total);
+	for (size_t i = 0; i < fl.n; i++)
+		ck_assert_uint_eq(fl.seen[i], i + 1);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- retention
+ * ----------------------------------------------------------------------------
+ */
+
+static size_t prune_all(struct fixture *f, size_t max_rows, int64_t now,
+			int *steps)
+{
+	size_t total = 0, deleted;
+	int rc;
+
+	*steps = 0;
+	do {
+		rc = history_prune_step(f->h, max_rows, now, &deleted);
+		ck_assert_msg(rc >= 0, "prune: %d %s", rc, db_errmsg(f->db));
+		ck_assert_uint_le(deleted, max_rows);
+		total += deleted;
+		ck_assert_int_lt(++*steps, 10000);
+	} while (rc == 1);
+	return total;
+}
+
+START_TEST(prune_by_count_in_steps_sparing_open_calls)
+{
+	struct fixture f;
+	struct history_stats st;
+	int steps;
+
+	setup(&f);
+	/* An open call first: its events must survive every limit. */
+	add(&f, "s", "long", HISTORY_CALL_STARTED, NULL, NULL);
+	ck_assert_int_eq(
+		history_add_hostcall_started(f.b, "s", "long", 1, "x", NULL),
+		0);
+	for (int i = 0; i < 48; i++) {
+		char call[16];
+
+		snprintf(call, sizeof(call), "c%d", i);
+		add(&f, "s", call, HISTORY_CALL_STARTED, NULL, NULL);
+		add(&f, "s", call, HISTORY_CALL_RETURNED, NULL, NULL);
+	}
+	for (int i = 0; i < 5; i++)
+		add(&f, "t", NULL, HISTORY_GUEST_STDOUT, "{\"line\":\"x\"}",
+		    NULL);
+	add(&f, NULL, NULL, "daemon.started", NULL, NULL);
+	commit(&f); /* 2 + 96 + 5 + 1 = 104 events */
+
+	history_set_retention(f.h,
+			      &(struct history_retention){.keep_events = 10});
+	ck_assert_uint_eq(prune_all(&f, 7, db_now_ns(), &steps), 86);
+	ck_assert_int_gt(steps, 86 / 7);
+	/* s: its newest 10 plus the open call's 2; t and the daemon are
+	 * under the limit. */
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 's'"),
+			 12);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE call "
+				     "= 'long'"),
+			 2);
+	ck_assert_int_eq(peek(f.dir, "SELECT min(seq) FROM events WHERE "
+				     "service = 's' AND call <> 'long'"),
+			 89);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 't'"),
+			 5);
+	/* Calls whose terminal event went are forgotten; open ones stay. */
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM calls"), 6);
+	history_get_stats(f.h, &st);
+	ck_assert_uint_eq(st.pruned, 86);
+	/* A second pass finds nothing. */
+	ck_assert_uint_eq(prune_all(&f, 7, db_now_ns(), &steps), 0);
+	/* Sequence numbers are never reused after pruning. */
+	add(&f, NULL, NULL, "daemon.tick", NULL, NULL);
+	commit(&f);
+	ck_assert_uint_eq(history_last_seq(f.h), 105);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(prune_by_age_and_per_service_limits)
+{
+	struct fixture f;
+	int64_t now = db_now_ns(), day = 86400LL * 1000000000;
+	char sha[SHA256_HEX_SIZE];
+	bool created;
+	int steps;
+
+	setup(&f);
+	ck_assert_int_eq(components_add(f.db, "w", 1, NULL, sha, &created), 0);
+	{
+		struct service_record rec = {
+			.name = "keepall", .keep_events = 0, .keep_age = 0};
+		struct service_record three = {
+			.name = "three", .keep_events = 3, .keep_age = -1};
+
+		snprintf(rec.component, sizeof(rec.component), "%s", sha);
+		snprintf(three.component, sizeof(three.component), "%s", sha);
+		ck_assert_int_eq(services_create(f.db, &rec), 0);
+		ck_assert_int_eq(services_create(f.db, &three), 0);
+	}
+	/* Ten days of events, one a day, for four services. */
+	for (int d = 10; d >= 1; d--) {
+		static const char *const svc[] = {"keepall", "three", "plain",
+						  NULL};
+
+		for (int i = 0; i < 4; i++) {
+			struct history_record r = {
+				.service = svc[i],
+				.kind = svc[i] ? "service.tick" : "daemon.tick",
+				.time = now - d * day,
+			};
+
+			ck_assert_int_eq(history_batch_add(f.b, &r, NULL, NULL),
+					 0);
+		}
+	}
+	commit(&f);
+	/* Defaults: keep five days; "three" keeps three events (and the
+	 * default age); "keepall" keeps everything. */
+	history_set_retention(
+		f.h, &(struct history_retention){.keep_age = 5 * 86400 + 60});
+	prune_all(&f, 4, now, &steps);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'keepall'"),
+			 10);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'three'"),
+			 3);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'plain'"),
+			 5);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service IS NULL"),
+			 5);
+	/* No default limits: only "three" has one, and it holds. */
+	history_set_retention(f.h, &(struct history_retention){0});
+	ck_assert_uint_eq(prune_all(&f, 4, now + 100 * day, &steps), 0);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 23);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(manual_prune)
+{
+	struct fixture f;
+	size_t deleted;
+
+	setup(&f);
+	add(&f, "s", "open", HISTORY_CALL_STARTED, NULL, NULL);
+	for (int i = 0; i < 20; i++)
+		add(&f, i % 2 ? "s" : "t", NULL, "service.tick", NULL, NULL);
+	commit(&f); /* 21 events; "open" stays open */
+	ck_assert_int_eq(history_prune_before(f.h, "t", 100, 4, &deleted), 1);
+	ck_assert_uint_eq(deleted, 4);
+	ck_assert_int_eq(history_prune_before(f.h, "t", 100, 4, &deleted), 1);
+	ck_assert_int_eq(history_prune_before(f.h, "t", 100, 4, &deleted), 0);
+	ck_assert_uint_eq(deleted, 2);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 't'"),
+			 0);
+	/* All services, before seq 10, never the open call. */
+	ck_assert_int_eq(history_prune_before(f.h, NULL, 10, 100, &deleted), 0);
+	ck_assert_uint_eq(deleted, 4); /* 3, 5, 7, 9 from s */
+	ck_assert_int_eq(peek(f.dir, "SELECT min(seq) FROM events"), 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 7);
+	teardown(&f);
+}
+END_TEST
+
+/* ---- typed payloads and guest output
+ * --------------------------------------------------------- */
+
+START_TEST(typed_payloads)
+{
+	struct fixture f;
+
+	setup(&f);
+	ck_assert_int_eq(
+		history_add_call_started(f.b, "s", "c1", "wasi:cli/run#run",
+					 "[1,\"two\"]",
+					 &(struct history_caller){.valid = true,
+								  .pid = 42,
+								  .uid = 1000,
+								  .gid = 100},
+					 NULL, NULL),
+		0);
+	ck_assert_int_eq(history_add_store_event(f.b, HISTORY_STORE_CREATED,
+						 "s", "abc", "{\"fuel\":1}"),
+			 0);
+	ck_assert_int_eq(history_add_store_event(f.b, HISTORY_STORE_POISONED,
+						 "s", NULL, NULL),
+			 0);
+	ck_assert_int_eq(history_add_hostcall_settled(f.b, "s", "c1", 3, NULL),
+			 0);
+	/* A raw fragment that is not JSON makes the payload invalid. */
+	ck_assert_int_eq(history_add_call_started(f.b, "s", "c2", "x", "[1,",
+						  NULL, NULL, NULL),
+			 -EINVAL);
+	commit(&f);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.caller.uid') FROM events WHERE seq = "
+				     "1"),
+			 1000);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.arguments[0]') FROM events WHERE seq "
+				     "= 1"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.export') = 'wasi:cli/run#run' FROM "
+				     "events WHERE seq = 1"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.detail.fuel') FROM events WHERE seq "
+				     "= 2"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT payload = '{}' FROM events WHERE "
+				     "seq = 3"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.hostcall') FROM events WHERE seq = 4"),
+			 3);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(guest_output_lines)
+{
+	struct fixture f;
+	struct guest_output g;
+	char *longline = malloc(HISTORY_LINE_MAX + 100);
+	const char *chunks[] = {"hel", "lo\nwor", "ld\n\n",
+				"tab\there \xff\x01", "\nno newline"};
+
+	setup(&f);
+	ck_assert_ptr_nonnull(longline);
+	ck_assert_int_eq(guest_output_init(&g, "s", 3), -EINVAL);
+	ck_assert_int_eq(guest_output_init(&g, "s", 1), 0);
+	for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++)
+		ck_assert_int_eq(guest_output_feed(&g, f.b, chunks[i],
+						   strlen(chunks[i])),
+				 0);
+	ck_assert_uint_eq(history_batch_count(f.b), 4);
+	/* A line past the bound: cut, marked, the rest dropped. */
+	memset(longline, 'z', HISTORY_LINE_MAX + 100);
+	ck_assert_int_eq(guest_output_feed(&g, f.b, "\n", 1), 0); /* 5 */
+	ck_assert_int_eq(guest_output_feed(&g, f.b, longline, 3000), 0);
+	ck_assert_int_eq(guest_output_feed(&g, f.b, longline,
+					   HISTORY_LINE_MAX + 100 - 3000),
+			 0);
+	ck_assert_uint_eq(history_batch_count(f.b), 6);
+	ck_assert_int_eq(guest_output_feed(&g, f.b, "zz\nafter", 8), 0);
+	ck_assert_uint_eq(history_batch_count(f.b), 6);
+	/* Exactly a line's worth, then its newline: not truncated. */
+	ck_assert_int_eq(guest_output_feed(&g, f.b, "\n", 1), 0); /* "after" */
+	ck_assert_int_eq(guest_output_feed(&g, f.b, longline, HISTORY_LINE_MAX),
+			 0);
+	ck_assert_int_eq(guest_output_feed(&g, f.b, "\n", 1), 0);
+	ck_assert_int_eq(guest_output_feed(&g, f.b, "tail", 4), 0);
+	ck_assert_int_eq(guest_output_flush(&g, f.b), 0);
+	ck_assert_uint_eq(history_batch_count(f.b), 9);
+	guest_output_fini(&g);
+	commit(&f);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= 'hello' FROM events WHERE seq = 1"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= 'world' FROM events WHERE seq = 2"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= '' FROM events WHERE seq = 3"),
+			 1);
+	/* Invalid UTF-8 replaced, control characters escaped. */
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= 'tab' || char(9) || 'here ' || "
+				     "char(65533) || char(1) FROM events "
+				     "WHERE seq = 4"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= 'no newline' FROM events WHERE seq = "
+				     "5"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT length(json_extract(payload, "
+				     "'$.line')) FROM events WHERE seq = 6"),
+			 HISTORY_LINE_MAX);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.truncated') FROM events WHERE seq = "
+				     "6"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, '$.line') "
+				     "= 'after' FROM events WHERE seq = 7"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.truncated') IS NULL AND length("
+				     "json_extract(payload, '$.line')) FROM "
+				     "events WHERE seq = 8"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT kind = 'guest.stdout' AND "
+				     "json_extract(payload, '$.line') = "
+				     "'tail' FROM events WHERE seq = 9"),
+			 1);
+	/* A direct long line is cut on a UTF-8 boundary. */
+	memset(longline, 'a', HISTORY_LINE_MAX + 100);
+	memcpy(longline + HISTORY_LINE_MAX - 1, "\xc3\xa9", 2);
+	ck_assert_int_eq(history_add_guest_line(f.b, "s", 2, longline,
+						HISTORY_LINE_MAX + 100, false),
+			 0);
+	commit(&f);
+	ck_assert_int_eq(peek(f.dir, "SELECT length(CAST(json_extract("
+				     "payload, '$.line') AS BLOB)) FROM "
+				     "events WHERE seq = 10"),
+			 HISTORY_LINE_MAX - 1);
+	free(longline);
+	teardown(&f);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+	Suite *s = suite_create("history");
+	TCase *commit_tc = tcase_create("commit");
+	TCase *read_tc = tcase_create("read");
+	TCase *prune_tc = tcase_create("retention");
+
+	tcase_set_timeout(commit_tc, 60);
+	tcase_add_test(commit_tc, commit_assigns_seqs_in_order);
+	tcase_add_test(commit_tc, group_commit_of_1000_is_one_transaction);
+	tcase_add_test(commit_tc, exactly_one_terminal_event_per_call);
+	tcase_add_test(commit_tc, checks_at_add_time);
+	tcase_add_test(commit_tc, disk_full_keeps_the_batch);
+	tcase_add_test(commit_tc, disk_full_then_give_up);
+	tcase_add_test(commit_tc, recovery_closes_open_calls);
+	tcase_add_test(commit_tc, recovery_under_disk_full_writes_nothing);
+	tcase_add_test(commit_tc, typed_payloads);
+	tcase_add_test(commit_tc, guest_output_lines);
+	tcase_add_test(read_tc, read_with_filters);
+	tcase_add_test(read_tc, follow_without_gap_or_duplicate);
+	tcase_set_timeout(prune_tc, 60);
+	tcase_add_test(prune_tc, prune_by_count_in_steps_sparing_open_calls);
+	tcase_add_test(prune_tc, prune_by_age_and_per_service_limits);
+	tcase_add_test(prune_tc, manual_prune);
+	suite_add_tcase(s, commit_tc);
+	suite_add_tcase(s, read_tc);
+	suite_add_tcase(s, prune_tc);
+	return s;
+}

@@ -1,0 +1,676 @@
+/*
+ * test_history_daemon.c - the daemon's history (daemon/history-hooks.h,
+ * daemon/method-history.c) on a real event loop and a socketpair client:
+ * recovery at open, a terminal event's `done` only after its commit and
+ * one commit per turn, retries of a failing commit, io.hostel.History.Read
+ * once and following (backlog pages interleaved with commits: every seq
+ * exactly once), a follower that does not read getting
+ * io.hostel.History.Lagged while the loop goes on, the final reply when
+ * the daemon stops, and a held connection answering pipelined calls only
+ * after its stream ends.
+ */
+#include "store-testutil.h"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "daemon/conn.h"
+#include "daemon/daemon.h"
+#include "daemon/history-hooks.h"
+#include "ipc/varlink.h"
+#include "store/db.h"
+#include "store/history.h"
+#include "testmain.h"
+
+struct env {
+	char *dir;
+	struct daemon d;
+	int client;
+	struct varlink_reader rd;
+};
+
+static void env_init(struct env *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->dir = tmpdir_new();
+	e->client = -1;
+	e->d.ready_fd = -1;
+	e->d.log.level = LOG_PRIO_WARNING;
+	config_init(&e->d.cli);
+	config_init(&e->d.file);
+	listen_socket_init(&e->d.listen);
+	e->d.state_dir = strdup(e->dir);
+	e->d.base = event_base_new();
+	ck_assert_ptr_nonnull(e->d.base);
+	varlink_reader_init(&e->rd, 0);
+}
+
+static void env_open(struct env *e)
+{
+	ck_assert_int_eq(daemon_history_open(&e->d), 0);
+}
+
+static void env_fini(struct env *e)
+{
+	if (e->client >= 0)
+		close(e->client);
+	varlink_reader_free(&e->rd);
+	daemon_fini(&e->d);
+	tmpdir_remove(e->dir);
+}
+
+static void turn(struct env *e)
+{
+	event_base_loop(e->d.base, EVLOOP_NONBLOCK);
+}
+
+static void connect_client(struct env *e)
+{
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(evutil_make_socket_nonblocking(sv[0]), 0);
+	ck_assert_int_eq(conn_new(&e->d, sv[0]), 0);
+	e->client = sv[1];
+}
+
+static void client_send(struct env *e, const char *text)
+{
+	size_t n = strlen(text) + 1; /* with the NUL */
+
+	ck_assert_int_eq(write(e->client, text, n), (ssize_t)n);
+}
+
+/* The next message, running the loop meanwhile; NULL after `tries`. */
+static json_t *try_recv(struct env *e, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		const char *msg;
+		size_t len, space;
+		char buf[65536];
+		ssize_t n;
+
+		if (varlink_reader_next(&e->rd, &msg, &len) ==
+		    VARLINK_READ_MESSAGE) {
+			json_t *j = json_loadb(msg, len, 0, NULL);
+
+			ck_assert_ptr_nonnull(j);
+			return j;
+		}
+		space = varlink_reader_space(&e->rd);
+		n = recv(e->client, buf,
+			 space < sizeof(buf) ? space : sizeof(buf),
+			 MSG_DONTWAIT);
+		if (n > 0) {
+			ck_assert_int_eq(
+				varlink_reader_feed(&e->rd, buf, (size_t)n), 0);
+			continue;
+		}
+		turn(e);
+		usleep(500);
+	}
+	return NULL;
+}
+
+static json_t *recv_msg(struct env *e)
+{
+	json_t *j = try_recv(e, 20000);
+
+	ck_assert_msg(j != NULL, "no message from the daemon");
+	return j;
+}
+
+static bool continues(json_t *msg)
+{
+	return json_is_true(json_object_get(msg, "continues"));
+}
+
+static json_t *params(json_t *msg)
+{
+	return json_object_get(msg, "parameters");
+}
+
+/* Add each event's seq of a reply to seen[]; returns how many. */
+static size_t take_seqs(json_t *msg, uint64_t *seen, size_t *n, size_t max)
+{
+	json_t *events = json_object_get(params(msg), "events"), *ev;
+	size_t i;
+
+	ck_assert(json_is_array(events));
+	json_array_foreach(events, i, ev)
+	{
+		ck_assert_uint_lt(*n, max);
+		seen[(*n)++] = (uint64_t)json_integer_value(
+			json_object_get(ev, "seq"));
+	}
+	return json_array_size(events);
+}
+
+static long long peek(const char *dir, const char *sql)
+{
+	char *path = path_in(dir, DB_FILE_NAME);
+	sqlite3 *raw;
+	sqlite3_stmt *st;
+	long long v;
+
+	ck_assert_int_eq(
+		sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL),
+		SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(raw, sql, -1, &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(raw);
+	free(path);
+	return v;
+}
+
+static int tick(struct env *e, int i)
+{
+	const struct history_hooks *hk = daemon_history_hooks(&e->d);
+	json_t *p = json_pack("{si}", "i", i);
+	int rc = hk->event(hk->ctx, NULL, NULL, "daemon.tick", p, NULL, NULL);
+
+	json_decref(p);
+	return rc;
+}
+
+/* ---- open and recovery -----------------------------------------------------
+ */
+
+START_TEST(open_recovers_and_records_start)
+{
+	struct env e;
+	struct db *db;
+	struct history *h;
+	struct history_batch *b;
+	char err[256];
+
+	env_init(&e);
+	/* A previous daemon left a call open. */
+	ck_assert_int_eq(
+		db_open(e.dir, &(struct db_options){0}, &db, err, sizeof(err)),
+		0);
+	ck_assert_int_eq(history_open(db, &h), 0);
+	b = history_batch_new(h);
+	ck_assert_int_eq(history_add_call_started(b, "svc", "c1", "run", "[]",
+						  NULL, NULL, NULL),
+			 0);
+	ck_assert_int_eq(history_commit(h, b), 0);
+	history_batch_free(b);
+	history_free(h);
+	db_close(db);
+
+	env_open(&e);
+	ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events WHERE kind = "
+				     "'call.interrupted' AND call = 'c1'"),
+			 1);
+	ck_assert_int_eq(peek(e.dir, "SELECT json_extract(payload, "
+				     "'$.interrupted') FROM events WHERE kind "
+				     "= 'daemon.started'"),
+			 1);
+	/* daemon.started comes after the recovery, and is durable now. */
+	ck_assert_int_eq(peek(e.dir, "SELECT max(seq) FROM events WHERE kind "
+				     "= 'daemon.started'"),
+			 3);
+	/* A second daemon on the same directory is refused (10 s wait
+	 * is too long for a test: check the lock from the store). */
+	ck_assert_int_eq(db_open(e.dir, &(struct db_options){.lock_wait_ms = 0},
+				 &db, err, sizeof(err)),
+			 -EBUSY);
+	daemon_history_stopping(&e.d);
+	daemon_history_close(&e.d);
+	ck_assert_ptr_null(daemon_history_store(&e.d));
+	ck_assert_int_eq(peek(e.dir, "SELECT kind = 'daemon.stopped' FROM "
+				     "events ORDER BY seq DESC LIMIT 1"),
+			 1);
+	env_fini(&e);
+}
+END_TEST
+
+/* ---- durability before replies ----------------------------------------------
+ */
+
+struct done {
+	struct env *e;
+	int calls, status;
+	uint64_t seq;
+	long long visible; /* rows seen by another connection at the time */
+};
+
+static void done_cb(void *arg, int status, uint64_t seq)
+{
+	struct done *o = arg;
+
+	o->calls++;
+	o->status = status;
+	o->seq = seq;
+	o->visible = peek(o->e->dir, "SELECT count(*) FROM events WHERE kind "
+				     "= 'call.returned'");
+}
+
+START_TEST(done_only_after_commit_one_commit_per_turn)
+{
+	struct env e;
+	struct done o[20], again = {0};
+	struct daemon_history_status st0, st1;
+	const struct history_hooks *hk;
+	struct conn_cred cred = {true, 11, 22, 33};
+
+	env_init(&e);
+	env_open(&e);
+	hk = daemon_history_hooks(&e.d);
+	ck_assert_ptr_nonnull(hk);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st0), 0);
+	for (int i = 0; i < 20; i++) {
+		char call[16];
+		json_t *args = json_pack("[i]", i);
+		json_t *res = json_pack("{s[i]}", "results", i * 2);
+
+		o[i] = (struct done){.e = &e};
+		snprintf(call, sizeof(call), "c%d", i);
+		ck_assert_int_eq(hk->call_started(hk->ctx, "svc", call, "run",
+						  args, &cred),
+				 0);
+		ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", call,
+						CALL_RETURNED, res, done_cb,
+						&o[i]),
+				 0);
+		json_decref(args);
+		json_decref(res);
+	}
+	/* Nothing is acknowledged, or visible, before the turn ends. */
+	ck_assert_int_eq(o[0].calls, 0);
+	ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events WHERE kind "
+				     "= 'call.returned'"),
+			 0);
+	turn(&e);
+	for (int i = 0; i < 20; i++) {
+		ck_assert_int_eq(o[i].calls, 1);
+		ck_assert_int_eq(o[i].status, 0);
+		ck_assert_uint_gt(o[i].seq, 0);
+		ck_assert_int_eq(o[i].visible, 20);
+	}
+	ck_assert_int_eq(daemon_history_status(&e.d, &st1), 0);
+	ck_assert_uint_eq(st1.stats.commits, st0.stats.commits + 1);
+	ck_assert_uint_eq(st1.stats.max_batch, 40);
+	ck_assert_int_eq(peek(e.dir, "SELECT json_extract(payload, "
+				     "'$.caller.gid') FROM events WHERE call = "
+				     "'c3' AND kind = 'call.started'"),
+			 33);
+	ck_assert_int_eq(peek(e.dir, "SELECT json_extract(payload, "
+				     "'$.results[0]') FROM events WHERE call "
+				     "= 'c3' AND kind = 'call.returned'"),
+			 6);
+	/* A second end of the same call is refused, through done. */
+	again.e = &e;
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "c3", CALL_CANCELLED,
+					NULL, done_cb, &again),
+			 0);
+	turn(&e);
+	ck_assert_int_eq(again.calls, 1);
+	ck_assert_int_eq(again.status, -EALREADY);
+	/* Refused at once: no done, an error. */
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", NULL, CALL_RETURNED,
+					NULL, done_cb, &again),
+			 -EINVAL);
+	ck_assert_int_eq(again.calls, 1);
+	env_fini(&e);
+}
+END_TEST
+
+START_TEST(failing_commit_is_retried)
+{
+	struct env e;
+	struct done o = {0};
+	struct daemon_history_status st;
+	const struct history_hooks *hk;
+	struct db *db;
+	char sql[64];
+
+	env_init(&e);
+	env_open(&e);
+	o.e = &e;
+	hk = daemon_history_hooks(&e.d);
+	ck_assert_int_eq(
+		hk->call_started(hk->ctx, "svc", "c1", "run", NULL, NULL), 0);
+	turn(&e);
+	/* The daemon's own connection: cap its file where it is. */
+	db = daemon_history_db(&e.d);
+	ck_assert_ptr_nonnull(db);
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld",
+		 peek(e.dir, "PRAGMA page_count"));
+	ck_assert_int_eq(db_exec(db, sql), 0);
+	for (int i = 0; i < 50; i++) {
+		char line[2048];
+		json_t *p;
+
+		memset(line, 'x', sizeof(line) - 1);
+		line[sizeof(line) - 1] = '\0';
+		p = json_pack("{ss}", "line", line);
+		ck_assert_int_eq(hk->event(hk->ctx, "svc", NULL, "service.log",
+					   p, NULL, NULL),
+				 0);
+		json_decref(p);
+	}
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "c1", CALL_RETURNED,
+					NULL, done_cb, &o),
+			 0);
+	turn(&e);
+	ck_assert_int_eq(o.calls, 0);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert(st.failing);
+	ck_assert_uint_eq(st.pending_events, 51);
+	ck_assert_uint_ge(st.stats.failures, 1);
+	/* New events join the waiting batch, in order. */
+	ck_assert_int_eq(tick(&e, 1), 0);
+	turn(&e);
+	ck_assert_int_eq(o.calls, 0);
+	ck_assert_int_eq(db_exec(db, "PRAGMA max_page_count = 1073741823"), 0);
+	for (int i = 0; i < 4000 && o.calls == 0; i++) {
+		turn(&e);
+		usleep(1000);
+	}
+	ck_assert_int_eq(o.calls, 1);
+	ck_assert_int_eq(o.status, 0);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert(!st.failing);
+	ck_assert_uint_eq(st.pending_events, 0);
+	ck_assert_int_eq(peek(e.dir, "SELECT max(seq) = (SELECT seq FROM "
+				     "events WHERE kind = 'daemon.tick') FROM "
+				     "events"),
+			 1);
+	env_fini(&e);
+}
+END_TEST
+
+/* ---- io.hostel.History.Read
+ * ----------------------------------------------------- */
+
+START_TEST(read_once)
+{
+	struct env e;
+	json_t *m;
+
+	env_init(&e);
+	env_open(&e);
+	for (int i = 0; i < 30; i++)
+		ck_assert_int_eq(tick(&e, i), 0);
+	turn(&e);
+	connect_client(&e);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"parameters\":{\"since\":5,\"limit\":10,"
+			"\"kinds\":[\"daemon.*\"]}}");
+	m = recv_msg(&e);
+	ck_assert_uint_eq(json_array_size(json_object_get(params(m), "events")),
+			  10);
+	ck_assert_int_eq(json_integer_value(json_object_get(params(m), "next")),
+			 15);
+	ck_assert_int_eq(json_integer_value(json_object_get(params(m), "last")),
+			 31);
+	{
+		json_t *ev =
+			json_array_get(json_object_get(params(m), "events"), 0);
+
+		ck_assert_int_eq(json_integer_value(json_object_get(ev, "seq")),
+				 5);
+		ck_assert_str_eq(json_string_value(json_object_get(ev, "kind")),
+				 "daemon.tick");
+		ck_assert(json_is_null(json_object_get(ev, "service")));
+		ck_assert_int_eq(json_integer_value(json_object_get(
+					 json_object_get(ev, "payload"), "i")),
+				 3);
+		/* RFC 3339, nanoseconds, UTC. */
+		ck_assert_uint_eq(
+			strlen(json_string_value(json_object_get(ev, "time"))),
+			30);
+	}
+	json_decref(m);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"parameters\":{\"kinds\":[\"call.**\"]}}");
+	m = recv_msg(&e);
+	ck_assert_str_eq(json_string_value(json_object_get(m, "error")),
+			 "org.varlink.service.InvalidParameter");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(params(m), "parameter")),
+		"kinds");
+	json_decref(m);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"parameters\":{\"limit\":0}}");
+	m = recv_msg(&e);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(params(m), "parameter")),
+		"limit");
+	json_decref(m);
+	client_send(&e, "{\"method\":\"io.hostel.History.Stats\"}");
+	m = recv_msg(&e);
+	ck_assert_int_eq(
+		json_integer_value(json_object_get(params(m), "lastSeq")), 31);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(params(m), "synchronous")),
+		"full");
+	json_decref(m);
+	env_fini(&e);
+}
+END_TEST
+
+START_TEST(follow_every_seq_exactly_once)
+{
+	struct env e;
+	uint64_t *seen = calloc(2000, sizeof(*seen));
+	size_t n = 0;
+	int i, pages = 0, rounds = 0;
+
+	ck_assert_ptr_nonnull(seen);
+	env_init(&e);
+	env_open(&e);
+	for (i = 0; i < 700; i++) /* a backlog of several pages */
+		ck_assert_int_eq(tick(&e, i), 0);
+	turn(&e);
+	connect_client(&e);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"more\":true}");
+	/* Commits keep landing while the follower pages, and after. */
+	while (n < 1001) {
+		json_t *m;
+
+		ck_assert_int_lt(++rounds, 100000);
+		if (i < 1000)
+			ck_assert_int_eq(tick(&e, i++), 0);
+		m = try_recv(&e, 5);
+		if (!m)
+			continue;
+		ck_assert_msg(continues(m), "a follower's replies continue");
+		ck_assert_ptr_null(json_object_get(m, "error"));
+		take_seqs(m, seen, &n, 2000);
+		pages++;
+		json_decref(m);
+	}
+	/* daemon.started and 1000 ticks, each once, in order. */
+	ck_assert_uint_eq(history_last_seq(daemon_history_store(&e.d)), 1001);
+	for (size_t k = 0; k < n; k++)
+		ck_assert_uint_eq(seen[k], k + 1);
+	ck_assert_int_gt(pages, 3);
+	ck_assert_ptr_null(try_recv(&e, 50));
+	free(seen);
+	env_fini(&e);
+}
+END_TEST
+
+START_TEST(slow_follower_lags_loop_goes_on)
+{
+	struct env e;
+	struct daemon_history_status st;
+	uint64_t seen[4096];
+	size_t n = 0;
+	int small = 4096, i;
+	char big[8192];
+	json_t *m, *last_msg = NULL;
+
+	env_init(&e);
+	env_open(&e);
+	connect_client(&e);
+	ck_assert_int_eq(setsockopt(e.client, SOL_SOCKET, SO_RCVBUF, &small,
+				    sizeof(small)),
+			 0);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"more\":true,\"parameters\":{\"since\":1}}");
+	m = recv_msg(&e); /* the backlog: daemon.started */
+	take_seqs(m, seen, &n, 4096);
+	json_decref(m);
+	for (int k = 0; k < 200; k++)
+		turn(&e); /* live now */
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	/* The client stops reading; the daemon goes on committing. */
+	for (i = 0; i < 400; i++) {
+		const struct history_hooks *hk = daemon_history_hooks(&e.d);
+		json_t *p = json_pack("{ss}", "line", big);
+
+		ck_assert_int_eq(hk->event(hk->ctx, "svc", NULL, "service.log",
+					   p, NULL, NULL),
+				 0);
+		json_decref(p);
+		turn(&e);
+	}
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.followers, 0); /* it was let go */
+	ck_assert_uint_eq(st.stats.last_seq, 401);
+	/* Read what was queued: pages, then Lagged naming the last. */
+	for (;;) {
+		m = recv_msg(&e);
+		if (json_object_get(m, "error")) {
+			last_msg = m;
+			break;
+		}
+		ck_assert(continues(m));
+		take_seqs(m, seen, &n, 4096);
+		json_decref(m);
+	}
+	ck_assert_str_eq(json_string_value(json_object_get(last_msg, "error")),
+			 "io.hostel.History.Lagged");
+	ck_assert_uint_lt(n, 401);
+	ck_assert_uint_gt(n, 1);
+	ck_assert_int_eq(json_integer_value(
+				 json_object_get(params(last_msg), "lastSeq")),
+			 (json_int_t)seen[n - 1]);
+	for (size_t k = 0; k < n; k++)
+		ck_assert_uint_eq(seen[k], k + 1);
+	json_decref(last_msg);
+	/* The connection is free again: resume where it stopped. */
+	{
+		char call[160];
+
+		snprintf(call, sizeof(call),
+			 "{\"method\":\"io.hostel.History.Read\","
+			 "\"parameters\":{\"since\":%zu,\"limit\":1}}",
+			 (size_t)seen[n - 1] + 1);
+		client_send(&e, call);
+		m = recv_msg(&e);
+		ck_assert_int_eq(
+			json_integer_value(json_object_get(
+				json_array_get(
+					json_object_get(params(m), "events"),
+					0),
+				"seq")),
+			(json_int_t)seen[n - 1] + 1);
+		ck_assert(!continues(m));
+		json_decref(m);
+	}
+	env_fini(&e);
+}
+END_TEST
+
+START_TEST(stop_ends_streams_then_pipelined_calls_run)
+{
+	struct env e;
+	uint64_t seen[16];
+	size_t n = 0;
+	json_t *m;
+	bool final = false;
+
+	env_init(&e);
+	env_open(&e);
+	connect_client(&e);
+	/* A follow and, pipelined behind it, a Status call. */
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"more\":true,\"parameters\":{\"kinds\":"
+			"[\"daemon.*\"]}}");
+	client_send(&e, "{\"method\":\"io.hostel.Daemon.Status\"}");
+	m = recv_msg(&e);
+	ck_assert(continues(m));
+	take_seqs(m, seen, &n, 16);
+	json_decref(m);
+	/* Held: the Status call waits behind the stream. */
+	ck_assert_ptr_null(try_recv(&e, 200));
+	daemon_history_stopping(&e.d);
+	while (!final) {
+		m = recv_msg(&e);
+		ck_assert_ptr_null(json_object_get(m, "error"));
+		take_seqs(m, seen, &n, 16);
+		final = !continues(m);
+		json_decref(m);
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(seen[1], 2); /* daemon.stopped */
+	m = recv_msg(&e);
+	ck_assert_ptr_nonnull(json_object_get(params(m), "uptimeMs"));
+	json_decref(m);
+	env_fini(&e);
+}
+END_TEST
+
+START_TEST(client_gone_while_following)
+{
+	struct env e;
+	struct daemon_history_status st;
+	json_t *m;
+
+	env_init(&e);
+	env_open(&e);
+	connect_client(&e);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"more\":true}");
+	m = recv_msg(&e);
+	json_decref(m);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.followers, 1);
+	close(e.client);
+	e.client = -1;
+	for (int i = 0; i < 100 && e.d.n_conns; i++) {
+		turn(&e);
+		usleep(1000);
+	}
+	ck_assert_uint_eq(e.d.n_conns, 0);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.followers, 0);
+	ck_assert_int_eq(tick(&e, 1), 0);
+	turn(&e);
+	env_fini(&e);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+	Suite *s = suite_create("history-daemon");
+	TCase *tc = tcase_create("daemon");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, open_recovers_and_records_start);
+	tcase_add_test(tc, done_only_after_commit_one_commit_per_turn);
+	tcase_add_test(tc, failing_commit_is_retried);
+	tcase_add_test(tc, read_once);
+	tcase_add_test(tc, follow_every_seq_exactly_once);
+	tcase_add_test(tc, slow_follower_lags_loop_goes_on);
+	tcase_add_test(tc, stop_ends_streams_then_pipelined_calls_run);
+	tcase_add_test(tc, client_gone_while_following);
+	suite_add_tcase(s, tc);
+	return s;
+}
