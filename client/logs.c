@@ -216,18 +216,25 @@ static int read_all(struct logs *lg)
 		next = json_object_get(r.parameters, "next");
 		last = json_object_get(r.parameters, "last");
 		if (!json_is_integer(next) || !json_is_integer(last) ||
-		    print_events(lg, r.parameters, &printed) < 0 ||
-		    json_integer_value(next) <= since) {
+		    print_events(lg, r.parameters, &printed) < 0) {
 			varlink_reply_clear(&r);
 			fprintf(stderr, "hostel: invalid reply from %s\n",
 				lg->path);
 			return HOSTEL_EXIT_PROTOCOL;
 		}
+		if (json_integer_value(next) > json_integer_value(last)) {
+			varlink_reply_clear(&r);
+			return HOSTEL_EXIT_OK; /* up to the last durable */
+		}
+		/* Short of the end: the cursor must move, or we would loop. */
+		rc = json_integer_value(next) <= since;
 		since = json_integer_value(next);
-		rc = since > json_integer_value(last);
 		varlink_reply_clear(&r);
-		if (rc)
-			return HOSTEL_EXIT_OK;
+		if (rc) {
+			fprintf(stderr, "hostel: invalid reply from %s\n",
+				lg->path);
+			return HOSTEL_EXIT_PROTOCOL;
+		}
 	}
 }
 

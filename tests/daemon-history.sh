@@ -154,6 +154,9 @@ check "--since" test "$(kinds "$T/out")" = "daemon.stopped daemon.started "
 logs --kind 'daemon.*' --kind nothing.here --since 5
 check "--kind FAMILY.* and several kinds" test "$(kinds "$T/out")" = \
 	"daemon.started "
+logs --since 99
+check "--since past the end: no lines, exit 0" \
+	sh -c "test $? -eq 0 && ! test -s '$T/out'"
 logs no-such-service
 check "a service without events: no lines, exit 0" \
 	sh -c "test $? -eq 0 && ! test -s '$T/out'"

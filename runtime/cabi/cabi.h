@@ -306,10 +306,14 @@ typedef struct cabi_cx {
 	cabi_borrow_scope *borrow_scope;
 	/* caller side: the Subtask lending handles (lift_borrow) */
 	cabi_lenders *lenders;
-	bool *may_leave;   /* cleared while realloc runs; may be NULL */
-	wasm_store *store; /* for creating an exec; may be NULL if exec set */
-	wasm_exec *exec;   /* an idle exec for guest calls, or NULL */
-	uint64_t fuel;	   /* per guest call made here; 0 = unlimited */
+	bool *may_leave; /* cleared while realloc runs; may be NULL */
+	/* for creating an exec; may be NULL when exec is set or every guest
+	 * function called is a wasm function (its instance's store is used) */
+	wasm_store *store;
+	wasm_exec *exec; /* an idle exec for guest calls, or NULL */
+	/* fuel given to each guest call made here; 0 = leave the exec's
+	 * budget alone (a fresh exec has unlimited fuel) */
+	uint64_t fuel;
 	/*
 	 * The other side of this transfer is the host (the embedder's call
 	 * of an export, hostel call/run), not another component.  Only the

@@ -232,36 +232,36 @@ static void put_utf16(cabi_cx *cx, const src_info *si, size_t from, uint64_t at)
 /* ---- the reference's store_* routines
  * ---------------------------------------- */
 
+/* What store_string_copy writes: the reference's dst_encoding. */
+typedef enum copy_form { COPY_UTF8, COPY_UTF16, COPY_LATIN1 } copy_form;
+
 static int store_string_copy(cabi_cx *cx, const src_info *si,
 			     uint64_t src_code_units,
 			     uint32_t dst_code_unit_size,
-			     uint32_t dst_alignment, int dst_utf16,
+			     uint32_t dst_alignment, copy_form form,
 			     uint64_t *ptr, uint64_t *units)
 {
 	uint64_t dst_byte_length = dst_code_unit_size * src_code_units, p;
-	uint8_t *m;
 	size_t i = 0, at = 0;
+	uint8_t *m;
 
 	if (dst_byte_length > CABI_MAX_STRING_BYTE_LENGTH)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, dst_alignment, dst_byte_length,
 				 CABI_MSG_STRING_OOB, &p))
 		return -1;
-	if (dst_utf16) {
+	m = cabi_mem(cx);
+	switch (form) {
+	case COPY_UTF8:
+		memcpy(m + p, si->s, si->len);
+		break;
+	case COPY_UTF16:
 		put_utf16(cx, si, 0, p);
-	} else if (dst_code_unit_size == 1 && si->max_cp < 0x80) {
-		memcpy(cabi_mem(cx) + p, si->s, si->len);
-	} else {
-		/* UTF-8 copy, or Latin-1 (every code point < 256) */
-		m = cabi_mem(cx);
-		if (si->max_cp < 0x100 &&
-		    !(dst_code_unit_size == 1 &&
-		      cx->opts.string_encoding == CM_UTF8)) {
-			while (i < si->len)
-				m[p + at++] = (uint8_t)cm_utf8_next(si->s, &i);
-		} else {
-			memcpy(m + p, si->s, si->len);
-		}
+		break;
+	case COPY_LATIN1: /* every code point is below 256 */
+		while (i < si->len)
+			m[p + at++] = (uint8_t)cm_utf8_next(si->s, &i);
+		break;
 	}
 	*ptr = p;
 	*units = src_code_units;
@@ -476,7 +476,8 @@ int cabi_store_string_into_range(cabi_cx *cx, const cm_val *v, uint64_t *ptr,
 	case CM_UTF8:
 		if (simple == UTF8)
 			return store_string_copy(cx, &si, src_code_units, 1, 1,
-						 0, ptr, tagged_code_units);
+						 COPY_UTF8, ptr,
+						 tagged_code_units);
 		if (simple == UTF16)
 			return store_string_to_utf8(cx, &si, src_code_units,
 						    src_code_units * 3, ptr,
@@ -488,8 +489,8 @@ int cabi_store_string_into_range(cabi_cx *cx, const cm_val *v, uint64_t *ptr,
 		if (simple == UTF8)
 			return store_utf8_to_utf16(cx, &si, src_code_units, ptr,
 						   tagged_code_units);
-		return store_string_copy(cx, &si, src_code_units, 2, 2, 1, ptr,
-					 tagged_code_units);
+		return store_string_copy(cx, &si, src_code_units, 2, 2,
+					 COPY_UTF16, ptr, tagged_code_units);
 	default:
 		if (src_encoding != CM_LATIN1_UTF16)
 			return store_string_to_latin1_or_utf16(
@@ -497,7 +498,8 @@ int cabi_store_string_into_range(cabi_cx *cx, const cm_val *v, uint64_t *ptr,
 				tagged_code_units);
 		if (simple == LATIN1)
 			return store_string_copy(cx, &si, src_code_units, 1, 2,
-						 0, ptr, tagged_code_units);
+						 COPY_LATIN1, ptr,
+						 tagged_code_units);
 		return store_probably_utf16_to_latin1_or_utf16(
 			cx, &si, src_code_units, ptr, tagged_code_units);
 	}

@@ -20,12 +20,25 @@
 
 #define CM_MSG_MAX 512
 
+/*
+ * Structural comparisons are linear in the types' effective size, but a
+ * component may ask for many of them; `work` counts steps so that one
+ * load is bounded (CM_MAX_WORK steps, a fraction of a second) whatever
+ * the input; real components need a few thousand.
+ */
+#define CM_MAX_WORK 20000000ull
+
 typedef struct vstate {
 	cm_arena *a;
 	wasm_error_kind kind; /* of the pending error */
 	size_t offset;
+	uint64_t work;
 	char msg[CM_MSG_MAX];
 } vstate;
+
+/* Count one step of a walk; fails once the budget is spent. */
+int cm_work_exceeded(vstate *v);
+#define CM_WORK(v) ((++(v)->work > CM_MAX_WORK) && cm_work_exceeded(v))
 
 int cm_fail(vstate *v, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

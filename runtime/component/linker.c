@@ -5,7 +5,8 @@
  *
  * Contract (instance.h): definitions are keyed by (instance name or NULL,
  * item name); the linker owns copies of the names and its host resource
- * types, and must outlive the instances made with it.  Resolution walks
+ * types (also those of replaced definitions), and must outlive the
+ * instances made with it.  Resolution walks
  * the import's declared type: an imported instance is built from the
  * host's definitions of each of its exports, or is another component
  * instance's export table (checked to have every declared export with
@@ -38,6 +39,9 @@ typedef struct linker_def {
 struct cm_linker {
 	linker_def *defs;
 	uint32_t n, cap;
+	/* resource types of replaced definitions: instances may use them */
+	cabi_resource_type **old_rts;
+	uint32_t nold, old_cap;
 };
 
 cm_linker *cm_linker_new(void)
@@ -55,6 +59,9 @@ void cm_linker_free(cm_linker *l)
 		free(l->defs[i].rt);
 	}
 	free(l->defs);
+	for (uint32_t i = 0; i < l->nold; i++)
+		free(l->old_rts[i]);
+	free(l->old_rts);
 	free(l);
 }
 
@@ -81,8 +88,20 @@ static linker_def *slot(cm_linker *l, const char *instance, const char *name)
 	linker_def *d = find(l, instance, name);
 
 	if (d != NULL) {
-		free(d->rt);
-		d->rt = NULL;
+		if (d->rt != NULL) {
+			if (l->nold == l->old_cap) {
+				uint32_t cap = l->old_cap ? 2 * l->old_cap : 8;
+				cabi_resource_type **v =
+					realloc(l->old_rts, cap * sizeof *v);
+
+				if (v == NULL)
+					return NULL;
+				l->old_rts = v;
+				l->old_cap = cap;
+			}
+			l->old_rts[l->nold++] = d->rt;
+			d->rt = NULL;
+		}
 		return d;
 	}
 	if (l->n == l->cap) {

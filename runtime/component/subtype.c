@@ -139,6 +139,8 @@ static const cm_type *subst_uncached(sctx *s, const cm_type *t)
 	cm_type *c;
 	bool changed = false;
 
+	if (CM_WORK(v))
+		return NULL;
 	if (t->kind == CM_RESOURCE) {
 		const cm_type *to =
 			cm_hmap_lookup_ptr(&s->m->m, cm_resource_canonical(t));
@@ -350,9 +352,11 @@ static bool in_list(const cm_type *const *l, uint32_t n, const cm_type *r)
 	return false;
 }
 
-static const cm_extern_decl *find_decl(const cm_extern_decl *d, uint32_t n,
-				       const cm_str *name)
+/* A declaration by name; the scan counts as work (see CM_WORK). */
+static const cm_extern_decl *find_decl(vstate *v, const cm_extern_decl *d,
+				       uint32_t n, const cm_str *name)
 {
+	v->work += n;
 	for (uint32_t i = 0; i < n; i++)
 		if (d[i].name.str.len == name->len &&
 		    !memcmp(d[i].name.str.ptr, name->ptr, name->len))
@@ -364,12 +368,17 @@ int cm_infer(vstate *v, cm_rmap *m, const cm_type *const *bound,
 	     uint32_t nbound, const cm_externtype *expected,
 	     const cm_externtype *actual)
 {
+	if (CM_WORK(v))
+		return -1;
 	if (expected->sort != actual->sort)
 		return 0; /* reported by the subtype check */
 	if (expected->sort == CM_SORT_TYPE && expected->type != NULL &&
 	    expected->type->kind == CM_RESOURCE) {
 		const cm_type *r = cm_resource_canonical(expected->type);
 
+		v->work += nbound;
+		if (CM_WORK(v))
+			return -1;
 		if (!in_list(bound, nbound, r) ||
 		    cm_hmap_lookup_ptr(&m->m, r) != NULL)
 			return 0;
@@ -385,7 +394,7 @@ int cm_infer(vstate *v, cm_rmap *m, const cm_type *const *bound,
 
 		for (uint32_t i = 0; i < e->nexports; i++) {
 			const cm_extern_decl *ad =
-				find_decl(a->exports, a->nexports,
+				find_decl(v, a->exports, a->nexports,
 					  &e->exports[i].name.str);
 
 			if (ad != NULL &&
@@ -436,6 +445,8 @@ static int val_eq(vstate *v, const cm_type *a, const cm_type *b, bool top)
 {
 	if (a == b)
 		return 0;
+	if (CM_WORK(v))
+		return -1;
 	if (cm_type_is_prim(b) || cm_type_is_prim(a)) {
 		if (cm_type_is_prim(b) && cm_type_is_prim(a)) {
 			if (a->kind == b->kind)
@@ -742,6 +753,9 @@ int cm_module_sub(vstate *v, const cm_core_type *a, const cm_core_type *b)
 		const cm_core_import *ia = &a->u.module.imports[i];
 		const cm_core_import *ib = NULL;
 
+		v->work += b->u.module.nimports;
+		if (CM_WORK(v))
+			return -1;
 		for (uint32_t j = 0; j < b->u.module.nimports; j++) {
 			const cm_core_import *x = &b->u.module.imports[j];
 
@@ -766,6 +780,9 @@ int cm_module_sub(vstate *v, const cm_core_type *a, const cm_core_type *b)
 		const cm_core_export *eb = &b->u.module.exports[i];
 		const cm_core_export *ea = NULL;
 
+		v->work += a->u.module.nexports;
+		if (CM_WORK(v))
+			return -1;
 		for (uint32_t j = 0; j < a->u.module.nexports; j++) {
 			const cm_core_export *x = &a->u.module.exports[j];
 
@@ -798,7 +815,7 @@ static int instance_sub(vstate *v, const cm_type *a, const cm_type *b)
 	for (uint32_t i = 0; i < cb->nexports; i++) {
 		const cm_extern_decl *eb = &cb->exports[i];
 		const cm_extern_decl *ea =
-			find_decl(ca->exports, ca->nexports, &eb->name.str);
+			find_decl(v, ca->exports, ca->nexports, &eb->name.str);
 
 		if (ea == NULL)
 			return cm_fail(v, v->offset,
@@ -815,6 +832,8 @@ static int instance_sub(vstate *v, const cm_type *a, const cm_type *b)
 
 int cm_extern_sub(vstate *v, const cm_externtype *a, const cm_externtype *b)
 {
+	if (CM_WORK(v))
+		return -1;
 	if (a->sort != b->sort)
 		return cm_fail(v, v->offset, "expected %s, found %s",
 			       cm_sort_name(b->sort), cm_sort_name(a->sort));
@@ -897,7 +916,7 @@ static int comp_sub(vstate *v, const cm_type *a, const cm_type *b)
 	for (uint32_t i = 0; i < ca->nimports; i++) {
 		const cm_extern_decl *ia = &ca->imports[i];
 		const cm_extern_decl *ib =
-			find_decl(cb->imports, cb->nimports, &ia->name.str);
+			find_decl(v, cb->imports, cb->nimports, &ia->name.str);
 
 		if (ib != NULL &&
 		    cm_infer(v, &m1, ca->imported_resources,
@@ -907,7 +926,7 @@ static int comp_sub(vstate *v, const cm_type *a, const cm_type *b)
 	for (uint32_t i = 0; i < ca->nimports; i++) {
 		const cm_extern_decl *ia = &ca->imports[i];
 		const cm_extern_decl *ib =
-			find_decl(cb->imports, cb->nimports, &ia->name.str);
+			find_decl(v, cb->imports, cb->nimports, &ia->name.str);
 		cm_externtype sa;
 
 		if (ib == NULL)
@@ -923,7 +942,7 @@ static int comp_sub(vstate *v, const cm_type *a, const cm_type *b)
 	for (uint32_t i = 0; i < cb->nexports; i++) {
 		const cm_extern_decl *eb = &cb->exports[i];
 		const cm_extern_decl *ea =
-			find_decl(ca->exports, ca->nexports, &eb->name.str);
+			find_decl(v, ca->exports, ca->nexports, &eb->name.str);
 		cm_externtype sa;
 
 		if (ea == NULL)
@@ -937,7 +956,7 @@ static int comp_sub(vstate *v, const cm_type *a, const cm_type *b)
 	for (uint32_t i = 0; i < cb->nexports; i++) {
 		const cm_extern_decl *eb = &cb->exports[i];
 		const cm_extern_decl *ea =
-			find_decl(ca->exports, ca->nexports, &eb->name.str);
+			find_decl(v, ca->exports, ca->nexports, &eb->name.str);
 		cm_externtype sa, sb;
 
 		if (ea == NULL)

@@ -25,6 +25,15 @@ int cm_fail(vstate *v, size_t offset, const char *fmt, ...)
 	return -1;
 }
 
+int cm_work_exceeded(vstate *v)
+{
+	if (v->work == CM_MAX_WORK + 1)
+		cm_fail(v, v->offset,
+			"validation work limit exceeded (the component's "
+			"types are too large to compare)");
+	return 1;
+}
+
 int cm_oom(vstate *v)
 {
 	v->kind = WASM_ERR_RESOURCE;

@@ -748,6 +748,9 @@ static int alias(scope *s, const cm_alias *al, size_t off, cm_item *out,
 		if (it == NULL)
 			return -1;
 		ct = &it->t.type->u.comp;
+		v->work += ct->nexports;
+		if (CM_WORK(v))
+			return -1;
 		for (uint32_t i = 0; i < ct->nexports; i++)
 			if (ct->exports[i].name.str.len == al->name.len &&
 			    !memcmp(ct->exports[i].name.str.ptr, al->name.ptr,
@@ -781,6 +784,9 @@ static int alias(scope *s, const cm_alias *al, size_t off, cm_item *out,
 		if (it == NULL)
 			return -1;
 		ct = it->t.core_instance;
+		v->work += ct->nexports;
+		if (CM_WORK(v))
+			return -1;
 		for (uint32_t i = 0; i < ct->nexports; i++)
 			if (ct->exports[i].name.len == al->name.len &&
 			    !memcmp(ct->exports[i].name.ptr, al->name.ptr,
@@ -1002,9 +1008,10 @@ static const cm_type *type_scope(scope *s, const raw_deftype *rt,
 /* ---- core instances
  * --------------------------------------------------------------- */
 
-static const cm_core_export *find_core_export(const cm_core_instance_type *t,
-					      const cm_str *name)
+static const cm_core_export *
+find_core_export(vstate *v, const cm_core_instance_type *t, const cm_str *name)
 {
+	v->work += t->nexports;
 	for (uint32_t i = 0; i < t->nexports; i++)
 		if (t->exports[i].name.len == name->len &&
 		    !memcmp(t->exports[i].name.ptr, name->ptr, name->len))
@@ -1076,10 +1083,13 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 					       "argument named `%s`",
 					       im->module.ptr);
 			arg = h->val;
-			ex = find_core_export(s->spaces[CM_SORT_CORE_INSTANCE]
+			ex = find_core_export(v,
+					      s->spaces[CM_SORT_CORE_INSTANCE]
 						      .items[arg->index]
 						      .t.core_instance,
 					      &im->name);
+			if (CM_WORK(v))
+				return -1;
 			if (ex == NULL)
 				return cm_fail(v, arg->offset,
 					       "module instantiation argument "
@@ -1156,14 +1166,12 @@ static int core_instance(scope *s, cbuild *b, const raw_instance *ri)
 /* ---- component instances
  * ------------------------------------------------------------ */
 
-static const raw_instance_arg *find_arg(const raw_instance *ri,
+static const raw_instance_arg *find_arg(const cm_hmap *names,
 					const cm_str *name)
 {
-	for (uint32_t i = 0; i < ri->nargs; i++)
-		if (ri->args[i].name.str.len == name->len &&
-		    !memcmp(ri->args[i].name.str.ptr, name->ptr, name->len))
-			return &ri->args[i];
-	return NULL;
+	cm_hentry *e = cm_hmap_get(names, name->ptr, name->len);
+
+	return e ? e->val : NULL;
 }
 
 static const cm_type *instantiate(scope *s, const raw_instance *ri)
@@ -1206,7 +1214,7 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 	/* Bind the component's imported resources from the arguments. */
 	for (uint32_t i = 0; i < ct->nimports; i++) {
 		const cm_extern_decl *d = &ct->imports[i];
-		const raw_instance_arg *a = find_arg(ri, &d->name.str);
+		const raw_instance_arg *a = find_arg(&names, &d->name.str);
 
 		if (a == NULL)
 			return cm_fail(v, ri->offset,
@@ -1221,7 +1229,7 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 	}
 	for (uint32_t i = 0; i < ct->nimports; i++) {
 		const cm_extern_decl *d = &ct->imports[i];
-		const raw_instance_arg *a = find_arg(ri, &d->name.str);
+		const raw_instance_arg *a = find_arg(&names, &d->name.str);
 		cm_externtype want;
 
 		v->offset = a->offset;
@@ -1238,7 +1246,7 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 	 * for external visibility). */
 	for (uint32_t i = 0; i < ct->nimports; i++) {
 		const cm_extern_decl *d = &ct->imports[i];
-		const raw_instance_arg *a = find_arg(ri, &d->name.str);
+		const raw_instance_arg *a = find_arg(&names, &d->name.str);
 
 		if (d->type.sort == CM_SORT_TYPE && d->type.type_eq &&
 		    d->type.type->kind != CM_RESOURCE &&

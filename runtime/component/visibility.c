@@ -218,6 +218,8 @@ static int ext_ok(vis *x, const cm_externtype *e, bool *ok);
 static int def_ok(vis *x, const cm_type *t, bool *ok)
 {
 	*ok = true;
+	if (CM_WORK(x->s->v))
+		return -1;
 	if (++x->depth > 4 * CM_MAX_TYPE_DEPTH) {
 		x->depth--;
 		return 0;

@@ -1641,6 +1641,89 @@ START_TEST(handles_in_memory)
 }
 END_TEST
 
+/* ---- 64-bit memories (🐘) ----------------------------------------------------- */
+
+static wasm_valtype RA64_PARAMS[] = {WASM_I64, WASM_I64, WASM_I32, WASM_I64};
+static wasm_valtype RA64_RESULTS[] = {WASM_I64};
+static wasm_functype RA64_TYPE = {4, 1, RA64_PARAMS, RA64_RESULTS};
+
+static wasm_host_status ra64_fn(wasm_exec *e, void *env, const wasm_val *args,
+				wasm_val *res)
+{
+	ra_state *s = env;
+	uint64_t al = args[2].u.i32, p = (s->next + al - 1) / al * al;
+
+	s->ncalls++;
+	s->next = (uint32_t)(p + args[3].u.i64);
+	if (args[0].u.i64 != 0)
+		memmove(wasm_memory_data(s->mem) + p,
+			wasm_memory_data(s->mem) + args[0].u.i64,
+			(size_t)args[1].u.i64);
+	res[0].type = WASM_I64;
+	res[0].u.i64 = p;
+	return WASM_HOST_OK;
+}
+
+START_TEST(memory64_pointers)
+{
+	wasm_memtype mt;
+	cabi_cx cx;
+	cabi_options o;
+	ra_state ra;
+	const cm_type *t = tuple_of(2, P(CM_STRING), list_of(P(CM_U16)));
+	cm_val v, back;
+	wasm_val core[4];
+	cabi_core_out out = {core, 0, 4};
+	cabi_core_iter it;
+
+	memset(&mt, 0, sizeof mt);
+	mt.limits.min = 1;
+	mt.limits.is64 = true;
+	memset(&ra, 0, sizeof ra);
+	memset(&o, 0, sizeof o);
+	o.memory = wasm_memory_new(S, mt);
+	ck_assert_ptr_nonnull(o.memory);
+	ra.mem = o.memory;
+	ra.next = 64;
+	o.realloc = wasm_func_new_host(S, &RA64_TYPE, ra64_fn, &ra);
+	o.ptr64 = true;
+	o.string_encoding = CM_LATIN1_UTF16;
+	cabi_cx_init(&cx, &o, NULL, &TABLE);
+	cx.store = S; /* realloc is a host function: the cx needs a store */
+	ck_assert_uint_eq(cm_elem_size(t, true), 32);
+	ck_assert_int_eq(cm_val_seq(&v, CM_TUPLE, 2), 0);
+	v.u.list.elems[0] = S_("\xc4\x80x"); /* needs UTF-16 */
+	ck_assert_int_eq(cm_val_seq(&v.u.list.elems[1], CM_LIST, 2), 0);
+	v.u.list.elems[1].u.list.elems[0] = cm_val_u16(1);
+	v.u.list.elems[1].u.list.elems[1] = cm_val_u16(2);
+	/* flat: i64 pointers and lengths, the UTF-16 tag in bit 63 */
+	ck_assert_int_eq(cabi_lower_flat(&cx, &v, t, &out), 0);
+	ck_assert_uint_eq(out.n, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(core[i].type, WASM_I64);
+	ck_assert_uint_eq(core[1].u.i64, 2 | CABI_UTF16_TAG64);
+	ck_assert_uint_eq(core[3].u.i64, 2);
+	it = (cabi_core_iter){core, 4, 0};
+	ck_assert_int_eq(cabi_lift_flat(&cx, &it, t, &back), 0);
+	ck_assert(cm_val_equal(&v, &back));
+	cm_val_free(&back);
+	/* in memory: 8-byte pointer/length pairs */
+	ck_assert_int_eq(cabi_store(&cx, &v, t, 4096), 0);
+	ck_assert_uint_eq(wasm_memory_data(o.memory)[4096 + 15], 0x80);
+	ck_assert_uint_eq(wasm_memory_data(o.memory)[4096 + 8], 2);
+	ck_assert_int_eq(cabi_load(&cx, 4096, t, &back), 0);
+	ck_assert(cm_val_equal(&v, &back));
+	cm_val_free(&back);
+	/* a 32-bit core value where an i64 pointer belongs */
+	core[0] = I32(0);
+	it = (cabi_core_iter){core, 4, 0};
+	ck_assert_int_eq(cabi_lift_flat(&cx, &it, t, &back), -1);
+	ck_assert_int_eq(cx.err.kind, CABI_ERR_VALUE);
+	cm_val_free(&v);
+	cabi_cx_release(&cx);
+}
+END_TEST
+
 START_TEST(error_context_and_async)
 {
 	cm_val v, back;
@@ -1723,6 +1806,7 @@ static Suite *cabi_suite(void)
 	tcase_add_test(tc, spill_params_16_17);
 	tcase_add_test(tc, spill_cross_abi_layout);
 	tcase_add_test(tc, spill_results_1_2);
+	tcase_add_test(tc, memory64_pointers);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("handles");

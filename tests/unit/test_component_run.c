@@ -156,6 +156,37 @@ static void component_instance_import(buf *c)
 	component_tail(c, 0x01, 0x01);
 }
 
+/*
+ * (component
+ *   (core module $A (func (export "add") (param i32 i32) (result i32)
+ *     local.get 0  local.get 1  i32.add))
+ *   (core instance $a (instantiate $A))
+ *   (alias core export $a "add" (core func $add))
+ *   (type (func (param "a" u32) (param "b" u32) (result u32)))
+ *   (func (type 0) (canon lift (core func $add)))
+ *   (export "add" (func 0)))
+ */
+static void component_adder(buf *c)
+{
+	static const uint8_t mod[] = {
+		0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01,
+		0x07, 0x01, 0x60, 0x02, 0x7f, 0x7f, 0x01, 0x7f, 0x03,
+		0x02, 0x01, 0x00, 0x07, 0x07, 0x01, 0x03, 'a',	'd',
+		'd',  0x00, 0x00, 0x0a, 0x09, 0x01, 0x07, 0x00, 0x20,
+		0x00, 0x20, 0x01, 0x6a, 0x0b,
+	};
+
+	c->n = 0;
+	put(c, comp_head, sizeof comp_head);
+	section(c, 1, mod, sizeof mod);
+	SECTION(c, 2, 0x01, 0x00, 0x00, 0x00);
+	SECTION(c, 6, 0x01, 0x00, 0x00, 0x01, 0x00, 0x03, 'a', 'd', 'd');
+	SECTION(c, 7, 0x01, 0x40, 0x02, 0x01, 'a', 0x79, 0x01, 'b', 0x79, 0x00,
+		0x79);
+	SECTION(c, 8, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00);
+	SECTION(c, 11, 0x01, 0x00, 0x03, 'a', 'd', 'd', 0x01, 0x00, 0x00);
+}
+
 static cm_component *load_buf(const buf *b)
 {
 	cm_component *c = NULL;
@@ -320,6 +351,40 @@ START_TEST(host_instance_import)
 	cm_store_free(s);
 	cm_linker_free(l);
 	cm_component_free(c);
+}
+END_TEST
+
+/* An import satisfied by another component's instance (guest to guest). */
+START_TEST(instance_import_from_component)
+{
+	buf b;
+	cm_component *adder, *user;
+	cm_linker *l = cm_linker_new();
+	cm_store *s = new_store();
+	cm_component_instance *a, *u;
+	cm_val args[2] = {cm_val_u32(20), cm_val_u32(22)};
+	cm_error err;
+
+	component_adder(&b);
+	adder = load_buf(&b);
+	component_instance_import(&b);
+	user = load_buf(&b);
+	ck_assert_int_eq(cm_instantiate(s, adder, NULL, &a, &err), 0);
+	ck_assert_uint_eq(call_u32(s, a, "add", args, 2), 42);
+	ck_assert_int_eq(cm_linker_define_instance(l, "t:x/y", a), 0);
+	ck_assert_int_eq(cm_instantiate(s, user, l, &u, &err), 0);
+	ck_assert_uint_eq(call_u32(s, u, "run", args, 1), 21);
+	/* the adder is enterable again once the call is over */
+	ck_assert_uint_eq(call_u32(s, a, "add", args, 2), 42);
+	/* an instance without the declared export does not link */
+	ck_assert_int_eq(cm_linker_define_instance(l, "t:x/y", u), 0);
+	ck_assert_int_ne(cm_instantiate(s, user, l, &u, &err), 0);
+	ck_assert_int_eq(err.kind, CM_ERR_LINK);
+	ck_assert_msg(strstr(err.msg, "`add`") != NULL, "%s", err.msg);
+	cm_store_free(s);
+	cm_linker_free(l);
+	cm_component_free(user);
+	cm_component_free(adder);
 }
 END_TEST
 
@@ -547,6 +612,7 @@ Suite *make_suite(void)
 
 	tcase_add_test(tc, host_func_import);
 	tcase_add_test(tc, host_instance_import);
+	tcase_add_test(tc, instance_import_from_component);
 	tcase_add_test(tc, missing_import_named);
 	tcase_add_test(tc, trap_poisons_instance);
 	tcase_add_test(tc, reentrance_traps);
