@@ -15,6 +15,8 @@ enum {
 	HOSTEL_EXIT_FAILURE = 1, /* the operation ran and failed (a test, a trap) */
 	HOSTEL_EXIT_USAGE = 2,   /* bad command line */
 	HOSTEL_EXIT_INPUT = 3,   /* unreadable or invalid input file */
+	HOSTEL_EXIT_NOT_FOUND = 4, /* no such service, component, export */
+	HOSTEL_EXIT_CONFLICT = 5,  /* exists, in use, not running */
 	HOSTEL_EXIT_UNAVAILABLE = 69, /* hosteld unreachable (EX_UNAVAILABLE) */
 	HOSTEL_EXIT_PROTOCOL = 76,    /* hosteld's reply was invalid (EX_PROTOCOL) */
 };
@@ -24,5 +26,13 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_deploy(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_call(int argc, char **argv);
+int cmd_start(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+/* `hostel inspect NAME` when NAME is no file: ask hosteld. */
+int cmd_inspect_service(const char *name);
 
 #endif

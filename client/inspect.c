@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client/commands.h"
 #include "component/component.h"
@@ -224,6 +225,7 @@ static int inspect_component(const char *path, const uint8_t *bytes, size_t len,
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: hostel inspect [--world NAME] FILE.wasm\n"
+		   "       hostel inspect SERVICE   (a service of hosteld)\n"
 		   "\n"
 		   "Prints a component's imports and exports as a WIT world, "
 		   "or a core module's\n"
@@ -256,6 +258,9 @@ int cmd_inspect(int argc, char **argv)
 		usage(stderr);
 		return HOSTEL_EXIT_USAGE;
 	}
+	/* Not a file: a service of the daemon. */
+	if (access(path, F_OK) != 0 && errno == ENOENT && !strchr(path, '/'))
+		return cmd_inspect_service(path);
 	bytes = read_file(path, &len);
 	if (bytes == NULL) {
 		fprintf(stderr, "hostel inspect: %s: %s\n", path,

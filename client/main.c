@@ -26,6 +26,12 @@ static const struct command commands[] = {
 	{"inspect", cmd_inspect, "show a binary's imports and exports (offline)"},
 #endif
 	{"status", cmd_status, "show the state of hosteld"},
+	{"deploy", cmd_deploy, "add a component and run it as a service"},
+	{"ps", cmd_ps, "list services"},
+	{"call", cmd_call, "call an export of a service"},
+	{"start", cmd_start, "start a service"},
+	{"stop", cmd_stop, "stop a service"},
+	{"rm", cmd_rm, "remove a service"},
 	{"logs", cmd_logs, "print (and follow) hosteld's event history"},
 	{NULL, NULL, NULL},
 };

@@ -48,10 +48,18 @@ static void run_usage(FILE *f)
 {
 	fprintf(f, "usage: hostel run [--invoke 'NAME(ARGS)'] [--fuel N] "
 		   "MODULE.wasm\n"
+		   "       hostel run [--dir HOST::GUEST]... [--env K=V]... "
+		   "[--invoke 'NAME(ARGS)']\n"
+		   "                  [--fuel N] COMPONENT.wasm [ARGS...]\n"
 		   "\n"
 		   "Loads a core module (imports: spectest only) and calls "
 		   "NAME with ARGS,\n"
-		   "or _start without --invoke; prints one result per line.\n");
+		   "or _start without --invoke; prints one result per line.\n"
+		   "A component gets WASI 0.2 (arguments, environment, stdio, "
+		   "preopened\n"
+		   "directories); without --invoke its wasi:cli/run is called "
+		   "and its exit\n"
+		   "status becomes hostel's.\n");
 }
 
 static uint8_t *read_whole(const char *path, size_t *len)
@@ -533,11 +541,13 @@ static void run_free(run_ctx *c)
 int cmd_run(int argc, char **argv)
 {
 	run_ctx c;
+	run_wasi_opts wasi;
 	char *invoke = NULL, *name = NULL, **args = NULL, *end;
 	uint32_t nargs = 0;
 	int i, rc;
 
 	memset(&c, 0, sizeof c);
+	memset(&wasi, 0, sizeof wasi);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i];
 
@@ -551,6 +561,12 @@ int cmd_run(int argc, char **argv)
 			invoke = argv[++i];
 		} else if (!strncmp(a, "--invoke=", 9)) {
 			invoke = argv[i] + 9;
+		} else if (!strcmp(a, "--dir") && i + 1 < argc) {
+			if (run_wasi_add(&wasi.dirs, &wasi.ndirs, argv[++i]))
+				return HOSTEL_EXIT_FAILURE;
+		} else if (!strcmp(a, "--env") && i + 1 < argc) {
+			if (run_wasi_add(&wasi.envs, &wasi.nenvs, argv[++i]))
+				return HOSTEL_EXIT_FAILURE;
 		} else if (!strcmp(a, "--fuel") && i + 1 < argc) {
 			errno = 0;
 			c.fuel = strtoull(argv[++i], &end, 10);
@@ -564,13 +580,24 @@ int cmd_run(int argc, char **argv)
 			return HOSTEL_EXIT_USAGE;
 		}
 	}
-	if (i != argc - 1) {
+	if (i >= argc) {
 		run_usage(stderr);
 		return HOSTEL_EXIT_USAGE;
 	}
 	c.path = argv[i];
-	if (run_is_component_file(c.path)) /* client/run_component.c */
-		return run_component(c.path, invoke, c.fuel);
+	wasi.args = (const char *const *)&argv[i];
+	wasi.nargs = (uint32_t)(argc - i);
+	if (run_is_component_file(c.path)) { /* client/run_component.c */
+		rc = run_component(c.path, invoke, c.fuel, &wasi);
+		free(wasi.dirs);
+		free(wasi.envs);
+		return rc;
+	}
+	if (i != argc - 1 || wasi.ndirs || wasi.nenvs) {
+		fprintf(stderr, "hostel: run: arguments, --dir and --env need "
+				"a WASI component\n");
+		return HOSTEL_EXIT_USAGE;
+	}
 	if (invoke != NULL) {
 		invoke = strdup(invoke);
 		if (invoke == NULL ||

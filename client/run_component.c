@@ -4,15 +4,18 @@
  *   hostel run [--invoke 'NAME(ARGS)'] [--fuel N] COMPONENT.wasm
  *
  * Contract: the component is loaded (decode + validate), instantiated
- * in a fresh store with no host imports (WASI comes later: a component
- * that imports anything fails to instantiate, and the message names the
- * import), then one export is called.  NAME is a root export ("add") or a
- * function of an exported instance ("wasi:cli/run@0.2.0#run"); ARGS are
+ * in a fresh store whose linker provides WASI 0.2 (runtime/wasi: the
+ * arguments after the file, --env K=V, --dir HOST::GUEST preopens, the
+ * process's stdio; any other import fails to instantiate, and the
+ * message names it), then one export is called.  NAME is a root export ("add")
+ * or a function of an exported instance ("wasi:cli/run@0.2.0#run"); ARGS are
  * WAVE values typed by the export's declared parameters.  Without
  * --invoke, wasi:cli/run@0.2.x's `run` is called when exported.  The
  * result, if the function has one, is printed as WAVE on one line.
  *
- * Exit status: 0 when the call returns; 1 with "hostel: trap: MESSAGE"
+ * Exit status: for wasi:cli/run, the guest's: the code it passed to
+ * wasi:cli/exit, else 0 when run returns ok and 1 when it returns err.
+ * Otherwise 0 when the call returns; 1 with "hostel: trap: MESSAGE"
  * when it (or instantiation) traps; 2 on a usage error (bad --invoke,
  * unknown export, bad argument, nothing to call); 3 when the file cannot
  * be loaded or linked, or uses what the runtime does not implement yet.
@@ -27,6 +30,20 @@
 #include "client/run_component.h"
 #include "component/component.h"
 #include "component/instance.h"
+#include "wasi/wasi.h"
+
+int run_wasi_add(const char ***v, uint32_t *n, const char *s)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof *nv);
+
+	if (nv == NULL) {
+		fprintf(stderr, "hostel: out of memory\n");
+		return -1;
+	}
+	nv[(*n)++] = s;
+	*v = nv;
+	return 0;
+}
 
 bool run_is_component_file(const char *path)
 {
@@ -124,7 +141,7 @@ static int print_result(const cm_type *ft, const cm_val *results)
 }
 
 static int call(const char *path, cm_store *s, cm_component_instance *inst,
-		const char *invoke)
+		const char *invoke, const wasi_ctx *wasi)
 {
 	wave_call wc;
 	wave_error werr;
@@ -169,6 +186,9 @@ static int call(const char *path, cm_store *s, cm_component_instance *inst,
 	}
 	rc = cm_invoke(s, f, wc.args, wc.nargs, results, &nres, &err);
 	wave_call_free(&wc);
+	fflush(stdout);
+	if (rc && wasi_ctx_exited(wasi))
+		return wasi_ctx_exit_code(wasi);
 	if (rc) {
 		switch (err.kind) {
 		case CM_ERR_TRAP:
@@ -186,16 +206,82 @@ static int call(const char *path, cm_store *s, cm_component_instance *inst,
 			return HOSTEL_EXIT_FAILURE;
 		}
 	}
+	if (invoke == NULL) {
+		/* run: func() -> result: ok is 0, err is 1 */
+		rc = nres == 1 && results[0].kind == CM_RESULT &&
+				     results[0].u.variant.index != 0
+			     ? HOSTEL_EXIT_FAILURE
+			     : HOSTEL_EXIT_OK;
+		cm_vals_free(results, nres);
+		return rc;
+	}
 	rc = print_result(cm_func_type(f), results);
 	cm_vals_free(results, nres);
 	return rc;
 }
 
-int run_component(const char *path, const char *invoke, uint64_t fuel)
+/* A wasi_ctx from the command line; NULL (message printed) on failure. */
+static wasi_ctx *make_wasi(const run_wasi_opts *o)
+{
+	wasi_ctx *w = wasi_ctx_new();
+
+	if (w == NULL)
+		goto oom;
+	for (uint32_t i = 0; i < o->nargs; i++)
+		if (wasi_ctx_push_arg(w, o->args[i]))
+			goto oom;
+	for (uint32_t i = 0; i < o->nenvs; i++) {
+		const char *eq = strchr(o->envs[i], '=');
+		char *k;
+		int rc;
+
+		if (eq == NULL || eq == o->envs[i]) {
+			fprintf(stderr, "hostel: bad --env %s: expected K=V\n",
+				o->envs[i]);
+			wasi_ctx_free(w);
+			return NULL;
+		}
+		k = strndup(o->envs[i], (size_t)(eq - o->envs[i]));
+		rc = k == NULL || wasi_ctx_push_env(w, k, eq + 1);
+		free(k);
+		if (rc)
+			goto oom;
+	}
+	for (uint32_t i = 0; i < o->ndirs; i++) {
+		const char *sep = strstr(o->dirs[i], "::");
+		char *host =
+			sep ? strndup(o->dirs[i], (size_t)(sep - o->dirs[i]))
+			    : strdup(o->dirs[i]);
+		const char *guest = sep ? sep + 2 : o->dirs[i];
+		int rc;
+
+		if (host == NULL)
+			goto oom;
+		rc = wasi_ctx_preopen(w, host, guest);
+		if (rc)
+			fprintf(stderr, "hostel: --dir %s: %s\n", host,
+				strerror(errno));
+		free(host);
+		if (rc) {
+			wasi_ctx_free(w);
+			return NULL;
+		}
+	}
+	return w;
+oom:
+	fprintf(stderr, "hostel: out of memory\n");
+	wasi_ctx_free(w);
+	return NULL;
+}
+
+int run_component(const char *path, const char *invoke, uint64_t fuel,
+		  const run_wasi_opts *wopts)
 {
 	cm_component *c = NULL;
 	cm_component_instance *inst;
 	cm_store *s = NULL;
+	cm_linker *l = NULL;
+	wasi_ctx *wasi;
 	wasm_error werr;
 	cm_error err;
 	uint8_t *bytes;
@@ -223,8 +309,20 @@ int run_component(const char *path, const char *invoke, uint64_t fuel)
 		return HOSTEL_EXIT_FAILURE;
 	}
 	cm_store_set_fuel(s, fuel ? fuel : UINT64_MAX);
-	if (cm_instantiate(s, c, NULL, &inst, &err)) {
-		if (err.kind == CM_ERR_TRAP) {
+	wasi = make_wasi(wopts);
+	if (wasi == NULL) {
+		cm_store_free(s);
+		cm_component_free(c);
+		return HOSTEL_EXIT_USAGE;
+	}
+	l = cm_linker_new();
+	if (l == NULL || wasi_add_to_linker(wasi, l)) {
+		fprintf(stderr, "hostel: out of memory\n");
+		rc = HOSTEL_EXIT_FAILURE;
+	} else if (cm_instantiate(s, c, l, &inst, &err)) {
+		if (wasi_ctx_exited(wasi)) {
+			rc = wasi_ctx_exit_code(wasi);
+		} else if (err.kind == CM_ERR_TRAP) {
 			fprintf(stderr, "hostel: trap: %s\n", err.msg);
 			rc = HOSTEL_EXIT_FAILURE;
 		} else {
@@ -234,9 +332,11 @@ int run_component(const char *path, const char *invoke, uint64_t fuel)
 						      : HOSTEL_EXIT_INPUT;
 		}
 	} else {
-		rc = call(path, s, inst, invoke);
+		rc = call(path, s, inst, invoke, wasi);
 	}
 	cm_store_free(s);
+	cm_linker_free(l);
+	wasi_ctx_free(wasi);
 	cm_component_free(c);
 	return rc;
 }

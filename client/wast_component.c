@@ -222,6 +222,9 @@ static cm_store *new_store(comp_script *cs)
 	/* async built-ins trap when called, not at instantiation, so the
 	 * sync parts of a script still run */
 	cfg.lazy_unsupported = true;
+	/* scheduling policy: FIFO, or shuffled by HOSTEL_SCHED_SEED=N */
+	if (getenv("HOSTEL_SCHED_SEED") != NULL)
+		cfg.sched_seed = strtoull(getenv("HOSTEL_SCHED_SEED"), NULL, 0);
 	return cm_store_new(&cfg);
 }
 

@@ -22,6 +22,7 @@
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
 #include "daemon/notify.h"
+#include "daemon/service.h"
 #include "ipc/socket-path.h"
 
 #define DEFAULT_LOG_LEVEL LOG_PRIO_INFO
@@ -276,6 +277,8 @@ void daemon_stop(struct daemon *d)
 	d->stopping = true;
 	log_info(&d->log, "stopping (%zu open connection(s))", d->n_conns);
 	notify(d, "STOPPING=1\nSTATUS=Stopping");
+	/* Queued calls end (cancelled) in the last commit. */
+	service_registry_stopping(d);
 	/* daemon.stopped, durable; followers get their final reply. */
 	daemon_history_stopping(d);
 	if (d->listener) {
@@ -446,6 +449,9 @@ int daemon_run(struct daemon *d)
 	/* Recovered and daemon.started durable before READY=1. */
 	if (daemon_history_open(d) < 0)
 		return 1;
+	/* Services recreated (autostart ones started) before READY=1. */
+	if (service_registry_load(d) < 0)
+		return 1;
 	log_info(&d->log, "hosteld %s listening on %s (state in %s)",
 		 PACKAGE_VERSION, d->listen.path, d->state_dir);
 	notify_ready(d);
@@ -471,6 +477,8 @@ void daemon_fini(struct daemon *d)
 	while (d->conns)
 		conn_free(d->conns);
 	daemon_history_close(d); /* before the loop goes: it owns events */
+	/* After the history: replies in flight reference no service. */
+	service_registry_free(d);
 	if (d->listener)
 		evconnlistener_free(d->listener);
 	else if (d->listen.fd >= 0)

@@ -30,6 +30,7 @@
 
 struct conn;
 struct daemon_history;
+struct service_registry;
 
 struct daemon_options {
 	const char *socket;	 /* --socket, or NULL */
@@ -64,6 +65,9 @@ struct daemon {
 
 	/* The event history (daemon/history-hooks.h); NULL until open. */
 	struct daemon_history *history;
+
+	/* The services and their live stores (daemon/service.h). */
+	struct service_registry *services;
 
 	uint64_t started_ms; /* CLOCK_MONOTONIC */
 	bool stopping;

@@ -18,6 +18,18 @@ const struct method daemon_methods[] = {
 	{"io.hostel.Daemon.Status", method_daemon_status},
 	{"io.hostel.History.Read", method_history_read},
 	{"io.hostel.History.Stats", method_history_stats},
+	{"io.hostel.Component.Add", method_component_add},
+	{"io.hostel.Component.List", method_component_list},
+	{"io.hostel.Component.Inspect", method_component_inspect},
+	{"io.hostel.Component.Remove", method_component_remove},
+	{"io.hostel.Service.Create", method_service_create},
+	{"io.hostel.Service.List", method_service_list},
+	{"io.hostel.Service.Inspect", method_service_inspect},
+	{"io.hostel.Service.Start", method_service_start},
+	{"io.hostel.Service.Stop", method_service_stop},
+	{"io.hostel.Service.Remove", method_service_remove},
+	{"io.hostel.Call.Invoke", method_call_invoke},
+	{"io.hostel.Call.Cancel", method_call_cancel},
 	{NULL, NULL},
 };
 

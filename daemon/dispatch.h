@@ -69,5 +69,17 @@ void method_service_get_interface_description(struct call *call);
 void method_daemon_status(struct call *call);
 void method_history_read(struct call *call);
 void method_history_stats(struct call *call);
+void method_component_add(struct call *call);
+void method_component_list(struct call *call);
+void method_component_inspect(struct call *call);
+void method_component_remove(struct call *call);
+void method_service_create(struct call *call);
+void method_service_list(struct call *call);
+void method_service_inspect(struct call *call);
+void method_service_start(struct call *call);
+void method_service_stop(struct call *call);
+void method_service_remove(struct call *call);
+void method_call_invoke(struct call *call);
+void method_call_cancel(struct call *call);
 
 #endif

@@ -123,7 +123,7 @@ check "unreachable message names the socket" has "$T/err" "$T/nothing.sock"
 # ---- introspection ---------------------------------------------------------
 vs call '{"method":"org.varlink.service.GetInfo"}'
 check "GetInfo lists the interfaces" has "$T/out" \
-	'"interfaces":["org.varlink.service","io.hostel.Daemon","io.hostel.History"]'
+	'"interfaces":["org.varlink.service","io.hostel.Daemon","io.hostel.History","io.hostel.Component","io.hostel.Service","io.hostel.Call"]'
 check "GetInfo names the product" has "$T/out" '"product":"hosteld"'
 vs describe org.varlink.service describe io.hostel.Daemon
 check "org.varlink.service IDL parses" \

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "component/rt.h"
+#include "sched/sched.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 
@@ -112,8 +113,9 @@ static int canon_lift(cm_store *s, cm_func *f, cm_component_instance *caller,
 	wasm_exec_status st = WASM_EXEC_DONE;
 	uint32_t ncore;
 
-	if (f->opts.async)
-		return cabi_fail(err, CABI_ERR_TRAP, "async not implemented");
+	if (cm_func_is_async(f)) /* the async model: runtime/sched */
+		return cm_canon_lift_async(s, f, caller, supertask, cbs, NULL,
+					   err);
 	if (cm_enter(inst, caller, s->cfg.reentrance_compat && !f->dtor, err)) {
 		/* wasmtime's adapter reports it as a wasm trap */
 		if (caller != NULL)
@@ -345,9 +347,9 @@ int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 			return cm_error_set(
 				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
 				i + 1, ft->u.func.params[i].label.ptr, why);
-	if (cm_func_async_lifted(f))
-		return cm_error_set(err, CM_ERR_UNSUPPORTED,
-				    "async not implemented");
+	if (cm_func_is_async(f)) /* drive the store until it resolves */
+		return cm_invoke_async(s, f, args, nargs, results, nresults,
+				       err);
 	for (uint32_t i = 0; i < nres; i++) {
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].kind = CM_BOOL;

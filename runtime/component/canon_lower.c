@@ -21,6 +21,7 @@
 
 #include "component/arena.h"
 #include "component/rt.h"
+#include "sched/sched.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 
@@ -121,10 +122,10 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 		cabi_fail(&ce, CABI_ERR_TRAP, CABI_MSG_CANNOT_LEAVE);
 		return trap(e, s, &ce);
 	}
-	if (lw->opts.async) {
-		cabi_fail(&ce, CABI_ERR_TRAP, "async lower not implemented");
-		return trap(e, s, &ce);
-	}
+	if (lw->opts.async || cm_func_is_async(lw->callee))
+		return cm_canon_lower_async(e, inst, lw->callee, lw->ft,
+					    &lw->opts, lw->ncore_params,
+					    lw->ncore_results, args, results);
 	cm_subtask_init(&st, inst, &inst->handles, s->current);
 	cm_cx_init(&cx, inst, &lw->opts);
 	cx.lenders = &st.lenders;

@@ -18,6 +18,7 @@
 
 #include "component/arena.h"
 #include "component/rt.h"
+#include "sched/sched.h"
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -78,6 +79,7 @@ static void free_handles(void *arg)
 	cm_component_instance *inst = arg;
 
 	cabi_table_free(&inst->handles);
+	cabi_table_free(&inst->threads);
 }
 
 cm_component_instance *cm_instance_new(cm_store *s,
@@ -93,6 +95,7 @@ cm_component_instance *cm_instance_new(cm_store *s,
 	inst->component = def->def;
 	inst->env = def->env;
 	cabi_table_init(&inst->handles);
+	cabi_table_init(&inst->threads);
 	inst->may_leave = true;
 	inst->may_enter = true;
 	for (int k = 0; k < CM_NSORTS; k++) {
@@ -292,6 +295,8 @@ static const cabi_resource_type *hook_resource_type(void *inst,
 const cabi_hooks cm_cabi_hooks = {
 	.resource_type = hook_resource_type,
 	.run_dtor = cm_run_dtor,
+	.lift_async = cm_hook_lift_async, /* runtime/sched/stream.c */
+	.lower_async = cm_hook_lower_async,
 };
 
 void cm_cx_init(cabi_cx *cx, cm_component_instance *inst,

@@ -13,7 +13,7 @@
  * TRAP for a trap in a core start function (with its message),
  * UNSUPPORTED for async built-ins ("async builtin `X` not
  * implemented", unless the store defers that to call time, see
- * canon_async_stub.c) and 🪙 values/start, NOMEM.  Every definition pushes
+ * runtime/sched/canon_builtins.c) and 🪙 values/start, NOMEM.  Every definition pushes
  * its entries in the order validation pushed them; the entries whose index is
  * implicit (modules, core instances, components, instances, aliases) are
  * checked against the validator's record of their origin, so the replay can
@@ -25,6 +25,7 @@
 
 #include "component/arena.h"
 #include "component/rt.h"
+#include "sched/sched.h"
 
 /* An argument of a component instantiation. */
 typedef struct inst_arg {
@@ -311,12 +312,10 @@ static int canon_def(ictx *x, cm_component_instance *inst, uint32_t def)
 			wf = cm_canon_task_builtin(inst, cn);
 			break;
 		}
-		if (!x->s->cfg.lazy_unsupported)
-			return cm_error_set(x->err, CM_ERR_UNSUPPORTED,
-					    "async builtin `%s` not "
-					    "implemented",
-					    cm_builtin_name(cn->op));
-		wf = cm_canon_async_stub(inst, cn);
+		/* the async model's built-ins: runtime/sched */
+		if (resolve_opts(x, inst, &cn->opts, &opts))
+			return -1;
+		wf = cm_canon_async_builtin(inst, cn, &opts);
 		break;
 	}
 	if (wf == NULL)

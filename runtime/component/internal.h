@@ -33,6 +33,7 @@ typedef struct vstate {
 	wasm_error_kind kind; /* of the pending error */
 	size_t offset;
 	uint64_t work;
+	bool over_budget; /* the work-limit error was reported */
 	char msg[CM_MSG_MAX];
 } vstate;
 

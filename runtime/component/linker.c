@@ -217,7 +217,8 @@ static int check_instance(const cm_import *im, const cm_type *it,
 }
 
 static int host_instance(const cm_linker *l, cm_component_instance *inst,
-			 const cm_import *im, cm_rtval *out, cm_error *err)
+			 const cm_import *im, const char *defined,
+			 cm_rtval *out, cm_error *err)
 {
 	const cm_type *it = im->type.type;
 	cm_rtinstance *ri = cm_arena_alloc(inst->store->arena, sizeof *ri);
@@ -226,8 +227,7 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < it->u.comp.nexports; i++) {
 		const cm_extern_decl *d = &it->u.comp.exports[i];
-		const linker_def *ld =
-			find(l, im->name.str.ptr, d->name.str.ptr);
+		const linker_def *ld = find(l, defined, d->name.str.ptr);
 		cm_rtval v;
 
 		memset(&v, 0, sizeof v);
@@ -240,9 +240,17 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 				return -1;
 			break;
 		case CM_SORT_TYPE:
+			/* a type equality of a value type: an entry with
+			 * no value, so that aliases of it resolve */
 			if (d->type.type == NULL ||
 			    d->type.type->kind != CM_RESOURCE)
-				continue; /* a type equality: no value */
+				break;
+			/* `use` of another interface's resource: the type
+			 * an earlier import already bound */
+			if (d->type.type_eq &&
+			    (v.rt = cm_rmap_lookup(inst, d->type.type)) !=
+				    NULL)
+				break;
 			if (ld == NULL || ld->kind != DEF_RESOURCE)
 				return missing(err, im, "resource type",
 					       d->name.str.ptr);
@@ -260,10 +268,75 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 	return 0;
 }
 
+/*
+ * Semver-compatible instance lookup: "ns:pkg/iface@X.Y.Z" is served by
+ * the host's definitions of the same interface at a compatible version
+ * (same major; for 0.x the same minor; for 0.0.z the same patch), the
+ * highest one when several are defined, as wasmtime's linker does.  An
+ * exact name always wins; versions with pre-release or build suffixes
+ * match exactly only.
+ */
+static bool parse_version(const char *v, unsigned long out[3])
+{
+	for (int i = 0; i < 3; i++) {
+		char *end;
+
+		if (*v < '0' || *v > '9')
+			return false;
+		out[i] = strtoul(v, &end, 10);
+		v = end;
+		if (i < 2 && *v++ != '.')
+			return false;
+	}
+	return *v == '\0';
+}
+
+static bool version_compatible(const unsigned long a[3],
+			       const unsigned long b[3])
+{
+	if (a[0] != b[0])
+		return false;
+	if (a[0] != 0)
+		return true;
+	if (a[1] != b[1])
+		return false;
+	return a[1] != 0 || a[2] == b[2];
+}
+
+static const char *compat_instance(const cm_linker *l, const char *name)
+{
+	const char *at = strrchr(name, '@'), *best = NULL;
+	unsigned long want[3], have[3], top[3] = {0, 0, 0};
+	size_t plen;
+
+	for (uint32_t i = 0; l != NULL && i < l->n; i++)
+		if (same(l->defs[i].instance, name))
+			return name;
+	if (l == NULL || at == NULL || !parse_version(at + 1, want))
+		return NULL;
+	plen = (size_t)(at - name) + 1;
+	for (uint32_t i = 0; i < l->n; i++) {
+		const char *in = l->defs[i].instance;
+
+		if (in == NULL || strncmp(in, name, plen) ||
+		    !parse_version(in + plen, have) ||
+		    !version_compatible(want, have))
+			continue;
+		if (best == NULL || have[0] > top[0] ||
+		    (have[0] == top[0] &&
+		     (have[1] > top[1] ||
+		      (have[1] == top[1] && have[2] > top[2])))) {
+			best = in;
+			memcpy(top, have, sizeof top);
+		}
+	}
+	return best;
+}
+
 int cm_linker_resolve(const cm_linker *l, cm_component_instance *inst,
 		      const cm_import *im, cm_rtval *out, cm_error *err)
 {
-	const char *name = im->name.str.ptr;
+	const char *name = im->name.str.ptr, *defined;
 	const linker_def *d = find(l, NULL, name);
 
 	switch (im->type.sort) {
@@ -279,9 +352,9 @@ int cm_linker_resolve(const cm_linker *l, cm_component_instance *inst,
 			out->instance = &d->inst->exports;
 			return 0;
 		}
-		for (uint32_t i = 0; l != NULL && i < l->n; i++)
-			if (same(l->defs[i].instance, name))
-				return host_instance(l, inst, im, out, err);
+		defined = compat_instance(l, name);
+		if (defined != NULL)
+			return host_instance(l, inst, im, defined, out, err);
 		break;
 	case CM_SORT_TYPE:
 		if (im->type.type == NULL || im->type.type->kind != CM_RESOURCE)

@@ -116,7 +116,10 @@ struct cm_component_instance {
 	bool may_leave, may_enter;
 	bool poisoned; /* a trap passed through it: never enter again */
 	uint32_t backpressure;
-	/* (async) threads table, num_waiting_to_enter, exclusive_thread */
+	/* async (runtime/sched/sched.h) */
+	cabi_table threads; /* CABI_ELEM_THREAD -> cm_thread */
+	uint32_t num_waiting_to_enter;
+	struct cm_thread *exclusive_thread;
 
 	/* linking: one run-time value per index-space entry */
 	cm_rtval *spaces[CM_NSORTS];
@@ -223,12 +226,7 @@ wasm_func *cm_canon_resource(cm_component_instance *inst, const cm_canon *cn,
 /* cabi hook: run an own handle's destructor as a sync call. */
 int cm_run_dtor(cabi_cx *cx, const cabi_resource_type *rt, uint64_t rep);
 
-/* ---- canon_async_stub.c ---------------------------------------------- */
-
-/* "task.return", "stream.read", ... */
-const char *cm_builtin_name(cm_canon_op op);
-/* The placeholder core function of an async built-in (see the file). */
-wasm_func *cm_canon_async_stub(cm_component_instance *inst, const cm_canon *cn);
+/* ---- async built-ins: runtime/sched/sched.h ------------------------- */
 
 /* ---- canon_task_builtins.c -------------------------------------------- */
 

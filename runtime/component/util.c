@@ -27,10 +27,12 @@ int cm_fail(vstate *v, size_t offset, const char *fmt, ...)
 
 int cm_work_exceeded(vstate *v)
 {
-	if (v->work == CM_MAX_WORK + 1)
+	if (!v->over_budget) {
+		v->over_budget = true;
 		cm_fail(v, v->offset,
 			"validation work limit exceeded (the component's "
 			"types are too large to compare)");
+	}
 	return 1;
 }
 

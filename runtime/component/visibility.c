@@ -15,23 +15,81 @@
 
 #include "component/internal.h"
 
+static int name_conflict(vstate *v, const cm_name *n, const cm_hentry *prev,
+			 bool is_import, size_t offset)
+{
+	return cm_fail(v, offset,
+		       "%s name `%s` conflicts with previous name `%s`",
+		       is_import ? "import" : "export", n->str.ptr,
+		       ((const cm_str *)prev->val)->ptr);
+}
+
+/* A hash key: a tag byte (never in a name) followed by lowercase a.b. */
+static int tagged_key(vstate *v, char tag, cm_str a, const cm_str *b,
+		      cm_str *out)
+{
+	uint32_t len = 1 + a.len + (b ? 1 + b->len : 0);
+	char *buf = cm_arena_alloc(v->a, len + 1);
+	cm_str tmp;
+
+	if (buf == NULL)
+		return cm_oom(v);
+	buf[0] = tag;
+	memcpy(buf + 1, a.ptr, a.len);
+	if (b != NULL) {
+		buf[1 + a.len] = '.';
+		memcpy(buf + 2 + a.len, b->ptr, b->len);
+	}
+	buf[len] = '\0';
+	tmp.ptr = buf;
+	tmp.len = len;
+	return cm_lower(v, tmp, out);
+}
+
+/*
+ * Strong uniqueness.  `[method]R.m` / `[static]R.m` clash with each other
+ * when R.m is the same, and with a plain label `m`; two methods of
+ * different resources may share m (`[method]input-stream.subscribe` and
+ * `[method]output-stream.subscribe`).  Keys: plain names by their
+ * lowercase form, methods by "\1R.m", and "\2m" records that some
+ * method is named m.
+ */
 int cm_check_name_unique(scope *s, name_ctx *ctx, cm_name *n, cm_sort sort,
 			 bool is_import, size_t offset)
 {
 	vstate *v = s->v;
-	cm_str canon;
+	cm_str canon, full, mark;
 	cm_hentry *prev;
+	bool method = n->kind == CM_NAME_METHOD || n->kind == CM_NAME_STATIC;
 
 	if (cm_name_canonical(v, n, &canon))
 		return -1;
+	if (tagged_key(v, '\2', canon, NULL, &mark))
+		return -1;
 	prev = cm_hmap_get(&ctx->names, canon.ptr, canon.len);
 	if (prev != NULL)
-		return cm_fail(v, offset,
-			       "%s name `%s` conflicts with previous name `%s`",
-			       is_import ? "import" : "export", n->str.ptr,
-			       ((const cm_str *)prev->val)->ptr);
-	if (cm_hmap_put(v->a, &ctx->names, canon.ptr, canon.len, &n->str))
-		return cm_oom(v);
+		return name_conflict(v, n, prev, is_import, offset);
+	if (method) {
+		if (tagged_key(v, '\1', n->resource, &n->func, &full))
+			return -1;
+		prev = cm_hmap_get(&ctx->names, full.ptr, full.len);
+		if (prev != NULL)
+			return name_conflict(v, n, prev, is_import, offset);
+		if (cm_hmap_put(v->a, &ctx->names, full.ptr, full.len,
+				&n->str))
+			return cm_oom(v);
+		if (cm_hmap_get(&ctx->names, mark.ptr, mark.len) == NULL &&
+		    cm_hmap_put(v->a, &ctx->names, mark.ptr, mark.len,
+				&n->str))
+			return cm_oom(v);
+	} else {
+		prev = cm_hmap_get(&ctx->names, mark.ptr, mark.len);
+		if (prev != NULL)
+			return name_conflict(v, n, prev, is_import, offset);
+		if (cm_hmap_put(v->a, &ctx->names, canon.ptr, canon.len,
+				&n->str))
+			return cm_oom(v);
+	}
 	return cm_name_check_attributes(v, n, sort, offset);
 }
 

@@ -31,6 +31,7 @@ cm_store *cm_store_new(const cm_store_config *cfg)
 		return NULL;
 	}
 	s->fuel = UINT64_MAX;
+	s->rng = s->cfg.sched_seed;
 	return s;
 }
 

@@ -56,6 +56,21 @@ typedef struct cm_store_config {
 	 * check).  Off: such components fail to instantiate.
 	 */
 	bool lazy_unsupported;
+	/*
+	 * Scheduling policy (ARCHITECTURE "Scheduling policy"): 0 = FIFO;
+	 * otherwise every free choice is drawn from a xorshift generator
+	 * seeded with it (HOSTEL_SCHED_SEED, read by the embedder).
+	 */
+	uint64_t sched_seed;
+	/*
+	 * Service requests (seed 000): called when work becomes ready and no
+	 * request is outstanding; the embedder later calls cm_store_service.
+	 * NULL: the embedder drives by itself.
+	 */
+	void (*request_service)(void *env);
+	void *service_env;
+	/* fuel of one service turn (0: unlimited) */
+	uint64_t turn_fuel;
 } cm_store_config;
 
 typedef struct cm_store {
@@ -83,7 +98,12 @@ typedef struct cm_store {
 	 */
 	char last_trap[256];
 
-	/* (async) waiting threads, host-call depth: not yet */
+	/* async (sched.h): the waiting list, FIFO by start of waiting */
+	struct cm_thread *wfirst, *wlast;
+	struct cm_thread *current_thread;
+	uint64_t rng;
+	bool service_requested;
+	uint32_t pending_host_calls;
 } cm_store;
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */

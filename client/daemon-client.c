@@ -1,0 +1,131 @@
+/*
+ * daemon-client.c - connection, calls and error reporting shared by the
+ * daemon subcommands (see daemon-client.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/commands.h"
+#include "client/daemon-client.h"
+#include "ipc/socket-path.h"
+
+int daemon_client_open(const char *prog, const char *socket_opt, int timeout_ms,
+		       struct varlink_client **out)
+{
+	const char *env = getenv("HOSTEL_SOCKET");
+	char path[PATH_MAX];
+	int rc;
+
+	if (socket_opt || (env && *env)) {
+		snprintf(path, sizeof(path), "%s",
+			 socket_opt ? socket_opt : env);
+	} else {
+		rc = hostel_default_socket_path(path, sizeof(path));
+		if (rc) {
+			fprintf(stderr,
+				"hostel %s: %s; use --socket PATH or "
+				"HOSTEL_SOCKET\n",
+				prog,
+				rc == -ENOENT ? "no default socket "
+						"(XDG_RUNTIME_DIR is unset)"
+					      : "the default socket path is "
+						"too long");
+			return HOSTEL_EXIT_UNAVAILABLE;
+		}
+	}
+	rc = varlink_client_connect(path, timeout_ms, out);
+	if (rc) {
+		fprintf(stderr,
+			"hostel %s: cannot reach hosteld at %s: %s (is hosteld "
+			"running?)\n",
+			prog, path, strerror(-rc));
+		return HOSTEL_EXIT_UNAVAILABLE;
+	}
+	return 0;
+}
+
+int daemon_client_call(const char *prog, struct varlink_client *c,
+		       const char *method, json_t *parameters, unsigned flags,
+		       struct varlink_reply *reply)
+{
+	json_t *msg = varlink_call_new(method, parameters, flags);
+	int rc = msg ? varlink_client_send(c, msg) : -ENOMEM;
+
+	json_decref(msg);
+	memset(reply, 0, sizeof(*reply));
+	while (rc == 0) {
+		rc = varlink_client_recv(c, reply);
+		if (rc || !reply->continues || reply->error)
+			break;
+		varlink_reply_clear(reply);
+	}
+	if (rc == -EBADMSG) {
+		fprintf(stderr, "hostel %s: invalid reply from hosteld: %s\n",
+			prog, varlink_client_fault(c));
+		return HOSTEL_EXIT_PROTOCOL;
+	}
+	if (rc) {
+		fprintf(stderr, "hostel %s: hosteld did not answer: %s\n", prog,
+			strerror(-rc));
+		return HOSTEL_EXIT_UNAVAILABLE;
+	}
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int daemon_client_error_exit(const char *error)
+{
+	if (ends_with(error, "NotFound") &&
+	    !ends_with(error, "MethodNotFound") &&
+	    !ends_with(error, "InterfaceNotFound"))
+		return HOSTEL_EXIT_NOT_FOUND;
+	if (ends_with(error, ".InvalidArguments") ||
+	    ends_with(error, ".InvalidParameter") ||
+	    ends_with(error, ".InvalidName") ||
+	    ends_with(error, ".InvalidConfig"))
+		return HOSTEL_EXIT_USAGE;
+	if (ends_with(error, ".InvalidComponent"))
+		return HOSTEL_EXIT_INPUT;
+	if (ends_with(error, ".ServiceExists") ||
+	    ends_with(error, ".ComponentInUse") ||
+	    ends_with(error, ".NameConflict") ||
+	    ends_with(error, ".ServiceNotRunning"))
+		return HOSTEL_EXIT_CONFLICT;
+	if (ends_with(error, "Unavailable") ||
+	    ends_with(error, "MethodNotFound") ||
+	    ends_with(error, "InterfaceNotFound"))
+		return HOSTEL_EXIT_UNAVAILABLE;
+	return HOSTEL_EXIT_FAILURE;
+}
+
+int daemon_client_report(const char *prog, const struct varlink_reply *reply)
+{
+	const char *short_name = strrchr(reply->error, '.');
+	json_t *p = reply->parameters;
+	const char *msg = json_string_value(json_object_get(p, "message"));
+
+	if (!msg)
+		msg = json_string_value(json_object_get(p, "reason"));
+	short_name = short_name ? short_name + 1 : reply->error;
+	if (msg) {
+		fprintf(stderr, "hostel %s: %s: %s\n", prog, short_name, msg);
+	} else {
+		char *text = json_dumps(p, JSON_COMPACT);
+
+		fprintf(stderr, "hostel %s: %s %s\n", prog, short_name,
+			text ? text : "");
+		free(text);
+	}
+	return daemon_client_error_exit(reply->error);
+}

@@ -1,0 +1,267 @@
+/*
+ * canon_lower_async.c - canon lower of an async-typed import, async or
+ * sync (definitions.py canon_lower with Subtask; digest 3.7).
+ *
+ * Contract (sched.h): the Subtask is on the heap (the callee may resolve
+ * long after the trampoline returned).  Async lower: RETURNED -> 2 with
+ * no handle; else the subtask enters the caller's table and the result is
+ * state | index << 4.  Before reading a STARTING state, ready threads of
+ * the callee's instance are drained to quiescence (ARCHITECTURE
+ * "Scheduling policy", digest 4.2).  Sync lower: if the callee has not
+ * resolved, the calling thread blocks (non-cancellably) until it has; a
+ * caller with no thread of its own (a sync-typed task) traps "cannot
+ * block a synchronous task before returning".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "component/rt.h"
+#include "sched/sched.h"
+
+#define WASM_TRAP_PREFIX "wasm trap: "
+
+static int cx_fail(const cabi_cx *cx, cabi_error *err)
+{
+	*err = cx->err;
+	if (err->kind == CABI_ERR_NONE)
+		err->kind = CABI_ERR_TRAP;
+	if (err->kind == CABI_ERR_TRAP &&
+	    strncmp(err->msg, WASM_TRAP_PREFIX, strlen(WASM_TRAP_PREFIX)))
+		return cabi_fail(err, CABI_ERR_TRAP, WASM_TRAP_PREFIX "%s",
+				 cx->err.msg);
+	return -1;
+}
+
+static bool resolved(const cm_asubtask *st)
+{
+	return st->base.state >= CM_SUBTASK_RETURNED;
+}
+
+static int alower_on_start(void *env, cm_val *args, cabi_error *err)
+{
+	cm_asubtask *st = env;
+	cm_store *s = st->base.inst->store;
+	cabi_core_iter vi = {st->args, st->nargs, 0};
+	cm_task scratch, *prev;
+	int rc;
+
+	st->base.state = CM_SUBTASK_STARTED;
+	prev = cm_fresh_thread_enter(s, &scratch);
+	rc = cabi_lift_params(&st->cx, st->ft,
+			      st->async_lower ? CM_MAX_FLAT_ASYNC_PARAMS
+					      : CM_MAX_FLAT_PARAMS,
+			      &vi, args);
+	cm_fresh_thread_leave(s, prev);
+	if (rc)
+		return cx_fail(&st->cx, err);
+	st->ret_i = vi.i; /* the out-pointer, if any, comes next */
+	if (st->handed_out)
+		cm_waitable_set_pending(&st->w);
+	return 0;
+}
+
+static int alower_on_resolve(void *env, cm_val *result, cabi_error *err)
+{
+	cm_asubtask *st = env;
+	cm_store *s = st->base.inst->store;
+	cm_task scratch, *prev;
+	int rc = 0;
+
+	if (result == NULL) {
+		st->base.state = st->base.state == CM_SUBTASK_STARTING
+					 ? CM_SUBTASK_CANCELLED_BEFORE_STARTED
+					 : CM_SUBTASK_CANCELLED_BEFORE_RETURNED;
+	} else {
+		cabi_core_iter vi = {st->args, st->nargs, st->ret_i};
+
+		st->out.vals = st->res;
+		st->out.n = 0;
+		st->out.cap = 1;
+		prev = cm_fresh_thread_enter(s, &scratch);
+		rc = cabi_lower_results(&st->cx, st->ft,
+					st->async_lower ? 0
+							: CM_MAX_FLAT_RESULTS,
+					result, &vi, &st->out);
+		cm_fresh_thread_leave(s, prev);
+		st->nres = st->out.n;
+		st->base.state = CM_SUBTASK_RETURNED;
+		if (rc)
+			rc = cx_fail(&st->cx, err);
+	}
+	if (st->handed_out)
+		cm_waitable_set_pending(&st->w);
+	return rc;
+}
+
+static void subtask_free(cm_asubtask *st)
+{
+	if (st->callee != NULL)
+		st->callee->ref = NULL;
+	cabi_lenders_free(&st->base.lenders);
+	cabi_cx_release(&st->cx);
+	free(st);
+}
+
+void cm_asubtask_free(cm_asubtask *st)
+{
+	subtask_free(st);
+}
+
+static wasm_host_status trap(wasm_exec *e, cm_store *s, cabi_error *ce)
+{
+	if (ce->msg[0] == '\0')
+		cabi_fail(ce, CABI_ERR_TRAP, "trap");
+	cm_note_trap(s, ce);
+	wasm_exec_set_host_trap(e, ce->msg);
+	return WASM_HOST_TRAP;
+}
+
+static bool sync_lower_ready(cm_thread *t)
+{
+	return resolved(t->wait_obj);
+}
+
+static int sync_lower_complete(cm_thread *t, bool cancelled, cabi_error *err)
+{
+	cm_asubtask *st = t->wait_obj;
+
+	if (st->base.state != CM_SUBTASK_RETURNED) {
+		subtask_free(st);
+		return cabi_fail(err, CABI_ERR_TRAP, "sync call cancelled");
+	}
+	cabi_lenders_release(&st->base.lenders);
+	t->nres = st->nres;
+	if (st->nres)
+		t->res[0] = st->res[0];
+	subtask_free(st);
+	return 0;
+}
+
+/* Call callee: async machinery for async-typed lifts, else the sync path. */
+static int call_callee(cm_store *s, cm_func *callee, cm_asubtask *st,
+		       cabi_error *err)
+{
+	if (cm_func_is_async(callee))
+		return cm_canon_lift_async(s, callee, st->base.inst, s->current,
+					   &st->cbs, &st->callee, err);
+	return cm_func_call(s, callee, st->base.inst, s->current, &st->cbs,
+			    err);
+}
+
+wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
+				      cm_func *callee, const cm_type *ft,
+				      const cabi_options *opts, uint32_t ncp,
+				      uint32_t ncr, const wasm_val *args,
+				      wasm_val *results)
+{
+	cm_store *s = inst->store;
+	cm_asubtask *st;
+	cabi_error ce;
+	cabi_elem el;
+	int rc;
+
+	memset(&ce, 0, sizeof ce);
+	if (!inst->may_leave) {
+		cabi_fail(&ce, CABI_ERR_TRAP, CABI_MSG_CANNOT_LEAVE);
+		return trap(e, s, &ce);
+	}
+	/*
+	 * D4 (wasmtime's eager rule): a task with no thread of its own (a
+	 * sync-typed task or a start function) may not sync-call an
+	 * async-typed function at all.
+	 */
+	if (!opts->async && callee->type->u.func.async &&
+	    cm_sched_current(s) == NULL) {
+		cabi_fail(&ce, CABI_ERR_TRAP, CM_MSG_SYNC_BLOCK);
+		return trap(e, s, &ce);
+	}
+	st = calloc(1, sizeof *st);
+	if (st == NULL) {
+		cabi_fail(&ce, CABI_ERR_NOMEM, "out of memory");
+		return trap(e, s, &ce);
+	}
+	st->w.kind = CABI_ELEM_SUBTASK;
+	st->w.inst = inst;
+	cm_subtask_init(&st->base, inst, &inst->handles, s->current);
+	cm_cx_init(&st->cx, inst, opts);
+	st->cx.lenders = &st->base.lenders;
+	st->ft = ft;
+	st->async_lower = opts->async;
+	st->nargs = ncp < CM_MAX_FLAT_PARAMS + 2 ? ncp : CM_MAX_FLAT_PARAMS + 2;
+	memcpy(st->args, args, st->nargs * sizeof *args);
+	st->cbs.on_start = alower_on_start;
+	st->cbs.on_resolve = alower_on_resolve;
+	st->cbs.env = st;
+
+	if (s->fuel != UINT64_MAX)
+		s->fuel = wasm_exec_fuel(e);
+	rc = call_callee(s, callee, st, &ce);
+	if (s->fuel != UINT64_MAX)
+		wasm_exec_set_fuel(e, s->fuel);
+	if (rc) {
+		subtask_free(st);
+		return trap(e, s, &ce);
+	}
+
+	if (!opts->async) {
+		cm_thread *t;
+
+		if (resolved(st)) {
+			t = NULL;
+			if (st->base.state != CM_SUBTASK_RETURNED) {
+				subtask_free(st);
+				cabi_fail(&ce, CABI_ERR_TRAP,
+					  "sync call cancelled");
+				return trap(e, s, &ce);
+			}
+			cabi_lenders_release(&st->base.lenders);
+			if (st->nres && ncr)
+				results[0] = st->res[0];
+			subtask_free(st);
+			return WASM_HOST_OK;
+		}
+		t = cm_sched_current(s);
+		if (t == NULL || t->exec != e) {
+			/* st stays: the callee still refers to it */
+			st->handed_out = false;
+			cabi_fail(&ce, CABI_ERR_TRAP, CM_MSG_SYNC_BLOCK);
+			return trap(e, s, &ce);
+		}
+		t->wait_obj = st;
+		return cm_thread_block(t, true, sync_lower_ready,
+				       sync_lower_complete, false);
+	}
+
+	/* drain-to-quiescence entry decision (digest 4.2) */
+	while (st->base.state == CM_SUBTASK_STARTING && st->callee != NULL) {
+		cm_thread *r = cm_sched_pick(s, callee->inst);
+		cm_task *cur = s->current;
+
+		if (r == NULL || r->task == NULL || &r->task->base == cur)
+			break;
+		if (cm_thread_resume(r, false, &ce)) {
+			cm_poison(callee->inst, NULL);
+			return trap(e, s, &ce);
+		}
+	}
+
+	if (resolved(st)) {
+		uint32_t state = st->base.state;
+
+		cabi_lenders_release(&st->base.lenders);
+		st->base.resolve_delivered = true;
+		subtask_free(st);
+		results[0].type = WASM_I32;
+		results[0].u.i32 = state == CM_SUBTASK_RETURNED ? 2 : state;
+		return WASM_HOST_OK;
+	}
+	memset(&el, 0, sizeof el);
+	el.kind = CABI_ELEM_SUBTASK;
+	el.u.obj = st;
+	if (cabi_table_add(&inst->handles, &el, &st->w.index, &ce))
+		return trap(e, s, &ce);
+	st->handed_out = true;
+	results[0].type = WASM_I32;
+	results[0].u.i32 = st->base.state | (st->w.index << 4);
+	return WASM_HOST_OK;
+}

@@ -1,0 +1,283 @@
+/*
+ * sched.h - the async model of the Component Model (definitions.py
+ * Thread, Task (async part), Subtask (async part), Waitable,
+ * WaitableSet) and the per-store scheduler that owns every waiting
+ * thread.  Not a public contract: embedders use component/instance.h.
+ *
+ * Contract (ARCHITECTURE invariants 1-3, digest 3):
+ *  - A cm_thread owns one wasm_exec; when the thread blocks (a built-in
+ *    answers WASM_HOST_BLOCK) its exec returns BLOCKED and every C frame
+ *    between the scheduler and the exec unwinds: a blocked thread is
+ *    plain data (its `wake` continuation, its readiness predicate, the
+ *    exec's heap stack).  No ucontext, no OS threads, no longjmp.
+ *  - The only C-stack nesting is "run the callee's implicit thread
+ *    inside the caller's lower trampoline" (definitions.py runs the
+ *    callee synchronously too), which returns as soon as the callee
+ *    blocks or finishes.
+ *  - Waiting threads sit on the store's waiting list in the order they
+ *    started waiting.  A tick resumes the first one whose predicate holds
+ *    (FIFO); with a non-zero sched_seed the choice among the ready ones
+ *    is pseudo-random (xorshift seeded by the store config, no global
+ *    state).
+ *  - Events are computed when delivered (definitions.py pending_event
+ *    thunks): a waitable records only that it has one.
+ */
+#ifndef HOSTEL_SCHED_SCHED_H
+#define HOSTEL_SCHED_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cabi/cabi.h"
+#include "sched/store.h"
+#include "sched/task.h"
+
+struct cm_func;
+struct cm_component_instance;
+typedef struct cm_thread cm_thread;
+typedef struct cm_waitable cm_waitable;
+typedef struct cm_waitable_set cm_waitable_set;
+
+/* ---- numeric codes (digest 3.2) ---------------------------------------- */
+
+enum {
+	CM_CALLBACK_EXIT = 0,
+	CM_CALLBACK_YIELD = 1,
+	CM_CALLBACK_WAIT = 2,
+};
+
+typedef enum cm_event_code {
+	CM_EVENT_NONE = 0,
+	CM_EVENT_SUBTASK = 1,
+	CM_EVENT_STREAM_READ = 2,
+	CM_EVENT_STREAM_WRITE = 3,
+	CM_EVENT_FUTURE_READ = 4,
+	CM_EVENT_FUTURE_WRITE = 5,
+	CM_EVENT_TASK_CANCELLED = 6,
+} cm_event_code;
+
+typedef struct cm_event {
+	uint32_t code, p1, p2;
+} cm_event;
+
+#define CM_BLOCKED 0xffffffffu
+
+#define CM_MSG_SYNC_BLOCK "cannot block a synchronous task before returning"
+#define CM_MSG_DEADLOCK                                                        \
+	"deadlock detected: event loop cannot make further progress"
+#define CM_MSG_SYNC_IN_SET                                                     \
+	"waitable cannot be used synchronously while added to a waitable set"
+
+/* ---- threads ------------------------------------------------------------ */
+
+typedef enum cm_thread_state {
+	CM_THREAD_RUNNING = 1,
+	CM_THREAD_SUSPENDED, /* only an explicit resume wakes it */
+	CM_THREAD_WAITING,   /* on the waiting list with a predicate */
+	CM_THREAD_DONE,
+} cm_thread_state;
+
+/*
+ * What resuming a thread does.  Returns 0 when the thread has blocked
+ * again or finished, -1 with *err on a trap.
+ */
+typedef int (*cm_thread_wake_fn)(cm_thread *t, bool cancelled, cabi_error *err);
+/* What finishing the thread's current core call does (exec is DONE). */
+typedef int (*cm_thread_done_fn)(cm_thread *t, cabi_error *err);
+/* Fill t->res / t->nres for the blocked built-in (exec BLOCKED). */
+typedef int (*cm_thread_complete_fn)(cm_thread *t, bool cancelled,
+				     cabi_error *err);
+
+struct cm_thread {
+	cm_store *store;
+	struct cm_atask *task;
+	struct cm_component_instance *inst;
+	wasm_exec *exec;
+	uint64_t context[2];
+	uint32_t index; /* in inst->threads; 0 until registered */
+	cm_thread_state state;
+	bool implicit;
+	bool cancellable; /* the current block accepts cancellation */
+	bool gate_waiting;
+
+	bool (*ready)(cm_thread *t); /* WAITING: may it run? */
+	cm_thread_wake_fn wake;
+	cm_thread_done_fn on_done;
+	cm_thread_complete_fn complete;
+	cm_thread *switch_to; /* set by a built-in that switches */
+
+	/* what the current block is about */
+	cm_waitable_set *wait_set;
+	void *wait_obj;
+	uint64_t wait_ptr;
+	uint32_t callback_code; /* callback tasks: YIELD or WAIT */
+	wasm_val res[2];
+	uint32_t nres;
+
+	/* explicit threads: the function and its argument */
+	wasm_func *start_fn;
+	uint32_t start_arg;
+
+	/* store waiting list */
+	cm_thread *wprev, *wnext;
+	bool queued;
+	/* the task's threads */
+	cm_thread *tnext;
+};
+
+/* ---- tasks (async part of definitions.py Task) ------------------------ */
+
+/*
+ * The async state a Task carries on top of task.h's cm_task (which stays
+ * the first member so a cm_task * converts).
+ */
+typedef struct cm_atask {
+	cm_task base;
+	struct cm_func *func;
+	bool needs_exclusive;
+	bool sync_lift, stackful;
+	cm_thread *implicit;
+	cm_thread *threads; /* list via tnext */
+	uint32_t nthreads;
+	/* the caller's handle on this task (cleared when it is freed) */
+	struct cm_atask **ref;
+	cm_val result[1];
+	uint32_t nres;
+	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
+	bool resolved_cancelled;
+} cm_atask;
+
+/* ---- waitables and waitable sets -------------------------------------- */
+
+struct cm_waitable {
+	cabi_elem_kind kind;
+	struct cm_component_instance *inst; /* whose table holds it */
+	uint32_t index;			    /* 0: not in a table */
+	bool pending;			    /* an event is armed */
+	bool sync_waiter;
+	cm_waitable_set *set;
+	cm_waitable *sprev, *snext;
+};
+
+struct cm_waitable_set {
+	uint32_t index;
+	uint32_t num_waiting;
+	cm_waitable *first, *last;
+};
+
+void cm_waitable_set_pending(cm_waitable *w);
+void cm_waitable_join(cm_waitable *w, cm_waitable_set *s);
+bool cm_waitable_set_has_event(const cm_waitable_set *s);
+/* Take the first pending event of s (join order). */
+int cm_waitable_set_take(cm_store *st, cm_waitable_set *s, cm_event *ev,
+			 cabi_error *err);
+/* Evaluate and clear w's pending event. */
+int cm_waitable_deliver(cm_waitable *w, cm_event *ev, cabi_error *err);
+
+/* ---- subtasks (async part) ------------------------------------------- */
+
+typedef struct cm_asubtask {
+	cm_waitable w; /* first: the handle table points here */
+	cm_subtask base;
+	cm_call_cbs cbs;
+	cabi_cx cx;
+	const cm_type *ft;
+	bool async_lower;
+	bool handed_out; /* in the caller's table */
+	bool cancel_requested;
+	cm_atask *callee; /* NULL: not a task (host) or freed */
+	wasm_val args[CM_MAX_FLAT_PARAMS + 2];
+	uint32_t nargs, ret_i;
+	wasm_val res[1];
+	uint32_t nres;
+	cabi_core_out out;
+} cm_asubtask;
+
+int cm_subtask_event(cm_asubtask *st, cm_event *ev);
+void cm_asubtask_free(cm_asubtask *st);
+/* Evaluate a stream/future end's pending event (stream.c). */
+int cm_stream_event(cm_waitable *w, cm_event *ev, cabi_error *err);
+
+/* ---- the scheduler ----------------------------------------------------- */
+
+/* The thread running guest code now, if it is a scheduler thread. */
+cm_thread *cm_sched_current(cm_store *s);
+
+void cm_sched_enqueue(cm_thread *t);
+void cm_sched_dequeue(cm_thread *t);
+/* Run t (resume its continuation), following switches; frees DONE ones. */
+int cm_thread_resume(cm_thread *t, bool cancelled, cabi_error *err);
+/* The first ready waiting thread (policy), restricted to inst if set. */
+cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst);
+/*
+ * Block the current thread inside a built-in: returns what the built-in
+ * returns (WASM_HOST_BLOCK), or WASM_HOST_OK with t->res filled when a
+ * pending cancellation is delivered at once (cancellable only).
+ */
+wasm_host_status cm_thread_block(cm_thread *t, bool waiting,
+				 bool (*ready)(cm_thread *),
+				 cm_thread_complete_fn complete,
+				 bool cancellable);
+/* After an exec call/resume of t returned st. */
+int cm_thread_after_exec(cm_thread *t, wasm_exec_status st, cabi_error *err);
+/* Start a core call f(args) on t's exec. */
+int cm_thread_call(cm_thread *t, wasm_func *f, const wasm_val *args,
+		   uint32_t nargs, cm_thread_done_fn on_done, cabi_error *err);
+cm_thread *cm_thread_new(struct cm_atask *task,
+			 struct cm_component_instance *inst);
+int cm_thread_register(cm_thread *t, cabi_error *err);
+/* The thread's current core call finished for good. */
+int cm_thread_exit(cm_thread *t, cabi_error *err);
+/* A trap of a core call as the suite words it. */
+int cm_exec_fail(wasm_exec *e, wasm_exec_status st, cabi_error *err);
+
+/* ---- lift / lower / invoke --------------------------------------------- */
+
+/* Does calling f go through the async machinery? */
+bool cm_func_is_async(const struct cm_func *f);
+/*
+ * canon_lift of an async-typed function: returns once the implicit
+ * thread has blocked or finished; *out (may be NULL) gets the task while
+ * it lives (cleared when it is freed).
+ */
+int cm_canon_lift_async(cm_store *s, struct cm_func *f,
+			struct cm_component_instance *caller,
+			cm_task *supertask, const cm_call_cbs *cbs,
+			cm_atask **out, cabi_error *err);
+/* The lower trampoline of an async lower or a lower of an async callee. */
+wasm_host_status cm_canon_lower_async(wasm_exec *e,
+				      struct cm_component_instance *inst,
+				      struct cm_func *callee, const cm_type *ft,
+				      const cabi_options *opts, uint32_t ncp,
+				      uint32_t ncr, const wasm_val *args,
+				      wasm_val *results);
+/* Request cancellation of a task from caller (definitions.py). */
+int cm_task_request_cancellation(cm_atask *t, cabi_error *err);
+/*
+ * Store.invoke of an async-typed export (args already type-checked): the
+ * harness driver of digest 3.15 (tick until the task resolves; nothing
+ * ready is a deadlock trap).
+ */
+struct cm_error;
+int cm_invoke_async(cm_store *s, struct cm_func *f, const cm_val *args,
+		    uint32_t nargs, cm_val *results, uint32_t *nresults,
+		    struct cm_error *err);
+/* Host-driven loop: tick until *done or deadlock. */
+int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err);
+
+/* ---- canon built-ins --------------------------------------------------- */
+
+bool cm_is_async_builtin(cm_canon_op op);
+wasm_func *cm_canon_async_builtin(struct cm_component_instance *inst,
+				  const cm_canon *cn, const cabi_options *opts);
+/* cabi hooks: stream/future ends and error-contexts as values */
+int cm_hook_lift_async(cabi_cx *cx, uint32_t i, const cm_type *t, cm_val *out);
+int cm_hook_lower_async(cabi_cx *cx, const cm_val *v, const cm_type *t,
+			uint32_t *index);
+/* stream.*, future.*, error-context.* (stream.c) */
+wasm_host_status cm_stream_builtin(wasm_exec *e,
+				   struct cm_component_instance *inst,
+				   const cm_canon *cn, const cabi_options *opts,
+				   const wasm_val *args, wasm_val *results);
+
+#endif

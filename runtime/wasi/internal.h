@@ -1,0 +1,141 @@
+/*
+ * internal.h - what the WASI 0.2 host's files share: the context, its
+ * table of host objects (the reps of the guest's handles), the resource
+ * types, and helpers that build the interface's result values.
+ *
+ * Contract: an object lives in ctx->objs[rep] from the call that hands
+ * out an own handle until the guest drops it (the resource's host_dtor)
+ * or the ctx is freed.  Objects never point at each other: a stream made
+ * from a descriptor holds its own dup of the fd, a pollable holds plain
+ * data, so drop order does not matter.
+ */
+#ifndef HOSTEL_WASI_INTERNAL_H
+#define HOSTEL_WASI_INTERNAL_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wasi/wasi.h"
+
+#define WASI_V "@0.2.12"
+
+typedef enum wasi_obj_kind {
+	WOBJ_FREE = 0,
+	WOBJ_INPUT,	 /* input-stream */
+	WOBJ_OUTPUT,	 /* output-stream */
+	WOBJ_POLLABLE,	 /* pollable */
+	WOBJ_ERROR,	 /* wasi:io/error */
+	WOBJ_DESCRIPTOR, /* wasi:filesystem descriptor */
+	WOBJ_DIRSTREAM,	 /* directory-entry-stream */
+	WOBJ_TERM_IN,	 /* terminal-input */
+	WOBJ_TERM_OUT,	 /* terminal-output */
+	WOBJ_NKINDS
+} wasi_obj_kind;
+
+typedef enum wasi_stream_src {
+	WSTREAM_STDIN,	/* fd = the ctx's stdin fd (not owned) */
+	WSTREAM_STDOUT, /* which = 1 or 2 */
+	WSTREAM_FILE,	/* fd owned, offset */
+	WSTREAM_APPEND, /* fd owned, O_APPEND semantics */
+	WSTREAM_EMPTY,	/* reads: closed; writes: discarded */
+} wasi_stream_src;
+
+typedef enum wasi_poll_kind {
+	WPOLL_READY,
+	WPOLL_DEADLINE, /* monotonic ns */
+	WPOLL_FD,	/* poll(2) on fd for events (fd not owned) */
+} wasi_poll_kind;
+
+typedef struct wasi_obj {
+	wasi_obj_kind kind;
+	union {
+		struct {
+			wasi_stream_src src;
+			int fd, which;
+			uint64_t offset;
+			bool closed;
+		} stream;
+		struct {
+			wasi_poll_kind kind;
+			uint64_t deadline;
+			int fd;
+			short events;
+		} poll;
+		struct {
+			int err; /* errno */
+		} error;
+		struct {
+			int fd;
+			uint32_t flags; /* descriptor-flags */
+			bool dir;
+		} desc;
+		struct {
+			DIR *dir;
+		} dirs;
+	} u;
+} wasi_obj;
+
+typedef struct wasi_preopen {
+	int fd;
+	char *guest;
+} wasi_preopen;
+
+struct wasi_ctx {
+	char **args;
+	uint32_t nargs;
+	char **env; /* key, value pairs */
+	uint32_t nenv;
+	int in_fd, out_fd, err_fd;
+	wasi_output_fn out_fn;
+	void *out_env;
+	wasi_clock clock;
+	wasi_preopen *preopens;
+	uint32_t npreopens;
+	bool exited;
+	int exit_code;
+	uint64_t rng; /* insecure random state (per ctx) */
+
+	wasi_obj *objs; /* index = rep; [0] unused */
+	uint32_t nobjs, cap;
+	const cabi_resource_type *rt[WOBJ_NKINDS];
+};
+
+/* The object table. */
+int wasi_obj_new(wasi_ctx *ctx, wasi_obj_kind k, uint32_t *rep);
+wasi_obj *wasi_obj_get(wasi_ctx *ctx, const cm_val *handle, wasi_obj_kind k);
+void wasi_obj_release(wasi_ctx *ctx, uint32_t rep);
+
+/* An own handle value for object rep of kind k. */
+cm_val wasi_own(wasi_ctx *ctx, wasi_obj_kind k, uint32_t rep);
+/* Make an object and its own handle in *out; -1 out of memory. */
+int wasi_new_own(wasi_ctx *ctx, wasi_obj_kind k, cm_val *out, wasi_obj **o);
+
+/* Trap helpers: "wasi: <fn>: unknown handle", out of memory. */
+int wasi_bad_handle(cm_host_call *call, const char *what);
+int wasi_oom(cm_host_call *call);
+
+/* result<T,E> values: ok/err with an empty payload slot to fill. */
+int wasi_result(cm_val *out, bool ok, cm_val **payload);
+/* ok / err with no payload (result<_, E> ok, or E absent). */
+cm_val wasi_result_unit(bool ok);
+/* list<u8> from bytes. */
+int wasi_bytes(cm_val *out, const uint8_t *p, size_t n);
+
+/* Waiting: true when ready now; block until one of them is. */
+bool wasi_poll_ready(wasi_ctx *ctx, const wasi_obj *p);
+void wasi_poll_block(wasi_ctx *ctx, const wasi_obj *const *ps, uint32_t n);
+
+/* Writing to the guest's stdout/stderr (fd or capture callback). */
+void wasi_stdout_write(wasi_ctx *ctx, int which, const uint8_t *p, size_t n);
+
+/* Per-interface registration (cli.c, clocks.c, io.c, filesystem.c). */
+int wasi_link_cli(wasi_ctx *ctx, cm_linker *l);
+int wasi_link_clocks_random(wasi_ctx *ctx, cm_linker *l);
+int wasi_link_io(wasi_ctx *ctx, cm_linker *l);
+int wasi_link_filesystem(wasi_ctx *ctx, cm_linker *l);
+
+/* The wasi:filesystem error-code case for errno e. */
+uint32_t wasi_fs_errno_code(int e);
+
+#endif
