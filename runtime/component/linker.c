@@ -248,8 +248,7 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 			/* `use` of another interface's resource: the type
 			 * an earlier import already bound */
 			if (d->type.type_eq &&
-			    (v.rt = cm_rmap_lookup(inst, d->type.type)) !=
-				    NULL)
+			    (v.rt = cm_rmap_lookup(inst, d->type.type)) != NULL)
 				break;
 			if (ld == NULL || ld->kind != DEF_RESOURCE)
 				return missing(err, im, "resource type",

@@ -75,12 +75,10 @@ int cm_check_name_unique(scope *s, name_ctx *ctx, cm_name *n, cm_sort sort,
 		prev = cm_hmap_get(&ctx->names, full.ptr, full.len);
 		if (prev != NULL)
 			return name_conflict(v, n, prev, is_import, offset);
-		if (cm_hmap_put(v->a, &ctx->names, full.ptr, full.len,
-				&n->str))
+		if (cm_hmap_put(v->a, &ctx->names, full.ptr, full.len, &n->str))
 			return cm_oom(v);
 		if (cm_hmap_get(&ctx->names, mark.ptr, mark.len) == NULL &&
-		    cm_hmap_put(v->a, &ctx->names, mark.ptr, mark.len,
-				&n->str))
+		    cm_hmap_put(v->a, &ctx->names, mark.ptr, mark.len, &n->str))
 			return cm_oom(v);
 	} else {
 		prev = cm_hmap_get(&ctx->names, mark.ptr, mark.len);
