@@ -16,15 +16,10 @@ struct command {
 };
 
 static const struct command commands[] = {
-#ifdef HOSTEL_HAVE_CMD_RUN
 	{"run", cmd_run, "run a module or component in-process (offline)"},
-#endif
-#ifdef HOSTEL_HAVE_CMD_WAST
 	{"wast", cmd_wast, "run conformance scripts (JSON form) (offline)"},
-#endif
-#ifdef HOSTEL_HAVE_CMD_INSPECT
-	{"inspect", cmd_inspect, "show a binary's imports and exports (offline)"},
-#endif
+	{"inspect", cmd_inspect,
+	 "show a binary's imports and exports (offline)"},
 	{"status", cmd_status, "show the state of hosteld"},
 	{"deploy", cmd_deploy, "add a component and run it as a service"},
 	{"ps", cmd_ps, "list services"},

@@ -10,7 +10,7 @@
 # printf, so no tool beyond a POSIX shell is needed.
 #
 # Output is TAP-like ("ok N - ..."); exit 0 when all pass, 1 otherwise,
-# 77 (skip) when the client was built without `run`, 99 (hard error) when
+# 99 (hard error) when the client has no `run` command or when
 # it is not built.
 
 set -u
@@ -22,8 +22,8 @@ if ! test -x "$HOSTEL"; then
 	exit 99
 fi
 if ! "$HOSTEL" --help | grep -q '^  run '; then
-	echo "run-invoke: SKIP: $HOSTEL was built without the run command"
-	exit 77
+	echo "run-invoke: $HOSTEL has no run command" >&2
+	exit 99
 fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/hostel-run.XXXXXX") || exit 99

@@ -232,12 +232,18 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 				       sync_lower_complete, false);
 	}
 
-	/* drain-to-quiescence entry decision (digest 4.2) */
+	/*
+	 * Drain-to-quiescence entry decision (digest 4.2): run the ready
+	 * threads of the callee's instance, never the caller's own task,
+	 * until the callee has left STARTING or none is left.  The caller's
+	 * task is skipped rather than ending the drain, so which ready
+	 * thread the (possibly seeded) pick returns first cannot change the
+	 * answer.
+	 */
 	while (st->base.state == CM_SUBTASK_STARTING && st->callee != NULL) {
-		cm_thread *r = cm_sched_pick(s, callee->inst);
-		cm_task *cur = s->current;
+		cm_thread *r = cm_sched_pick_other(s, callee->inst, s->current);
 
-		if (r == NULL || r->task == NULL || &r->task->base == cur)
+		if (r == NULL || r->task == NULL)
 			break;
 		if (cm_thread_resume(r, false, &ce)) {
 			cm_poison(callee->inst, NULL);

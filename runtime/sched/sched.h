@@ -19,6 +19,27 @@
  *    (FIFO); with a non-zero sched_seed the choice among the ready ones
  *    is pseudo-random (xorshift seeded by the store config, no global
  *    state).
+ *  - What the seed may shuffle (digest 4.1; definitions.py Store.tick
+ *    shuffles `waiting` on every tick): which ready thread a tick
+ *    resumes, across instances too, and the order in which the drain
+ *    below visits the callee instance's ready threads.  What it never
+ *    touches, because the spec fixes it: the readiness predicates (the
+ *    gate, held for whole core invocations; a callback never runs while
+ *    another invocation of its instance holds the lock), the immediate
+ *    control transfers of lift/lower/cancel, delivery at most once.
+ *    Policy pinned under every seed: gate waiters of one instance are
+ *    admitted in arrival order; the drain-to-quiescence entry decision
+ *    (seed 002) runs every ready thread of the callee instance except
+ *    the caller's own task's, so its STARTING/STARTED answer does not
+ *    depend on the pick order.
+ *  - Known order-dependent test (a test defect, digest D5/4.3):
+ *    async-calls-sync.wast asserts that the two gate waiters in two
+ *    *different* SyncMiddle instances reach $AsyncInner in call order.
+ *    That holds only when ticks across instances are FIFO; the reference
+ *    itself can resume SyncMiddle12 (and admit waiter 5) before
+ *    SyncMiddle11, and so can any seed.  No policy short of a FIFO tick
+ *    makes it order-robust, so the scheduler keeps shuffling the tick and
+ *    tests/cm-wast.fifo pins that script to FIFO in seeded runs.
  *  - Events are computed when delivered (definitions.py pending_event
  *    thunks): a waitable records only that it has one.
  */
@@ -209,6 +230,9 @@ void cm_sched_dequeue(cm_thread *t);
 int cm_thread_resume(cm_thread *t, bool cancelled, cabi_error *err);
 /* The first ready waiting thread (policy), restricted to inst if set. */
 cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst);
+/* The same, never a thread of task skip (NULL: none skipped). */
+cm_thread *cm_sched_pick_other(cm_store *s, struct cm_component_instance *inst,
+			       const cm_task *skip);
 /*
  * Block the current thread inside a built-in: returns what the built-in
  * returns (WASM_HOST_BLOCK), or WASM_HOST_OK with t->res filled when a

@@ -96,13 +96,21 @@ static bool gate_turn(cm_thread *t)
 	return true;
 }
 
-cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
+static bool candidate(cm_thread *t, struct cm_component_instance *inst,
+		      const cm_task *skip)
+{
+	return (inst == NULL || t->inst == inst) &&
+	       (skip == NULL || t->task == NULL || &t->task->base != skip) &&
+	       thread_ready(t) && gate_turn(t);
+}
+
+cm_thread *cm_sched_pick_other(cm_store *s, struct cm_component_instance *inst,
+			       const cm_task *skip)
 {
 	uint32_t n = 0, k;
 
 	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
-		if ((inst == NULL || t->inst == inst) && thread_ready(t) &&
-		    gate_turn(t)) {
+		if (candidate(t, inst, skip)) {
 			if (s->cfg.sched_seed == 0)
 				return t;
 			n++;
@@ -111,10 +119,14 @@ cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
 		return NULL;
 	k = (uint32_t)(xorshift(&s->rng) % n);
 	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
-		if ((inst == NULL || t->inst == inst) && thread_ready(t) &&
-		    gate_turn(t) && k-- == 0)
+		if (candidate(t, inst, skip) && k-- == 0)
 			return t;
 	return NULL;
+}
+
+cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
+{
+	return cm_sched_pick_other(s, inst, NULL);
 }
 
 cm_thread *cm_thread_new(cm_atask *task, struct cm_component_instance *inst)

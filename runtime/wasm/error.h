@@ -13,14 +13,14 @@
 
 #include <stddef.h>
 
-#define WASM_NO_OFFSET ((size_t)-1)
+#define WASM_NO_OFFSET	   ((size_t)-1)
 #define WASM_ERROR_MSG_MAX 160
 
 typedef enum wasm_error_kind {
 	WASM_ERR_NONE = 0,
 	WASM_ERR_MALFORMED, /* the binary does not decode */
 	WASM_ERR_INVALID,   /* decodes, but validation rejects it */
-	WASM_ERR_LINK,      /* imports cannot be satisfied */
+	WASM_ERR_LINK,	    /* imports cannot be satisfied */
 	WASM_ERR_RESOURCE,  /* out of memory or an engine limit */
 } wasm_error_kind;
 
@@ -32,7 +32,6 @@ typedef struct wasm_error {
 
 /* Fill *err (if non-NULL) printf-style; always returns -1. */
 int wasm_error_set(wasm_error *err, wasm_error_kind kind, size_t offset,
-		   const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

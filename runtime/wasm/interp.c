@@ -98,6 +98,65 @@
 		fp[pc[i] + 1] = v_.hi;                                         \
 	} while (0)
 
+/*
+ * SIMD ops other than memory accesses run out of line, one small function
+ * each: inlined, their lane loops would make the dispatch function too
+ * big to compile in reasonable time (clang, sanitizers).  A SIMD op costs
+ * a direct call more than a scalar one.
+ */
+#if defined(__GNUC__)
+#define SIMD_OUTLINE __attribute__((noinline))
+#else
+#define SIMD_OUTLINE
+#endif
+#define SIMD_V_V(fn)	     PUTV(1, fn(GETV(2)))
+#define SIMD_V_VV(fn)	     PUTV(1, fn(GETV(2), GETV(3)))
+#define SIMD_V_VVV(fn)	     PUTV(1, fn(GETV(2), GETV(3), GETV(4)))
+#define SIMD_V_VS(fn)	     PUTV(1, fn(GETV(2), (uint32_t)S(3)))
+#define SIMD_I32_V(fn)	     S(1) = BOX_I32(fn(GETV(2)))
+#define SIMD_V_I32(fn)	     PUTV(1, fn(GET_I32(S(2))))
+#define SIMD_V_I64(fn)	     PUTV(1, fn(GET_I64(S(2))))
+#define SIMD_V_F32(fn)	     PUTV(1, fn(GET_F32(S(2))))
+#define SIMD_V_F64(fn)	     PUTV(1, fn(GET_F64(S(2))))
+#define SIMD_NIN_V_V	     1
+#define SIMD_NIN_V_VV	     2
+#define SIMD_NIN_V_VVV	     3
+#define SIMD_NIN_V_VS	     2
+#define SIMD_NIN_I32_V	     1
+#define SIMD_NIN_V_I32	     1
+#define SIMD_NIN_V_I64	     1
+#define SIMD_NIN_V_F32	     1
+#define SIMD_NIN_V_F64	     1
+#define SIMD_I32_V_LANE(fn)  S(1) = BOX_I32(fn(GETV(2), pc[3]))
+#define SIMD_I64_V_LANE(fn)  S(1) = BOX_I64(fn(GETV(2), pc[3]))
+#define SIMD_F32_V_LANE(fn)  S(1) = BOX_F32(fn(GETV(2), pc[3]))
+#define SIMD_F64_V_LANE(fn)  S(1) = BOX_F64(fn(GETV(2), pc[3]))
+#define SIMD_V_VI32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I32(S(3))))
+#define SIMD_V_VI64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I64(S(3))))
+#define SIMD_V_VF32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F32(S(3))))
+#define SIMD_V_VF64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F64(S(3))))
+#define SIMD_NIN_I32_V_LANE  1
+#define SIMD_NIN_I64_V_LANE  1
+#define SIMD_NIN_F32_V_LANE  1
+#define SIMD_NIN_F64_V_LANE  1
+#define SIMD_NIN_V_VI32_LANE 2
+#define SIMD_NIN_V_VI64_LANE 2
+#define SIMD_NIN_V_VF32_LANE 2
+#define SIMD_NIN_V_VF64_LANE 2
+#define SIMDOP(sub, name, SHAPE, fn)                                           \
+	static SIMD_OUTLINE void simdx_##name(uint64_t *fp,                    \
+					      const uint32_t *pc)              \
+	{                                                                      \
+		SIMD_##SHAPE(fn);                                              \
+	}
+#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)                              \
+	static SIMD_OUTLINE void simdx_##name(uint64_t *fp,                    \
+					      const uint32_t *pc)              \
+	{                                                                      \
+		SIMD_##SHAPE(fn);                                              \
+	}
+#include "wasm/ops_simd.def"
+
 static uint32_t opcell_of(enum wasm_iop op);
 
 /*
@@ -1142,51 +1201,17 @@ dispatch:
 
 		/* ---- SIMD ---- */
 
-#define SIMD_V_V(fn)   PUTV(1, fn(GETV(2)))
-#define SIMD_V_VV(fn)  PUTV(1, fn(GETV(2), GETV(3)))
-#define SIMD_V_VVV(fn) PUTV(1, fn(GETV(2), GETV(3), GETV(4)))
-#define SIMD_V_VS(fn)  PUTV(1, fn(GETV(2), (uint32_t)S(3)))
-#define SIMD_I32_V(fn) S(1) = BOX_I32(fn(GETV(2)))
-#define SIMD_V_I32(fn) PUTV(1, fn(GET_I32(S(2))))
-#define SIMD_V_I64(fn) PUTV(1, fn(GET_I64(S(2))))
-#define SIMD_V_F32(fn) PUTV(1, fn(GET_F32(S(2))))
-#define SIMD_V_F64(fn) PUTV(1, fn(GET_F64(S(2))))
-#define SIMD_NIN_V_V   1
-#define SIMD_NIN_V_VV  2
-#define SIMD_NIN_V_VVV 3
-#define SIMD_NIN_V_VS  2
-#define SIMD_NIN_I32_V 1
-#define SIMD_NIN_V_I32 1
-#define SIMD_NIN_V_I64 1
-#define SIMD_NIN_V_F32 1
-#define SIMD_NIN_V_F64 1
 #define SIMDOP(sub, name, SHAPE, fn)                                           \
 	OP(name)                                                               \
 	{                                                                      \
-		SIMD_##SHAPE(fn);                                              \
+		simdx_##name(fp, pc);                                          \
 		pc += 2 + SIMD_NIN_##SHAPE;                                    \
 		NEXT();                                                        \
 	}
-#define SIMD_I32_V_LANE(fn)  S(1) = BOX_I32(fn(GETV(2), pc[3]))
-#define SIMD_I64_V_LANE(fn)  S(1) = BOX_I64(fn(GETV(2), pc[3]))
-#define SIMD_F32_V_LANE(fn)  S(1) = BOX_F32(fn(GETV(2), pc[3]))
-#define SIMD_F64_V_LANE(fn)  S(1) = BOX_F64(fn(GETV(2), pc[3]))
-#define SIMD_V_VI32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I32(S(3))))
-#define SIMD_V_VI64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_I64(S(3))))
-#define SIMD_V_VF32_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F32(S(3))))
-#define SIMD_V_VF64_LANE(fn) PUTV(1, fn(GETV(2), pc[4], GET_F64(S(3))))
-#define SIMD_NIN_I32_V_LANE  1
-#define SIMD_NIN_I64_V_LANE  1
-#define SIMD_NIN_F32_V_LANE  1
-#define SIMD_NIN_F64_V_LANE  1
-#define SIMD_NIN_V_VI32_LANE 2
-#define SIMD_NIN_V_VI64_LANE 2
-#define SIMD_NIN_V_VF32_LANE 2
-#define SIMD_NIN_V_VF64_LANE 2
 #define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)                              \
 	OP(name)                                                               \
 	{                                                                      \
-		SIMD_##SHAPE(fn);                                              \
+		simdx_##name(fp, pc);                                          \
 		pc += 3 + SIMD_NIN_##SHAPE;                                    \
 		NEXT();                                                        \
 	}

@@ -55,7 +55,8 @@ static inline uint32_t wasm_valtype_slots(wasm_valtype t)
 }
 
 typedef struct wasm_name {
-	const uint8_t *ptr; /* into the module's byte copy; not NUL-terminated */
+	const uint8_t
+		*ptr; /* into the module's byte copy; not NUL-terminated */
 	uint32_t len;
 } wasm_name;
 
@@ -126,7 +127,7 @@ typedef struct wasm_import {
 
 typedef struct wasm_table {
 	wasm_tabletype type;
-	bool has_init;       /* function-references: table with init expr */
+	bool has_init; /* function-references: table with init expr */
 	wasm_constexpr init;
 } wasm_table;
 
@@ -149,7 +150,7 @@ typedef enum wasm_segmode {
 
 typedef struct wasm_elem {
 	wasm_segmode mode;
-	uint32_t table;        /* active only */
+	uint32_t table;	       /* active only */
 	wasm_constexpr offset; /* active only */
 	wasm_valtype type;     /* funcref for the funcidx forms */
 	uint32_t count;
@@ -168,11 +169,11 @@ typedef struct wasm_data {
 
 /* A function body as found in the code section. */
 typedef struct wasm_code {
-	uint32_t nlocals;      /* declared locals, excluding parameters */
-	wasm_valtype *locals;  /* nlocals entries, groups expanded */
-	const uint8_t *body;   /* instructions after the locals, through `end` */
+	uint32_t nlocals;     /* declared locals, excluding parameters */
+	wasm_valtype *locals; /* nlocals entries, groups expanded */
+	const uint8_t *body;  /* instructions after the locals, through `end` */
 	uint32_t body_len;
-	uint32_t body_offset;  /* offset of `body` in the binary */
+	uint32_t body_offset; /* offset of `body` in the binary */
 } wasm_code;
 
 struct wasm_compiled; /* validate.c / compile.c attach one per function */
@@ -188,7 +189,7 @@ typedef struct wasm_module {
 	wasm_import *imports;
 	/* Counts of imports per kind: the first entries of each index space. */
 	uint32_t nimported_funcs, nimported_tables, nimported_memories,
-	    nimported_globals, nimported_tags;
+		nimported_globals, nimported_tags;
 	/*
 	 * Positions in `imports`, grouped by kind in index-space order: the
 	 * function imports, then tables, memories, globals, tags (nimports
@@ -196,19 +197,19 @@ typedef struct wasm_module {
 	 */
 	uint32_t *imports_by_kind;
 
-	uint32_t nfuncs;       /* defined functions only */
-	uint32_t *func_types;  /* type index of each defined function */
+	uint32_t nfuncs;      /* defined functions only */
+	uint32_t *func_types; /* type index of each defined function */
 
-	uint32_t ntables;      /* defined tables only */
+	uint32_t ntables; /* defined tables only */
 	wasm_table *tables;
 
-	uint32_t nmemories;    /* defined memories only */
+	uint32_t nmemories; /* defined memories only */
 	wasm_memtype *memories;
 
-	uint32_t nglobals;     /* defined globals only */
+	uint32_t nglobals; /* defined globals only */
 	wasm_global *globals;
 
-	uint32_t ntags;        /* defined tags only */
+	uint32_t ntags; /* defined tags only */
 	wasm_tagtype *tags;
 
 	uint32_t nexports;
@@ -226,7 +227,7 @@ typedef struct wasm_module {
 	uint32_t ndatas;
 	wasm_data *datas;
 
-	uint32_t ncodes;       /* equals nfuncs in a well-formed module */
+	uint32_t ncodes; /* equals nfuncs in a well-formed module */
 	wasm_code *codes;
 
 	/* Filled by validation: one entry per defined function, or NULL. */

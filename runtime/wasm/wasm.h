@@ -73,22 +73,22 @@ bool wasm_ref_extern_number(wasm_ref r, uint32_t *n);
 
 typedef enum wasm_trap_kind {
 	WASM_TRAP_NONE = 0,
-	WASM_TRAP_UNREACHABLE,          /* "unreachable" */
-	WASM_TRAP_MEMORY_OOB,           /* "out of bounds memory access" */
-	WASM_TRAP_TABLE_OOB,            /* "out of bounds table access" */
-	WASM_TRAP_UNDEFINED_ELEMENT,    /* "undefined element" */
-	WASM_TRAP_UNINITIALIZED_ELEMENT,/* "uninitialized element" */
-	WASM_TRAP_INDIRECT_CALL_TYPE,   /* "indirect call type mismatch" */
-	WASM_TRAP_INT_DIV_ZERO,         /* "integer divide by zero" */
-	WASM_TRAP_INT_OVERFLOW,         /* "integer overflow" */
-	WASM_TRAP_INVALID_CONVERSION,   /* "invalid conversion to integer" */
-	WASM_TRAP_NULL_REFERENCE,       /* "null reference" */
-	WASM_TRAP_NULL_FUNCTION,        /* "null function reference" */
-	WASM_TRAP_STACK_EXHAUSTED,      /* "call stack exhausted" */
-	WASM_TRAP_OUT_OF_FUEL,          /* "out of fuel" (resumable) */
-	WASM_TRAP_UNCAUGHT_EXCEPTION,   /* "uncaught exception" */
-	WASM_TRAP_OUT_OF_MEMORY,        /* engine could not allocate */
-	WASM_TRAP_HOST,                 /* a host function trapped; see msg */
+	WASM_TRAP_UNREACHABLE,		 /* "unreachable" */
+	WASM_TRAP_MEMORY_OOB,		 /* "out of bounds memory access" */
+	WASM_TRAP_TABLE_OOB,		 /* "out of bounds table access" */
+	WASM_TRAP_UNDEFINED_ELEMENT,	 /* "undefined element" */
+	WASM_TRAP_UNINITIALIZED_ELEMENT, /* "uninitialized element" */
+	WASM_TRAP_INDIRECT_CALL_TYPE,	 /* "indirect call type mismatch" */
+	WASM_TRAP_INT_DIV_ZERO,		 /* "integer divide by zero" */
+	WASM_TRAP_INT_OVERFLOW,		 /* "integer overflow" */
+	WASM_TRAP_INVALID_CONVERSION,	 /* "invalid conversion to integer" */
+	WASM_TRAP_NULL_REFERENCE,	 /* "null reference" */
+	WASM_TRAP_NULL_FUNCTION,	 /* "null function reference" */
+	WASM_TRAP_STACK_EXHAUSTED,	 /* "call stack exhausted" */
+	WASM_TRAP_OUT_OF_FUEL,		 /* "out of fuel" (resumable) */
+	WASM_TRAP_UNCAUGHT_EXCEPTION,	 /* "uncaught exception" */
+	WASM_TRAP_OUT_OF_MEMORY,	 /* engine could not allocate */
+	WASM_TRAP_HOST,			 /* a host function trapped; see msg */
 } wasm_trap_kind;
 
 /* The spec's message for a trap kind ("integer divide by zero", ...). */
@@ -99,7 +99,7 @@ const char *wasm_trap_message(wasm_trap_kind kind);
 typedef struct wasm_store_limits {
 	uint64_t max_memory_pages; /* per memory; 0 = the type's own limit */
 	uint64_t max_table_elems;  /* per table; 0 = the type's own limit */
-	uint64_t start_fuel;       /* fuel for start functions; 0 = unlimited */
+	uint64_t start_fuel;	   /* fuel for start functions; 0 = unlimited */
 } wasm_store_limits;
 
 wasm_store *wasm_store_new(const wasm_store_limits *limits /* may be NULL */);
@@ -128,9 +128,9 @@ typedef struct wasm_extern {
 } wasm_extern;
 
 typedef enum wasm_host_status {
-	WASM_HOST_OK = 0,  /* results are written */
-	WASM_HOST_TRAP,    /* call wasm_exec_set_host_trap() first */
-	WASM_HOST_BLOCK,   /* suspend the exec; results come with resume */
+	WASM_HOST_OK = 0, /* results are written */
+	WASM_HOST_TRAP,	  /* call wasm_exec_set_host_trap() first */
+	WASM_HOST_BLOCK,  /* suspend the exec; results come with resume */
 } wasm_host_status;
 
 /*
@@ -187,15 +187,15 @@ bool wasm_instance_export(const wasm_instance *inst, const uint8_t *name,
 /* ---- execution -------------------------------------------------------- */
 
 typedef enum wasm_exec_status {
-	WASM_EXEC_DONE = 0,   /* returned; results available */
-	WASM_EXEC_TRAP,       /* trapped; see wasm_exec_trap() */
-	WASM_EXEC_EXCEPTION,  /* an exception escaped; see wasm_exec_exception */
-	WASM_EXEC_BLOCKED,    /* a host function answered BLOCK */
-	WASM_EXEC_OUT_OF_FUEL,/* budget spent; refuel and resume */
+	WASM_EXEC_DONE = 0,  /* returned; results available */
+	WASM_EXEC_TRAP,	     /* trapped; see wasm_exec_trap() */
+	WASM_EXEC_EXCEPTION, /* an exception escaped; see wasm_exec_exception */
+	WASM_EXEC_BLOCKED,   /* a host function answered BLOCK */
+	WASM_EXEC_OUT_OF_FUEL, /* budget spent; refuel and resume */
 } wasm_exec_status;
 
 typedef struct wasm_exec_config {
-	size_t max_stack_bytes;  /* value + frame stack; 0 = default 1 MiB-ish */
+	size_t max_stack_bytes; /* value + frame stack; 0 = default 1 MiB-ish */
 	uint32_t max_call_depth; /* 0 = default */
 } wasm_exec_config;
 

@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 enum { FUEL = 100000, MAX_PAGES = 16, MAX_ELEMS = 10000 };
 
 /* Host functions answer with zeroes of the right types, or block. */
-static wasm_host_status fuzz_host(wasm_exec *e, void *env,
-				  const wasm_val *args, wasm_val *results)
+static wasm_host_status fuzz_host(wasm_exec *e, void *env, const wasm_val *args,
+				  wasm_val *results)
 {
 	const wasm_functype *t = env;
 
@@ -92,9 +92,10 @@ static void call_exports(wasm_store *s, const wasm_module *m,
 		for (uint32_t k = 0; k < t->nparams; k++)
 			args[k] = zero_of(t->params[k]);
 		wasm_exec_set_fuel(e, FUEL);
-		wasm_exec_status st = wasm_exec_call(e, ext.u.func, args,
-						     t->nparams);
-		/* Drive blocked calls to the end: each resume answers zeroes. */
+		wasm_exec_status st =
+			wasm_exec_call(e, ext.u.func, args, t->nparams);
+		/* Drive blocked calls to the end: each resume answers zeroes.
+		 */
 		for (int n = 0; st == WASM_EXEC_BLOCKED && n < 64; n++)
 			st = wasm_exec_resume_trap(e, "fuzz: resumed as trap");
 		if (st == WASM_EXEC_BLOCKED || st == WASM_EXEC_OUT_OF_FUEL) {
@@ -132,8 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (make_import(s, m, &m->imports[i], &imports[i]) != 0)
 				goto out;
 	}
-	if (wasm_instantiate(s, m, imports, m->nimports, &inst, &trap,
-			     &err) == 0)
+	if (wasm_instantiate(s, m, imports, m->nimports, &inst, &trap, &err) ==
+	    0)
 		call_exports(s, m, inst);
 out:
 	free(imports);
