@@ -12,55 +12,15 @@
 set -u
 
 B=${HOSTEL_BUILDDIR:-.}
+NAME=daemon-history
+. "${HOSTEL_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
 HOSTELD=$B/daemon/hosteld
 HOSTEL=$B/client/hostel
 SEND=$B/tests/varlink-send
-for p in "$HOSTELD" "$HOSTEL" "$SEND"; do
-	if ! test -x "$p"; then
-		echo "daemon-history: $p is not built" >&2
-		exit 99
-	fi
-done
+need_programs "$HOSTELD" "$HOSTEL" "$SEND"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/hostel-history.XXXXXX") || exit 99
-PIDS=
-cleanup() {
-	for p in $PIDS; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT; test -n "${KEEP:-}" && trap - EXIT
-trap 'exit 1' INT TERM
+tap_tmpdir
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-has() {
-	grep -qF -- "$2" "$1"
-}
-wait_for() {
-	w_tries=$(($1 * 20))
-	shift
-	while ! "$@" 2>/dev/null; do
-		w_tries=$((w_tries - 1))
-		test "$w_tries" -gt 0 || return 1
-		sleep 0.05
-	done
-}
 alive() {
 	"$HOSTEL" --socket "$1" status >/dev/null 2>&1
 }
@@ -230,10 +190,4 @@ for f in "$LOG" "$T/err"; do
 	fi
 done
 
-echo "1..$n"
-if test "$failed" -ne 0; then
-	echo "daemon-history: $failed of $n checks failed; daemon log:" >&2
-	cat "$LOG" >&2
-	exit 1
-fi
-exit 0
+tap_finish "$LOG"

@@ -15,47 +15,16 @@
 set -u
 
 B=${HOSTEL_BUILDDIR:-.}
+NAME=daemon-services
+. "${HOSTEL_SRCDIR:-$(dirname "$0")/..}/tests/tap.sh"
 HOSTELD=$B/daemon/hosteld
 HOSTEL=$B/client/hostel
 SEND=$B/tests/varlink-send
 MK=$B/tests/guests/mkcomponent
-for p in "$HOSTELD" "$HOSTEL" "$SEND" "$MK"; do
-	if ! test -x "$p"; then
-		echo "daemon-services: $p is not built" >&2
-		exit 99
-	fi
-done
+need_programs "$HOSTELD" "$HOSTEL" "$SEND" "$MK"
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/hostel-services.XXXXXX") || exit 99
-PIDS=
-cleanup() {
-	for p in $PIDS; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT; test -n "${KEEP:-}" && trap - EXIT
-trap 'exit 1' INT TERM
+tap_tmpdir
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else not_ok "$d"; fi
-}
-has() {
-	grep -qF -- "$2" "$1"
-}
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
@@ -227,10 +196,4 @@ check "rm removes the service" test "$(H ps | grep -c '^counter')" -eq 0
 check "hosteld is still alive" alive
 stop_daemon
 
-echo "1..$n"
-if [ "$failed" -ne 0 ]; then
-	echo "# $failed failed; daemon log:"
-	sed 's/^/# /' "$LOG" | tail -20
-	exit 1
-fi
-exit 0
+tap_finish "$LOG"
