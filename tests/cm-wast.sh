@@ -42,6 +42,7 @@ tmp=$(mktemp) || exit 99
 trap 'rm -f "$tmp"' EXIT INT TERM
 
 status=0
+tp=0 tf=0 ts=0
 run() { # dir label [script...]  (no script: the whole dir)
 	d=$1 label=$2
 	shift 2
@@ -51,6 +52,10 @@ run() { # dir label [script...]  (no script: the whole dir)
 	rc=$?
 	printf '%s\n' "$out" | grep '^  ' || :
 	echo "cm-wast: $label: $(printf '%s\n' "$out" | tail -n 1)"
+	# Add the group's counts to the totals.
+	set -- $(printf '%s\n' "$out" | tail -n 1 |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
+	tp=$((tp + ${1:-0})) tf=$((tf + ${2:-0})) ts=$((ts + ${3:-0}))
 	if test $rc -ne 0; then
 		status=1
 	fi
@@ -78,4 +83,6 @@ for seed in $SEEDS; do
 		HOSTEL_SCHED_SEED= run async "async (seed $seed, FIFO-pinned)" $fifo
 	fi
 done
+echo "cm-wast: total: $tp passed, $tf failed, $ts skipped"
+echo "$tp passed, $tf failed, $ts skipped"
 exit $status

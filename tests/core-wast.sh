@@ -39,14 +39,21 @@ if ! test -r "$XFAIL"; then
 fi
 
 status=0
+tp=0 tf=0 ts=0
 for g in $core_groups; do
 	out=$("$HOSTEL" wast -v --xfail "$XFAIL" --group "$g" "$SUITE")
 	rc=$?
 	# The failing commands, then the group's totals.
 	printf '%s\n' "$out" | grep '^  ' || :
 	echo "core-wast: $g: $(printf '%s\n' "$out" | tail -n 1)"
+	# Add the group's counts to the totals.
+	set -- $(printf '%s\n' "$out" | tail -n 1 |
+		sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped.*/\1 \2 \3/p')
+	tp=$((tp + ${1:-0})) tf=$((tf + ${2:-0})) ts=$((ts + ${3:-0}))
 	if test $rc -ne 0; then
 		status=1
 	fi
 done
+echo "core-wast: total: $tp passed, $tf failed, $ts skipped"
+echo "$tp passed, $tf failed, $ts skipped"
 exit $status

@@ -154,6 +154,7 @@ check "malformed file, with offset" 3 "" "malformed module at offset [0-9]*: len
 check "missing file" 3 "" "No such file" -- "$T/missing.wasm"
 
 echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
 if test $failed -ne 0; then
 	echo "run-invoke: $failed of $n failed"
 	exit 1

@@ -102,4 +102,5 @@ check "sysusers entry creates user and group hostel" \
 	grep -q '^u hostel - ' "$S2"
 
 echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
 test "$failed" -eq 0

@@ -26,8 +26,9 @@ trap 'rm -rf "$T"' EXIT
 
 n=0
 fail=0
+nfailed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); fail=1; echo "not ok $n - $1"; }
+bad() { n=$((n + 1)); fail=1; nfailed=$((nfailed + 1)); echo "not ok $n - $1"; }
 
 # check NAME EXPECTED-RC FILE-WITH-EXPECTED-STDOUT-LINES -- hostel args
 # runs hostel, compares the exit code and that every expected line
@@ -156,4 +157,5 @@ else
 fi
 
 echo "1..$n"
+echo "$((n - nfailed)) passed, $nfailed failed"
 exit $fail

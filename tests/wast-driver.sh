@@ -186,6 +186,7 @@ printf 'bad.json:2\n' >"$T/xfail3"
 expect "an entry needs a reason" 2 "expected \"FILE.json:LINE reason\"" -- --xfail "$T/xfail3" "$T/bad.json"
 
 echo "1..$n"
+echo "$((n - failed)) passed, $failed failed"
 if test $failed -ne 0; then
 	echo "wast-driver: $failed of $n failed"
 	exit 1
