@@ -207,7 +207,26 @@ struct cm_host_call {
 	cm_func *func;
 	cm_component_instance *caller;
 	cabi_error err;
+	/* deferring (host_pending.c): the async subtask and its callbacks */
+	struct cm_asubtask *st;
+	const cm_call_cbs *cbs;
+	cm_host_pending *pending;
 };
+
+cm_host_pending *cm_host_call_defer(cm_host_call *call)
+{
+	if (call->pending != NULL)
+		return call->pending;
+	if (call->st == NULL) {
+		cm_host_call_trap(call, CM_MSG_SYNC_BLOCK);
+		return NULL;
+	}
+	call->pending = cm_host_pending_new(call->store, call->func,
+					    call->caller, call->st, call->cbs);
+	if (call->pending == NULL)
+		cm_host_call_trap(call, "out of memory");
+	return call->pending;
+}
 
 int cm_host_call_trap(cm_host_call *call, const char *fmt, ...)
 {
@@ -245,18 +264,29 @@ static int call_host(cm_store *s, cm_func *f, cm_component_instance *caller,
 	cm_val result[1];
 	cm_host_call call;
 	char why[128];
-	int rc = -1;
+	int rc = -1, hr;
 
 	memset(result, 0, sizeof result);
 	memset(&call, 0, sizeof call);
 	call.store = s;
 	call.func = f;
 	call.caller = caller;
+	/* only the async lower's own host callee may defer */
+	call.st = s->lowering;
+	call.cbs = cbs;
+	s->lowering = NULL;
 	if (args == NULL)
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	if (cbs->on_start(cbs->env, args, err))
 		goto out;
-	if (f->fn(&call, f->env, args, np, result, nres)) {
+	hr = f->fn(&call, f->env, args, np, result, nres);
+	if (hr == CM_HOST_PENDING && call.pending != NULL) {
+		rc = 0; /* resolved later by cm_host_settle* */
+		goto out;
+	}
+	if (call.pending != NULL) /* deferred, then answered at once */
+		cm_host_pending_discard(call.pending);
+	if (hr) {
 		if (call.err.kind == CABI_ERR_NONE)
 			cabi_fail(&call.err, CABI_ERR_TRAP,
 				  "host function `%s` failed",

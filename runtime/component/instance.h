@@ -76,6 +76,60 @@ cm_store *cm_host_call_store(const cm_host_call *call);
 /* The calling instance (NULL when the host calls its own function). */
 cm_component_instance *cm_host_call_caller(const cm_host_call *call);
 
+/* ---- host calls that complete later (sched/host_pending.c) ------------- */
+
+/*
+ * A host function whose import is lowered through the async ABI (an
+ * async lower, or a sync lower of an async-typed import, which blocks
+ * the calling thread) may answer later: it calls cm_host_call_defer and
+ * returns CM_HOST_PENDING.  The embedder keeps the handle and later
+ * calls exactly one of cm_host_settle, cm_host_settle_trap or
+ * cm_host_settle_cancelled.  Settling never runs guest code: it records
+ * the outcome, and the next service turn (cm_store_service_turn)
+ * delivers it and runs the threads it readies; the store's
+ * request_service callback fires when no request is outstanding.
+ * The cancel callback runs when the guest cancels the subtask
+ * (subtask.cancel; the handle stays valid, settle it, e.g. with
+ * cm_host_settle_cancelled) or when the store is freed (the handle dies
+ * when the callback returns).
+ */
+typedef struct cm_host_pending cm_host_pending;
+
+#define CM_HOST_PENDING 1
+
+/*
+ * NULL (and a trap recorded on call) when the import is lowered
+ * synchronously with a sync type (that caller cannot block) or out of
+ * memory; the host function then returns -1.
+ */
+cm_host_pending *cm_host_call_defer(cm_host_call *call);
+void cm_host_pending_set_cancel(cm_host_pending *p,
+				void (*on_cancel)(void *env,
+						  cm_host_pending *p),
+				void *env);
+/*
+ * The result (nresults 0 or 1 values of the import's result type,
+ * copied).  A VALUE error leaves the call pending; 0 consumes p.
+ */
+int cm_host_settle(cm_host_pending *p, const cm_val *results, uint32_t nresults,
+		   cm_error *err);
+/* The host call traps its caller (poisoning it); consumes p. */
+void cm_host_settle_trap(cm_host_pending *p, const char *msg);
+/* Resolve as cancelled (after cancellation was requested); consumes p. */
+void cm_host_settle_cancelled(cm_host_pending *p);
+/* Host calls deferred and not yet settled. */
+uint32_t cm_store_pending_host_calls(const cm_store *s);
+
+/*
+ * One service turn (ARCHITECTURE invariants 2-3): deliver settled host
+ * calls and run ready threads until none is ready or `fuel` (0: the
+ * store's turn_fuel; 0 there too: unlimited) is spent; a thread out of
+ * fuel is suspended and continues in a later turn.  Returns 1 when work
+ * remains (service has been requested again), 0 when quiescent, -1 on a
+ * trap (err; the trapping instance is poisoned, other work stays).
+ */
+int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err);
+
 /* ---- the linker: what the host provides for imports ------------------- */
 
 cm_linker *cm_linker_new(void);

@@ -561,6 +561,8 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 		if (st->callee != NULL &&
 		    cm_task_request_cancellation(st->callee, &ce))
 			return trap_err(e, s, &ce);
+		if (st->host != NULL)
+			cm_host_pending_cancel(st->host);
 	}
 	if (st->base.state < CM_SUBTASK_RETURNED) {
 		if (async) {

@@ -97,6 +97,8 @@ static void subtask_free(cm_asubtask *st)
 {
 	if (st->callee != NULL)
 		st->callee->ref = NULL;
+	if (st->host != NULL)
+		cm_host_pending_detach(st->host);
 	cabi_lenders_free(&st->base.lenders);
 	cabi_cx_release(&st->cx);
 	free(st);
@@ -144,8 +146,14 @@ static int call_callee(cm_store *s, cm_func *callee, cm_asubtask *st,
 	if (cm_func_is_async(callee))
 		return cm_canon_lift_async(s, callee, st->base.inst, s->current,
 					   &st->cbs, &st->callee, err);
-	return cm_func_call(s, callee, st->base.inst, s->current, &st->cbs,
-			    err);
+	int rc;
+
+	/* a host callee may defer its answer (host_pending.c) */
+	if (callee->kind == CM_FUNC_HOST)
+		s->lowering = st;
+	rc = cm_func_call(s, callee, st->base.inst, s->current, &st->cbs, err);
+	s->lowering = NULL;
+	return rc;
 }
 
 wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
@@ -240,7 +248,8 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 	 * thread the (possibly seeded) pick returns first cannot change the
 	 * answer.
 	 */
-	while (st->base.state == CM_SUBTASK_STARTING && st->callee != NULL) {
+	while (st->base.state == CM_SUBTASK_STARTING && st->callee != NULL &&
+	       !(s->in_turn && s->fuel == 0)) {
 		cm_thread *r = cm_sched_pick_other(s, callee->inst, s->current);
 
 		if (r == NULL || r->task == NULL)

@@ -42,6 +42,13 @@
  *    tests/cm-wast.fifo pins that script to FIFO in seeded runs.
  *  - Events are computed when delivered (definitions.py pending_event
  *    thunks): a waitable records only that it has one.
+ *  - Service turns (cm_store_service_turn, seeds 000/003): settled host
+ *    calls (host_pending.c) are delivered and ready threads run, on the
+ *    turn's own fuel; a thread out of fuel inside a turn is parked ready
+ *    (wasm_exec_continue next turn) instead of trapping.  Outside a turn
+ *    (cm_invoke's driver) running out of fuel still traps.  A sync-typed
+ *    callee on the nested sync path has no thread of its own, so it
+ *    still traps when the turn's fuel runs out under it.
  */
 #ifndef HOSTEL_SCHED_SCHED_H
 #define HOSTEL_SCHED_SCHED_H
@@ -206,7 +213,8 @@ typedef struct cm_asubtask {
 	bool async_lower;
 	bool handed_out; /* in the caller's table */
 	bool cancel_requested;
-	cm_atask *callee; /* NULL: not a task (host) or freed */
+	cm_atask *callee;	      /* NULL: not a task (host) or freed */
+	struct cm_host_pending *host; /* a deferred host callee */
 	wasm_val args[CM_MAX_FLAT_PARAMS + 2];
 	uint32_t nargs, ret_i;
 	wasm_val res[1];
@@ -288,6 +296,28 @@ int cm_invoke_async(cm_store *s, struct cm_func *f, const cm_val *args,
 		    struct cm_error *err);
 /* Host-driven loop: tick until *done or deadlock. */
 int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err);
+
+/* ---- host calls that complete later (host_pending.c) ------------------ */
+
+struct cm_host_pending;
+struct cm_component_instance;
+/* A deferred call of host function f lowered by subtask st. */
+struct cm_host_pending *
+cm_host_pending_new(cm_store *s, struct cm_func *f,
+		    struct cm_component_instance *caller, cm_asubtask *st,
+		    const cm_call_cbs *cbs);
+/* Forget p (the host function answered at once after all). */
+void cm_host_pending_discard(struct cm_host_pending *p);
+/* st goes away: p must never resolve it. */
+void cm_host_pending_detach(struct cm_host_pending *p);
+/* The guest asked to cancel p's subtask: tell the embedder. */
+void cm_host_pending_cancel(struct cm_host_pending *p);
+/* Deliver every settled host call (a turn or a driver, never a settle). */
+int cm_host_pending_deliver(cm_store *s, cabi_error *err);
+/* The thread ran out of fuel inside a service turn: park it, ready. */
+int cm_thread_out_of_fuel(cm_thread *t);
+/* Is some waiting thread ready to run now (no policy choice made)? */
+bool cm_sched_has_ready(cm_store *s);
 
 /* ---- canon built-ins --------------------------------------------------- */
 

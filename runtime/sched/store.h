@@ -104,6 +104,17 @@ typedef struct cm_store {
 	uint64_t rng;
 	bool service_requested;
 	uint32_t pending_host_calls;
+
+	/*
+	 * Host calls that complete later (host_pending.c): the outstanding
+	 * ones, and the settled ones a service turn has yet to deliver.
+	 * `lowering`: the async subtask whose host callee runs now (only
+	 * such a call may defer).  `in_turn`: a service turn runs, so a
+	 * thread out of fuel is suspended, not trapped.
+	 */
+	struct cm_host_pending *pending_first, *settled_first, *settled_last;
+	struct cm_asubtask *lowering;
+	bool pending_cleanup, in_turn;
 } cm_store;
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */

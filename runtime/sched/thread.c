@@ -252,6 +252,10 @@ int cm_thread_after_exec(cm_thread *t, wasm_exec_status st, cabi_error *err)
 		return 0; /* the built-in recorded how to wake it */
 	case WASM_EXEC_DONE:
 		return t->on_done(t, err);
+	case WASM_EXEC_OUT_OF_FUEL:
+		if (s->in_turn) /* bounded turn: continue it next turn */
+			return cm_thread_out_of_fuel(t);
+		return cm_exec_fail(t->exec, st, err);
 	default:
 		return cm_exec_fail(t->exec, st, err);
 	}
@@ -318,6 +322,24 @@ wasm_host_status cm_thread_block(cm_thread *t, bool waiting,
 	return WASM_HOST_BLOCK;
 }
 
+/* Continue a thread a bounded turn stopped out of fuel. */
+static int wake_continue(cm_thread *t, bool cancelled, cabi_error *err)
+{
+	(void)cancelled;
+	wasm_exec_set_fuel(t->exec, t->store->fuel);
+	return cm_thread_after_exec(t, wasm_exec_continue(t->exec), err);
+}
+
+int cm_thread_out_of_fuel(cm_thread *t)
+{
+	/* nothing to wait for: ready as soon as a turn has fuel again */
+	t->wake = wake_continue;
+	t->ready = NULL;
+	t->state = CM_THREAD_WAITING;
+	cm_sched_enqueue(t);
+	return 0;
+}
+
 int cm_thread_resume(cm_thread *t, bool cancelled, cabi_error *err)
 {
 	cm_store *s = t->store;
@@ -352,8 +374,12 @@ int cm_thread_resume(cm_thread *t, bool cancelled, cabi_error *err)
 int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err)
 {
 	while (!*done) {
-		cm_thread *t = cm_sched_pick(s, NULL);
+		cm_thread *t;
 		cm_component_instance *inst;
+
+		if (cm_host_pending_deliver(s, err))
+			return -1;
+		t = cm_sched_pick(s, NULL);
 
 		if (t == NULL)
 			return cabi_fail(err, CABI_ERR_TRAP,
@@ -365,4 +391,64 @@ int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err)
 		}
 	}
 	return 0;
+}
+
+bool cm_sched_has_ready(cm_store *s)
+{
+	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
+		if (candidate(t, NULL, NULL))
+			return true;
+	return false;
+}
+
+int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
+{
+	uint64_t saved_fuel = s->fuel;
+	bool saved_turn = s->in_turn;
+	cabi_error ce;
+	int rc = 0;
+
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	memset(&ce, 0, sizeof ce);
+	if (fuel == 0)
+		fuel = s->cfg.turn_fuel;
+	s->fuel = fuel != 0 ? fuel : UINT64_MAX;
+	s->in_turn = true;
+	/* requests made during the turn coalesce into the check below */
+	s->service_requested = true;
+	for (;;) {
+		cm_component_instance *inst;
+		cm_thread *t;
+
+		if (cm_host_pending_deliver(s, &ce)) {
+			rc = -1;
+			break;
+		}
+		if (s->fuel == 0)
+			break;
+		t = cm_sched_pick(s, NULL);
+		if (t == NULL)
+			break;
+		inst = t->inst;
+		if (cm_thread_resume(t, false, &ce)) {
+			cm_poison(inst, NULL);
+			rc = -1;
+			break;
+		}
+	}
+	s->in_turn = saved_turn;
+	s->fuel = saved_fuel;
+	s->service_requested = false;
+	if (s->settled_first != NULL || cm_sched_has_ready(s)) {
+		if (s->cfg.request_service != NULL) {
+			s->service_requested = true;
+			s->cfg.request_service(s->cfg.service_env);
+		}
+		if (rc == 0)
+			rc = 1;
+	}
+	if (rc < 0)
+		cm_error_from_cabi(err, &ce);
+	return rc;
 }
