@@ -127,6 +127,28 @@ static char *wanted_state_dir(const struct daemon *d)
 	return strdup(buf);
 }
 
+/*
+ * HOSTEL_SCHED_SEED=N (a decimal u64; unset or empty: FIFO) shuffles the
+ * scheduling choices the spec leaves free, in every store.
+ */
+static int sched_seed_from_env(struct daemon *d, uint64_t *seed)
+{
+	const char *v = getenv("HOSTEL_SCHED_SEED");
+	char *end;
+
+	*seed = 0;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	*seed = strtoull(v, &end, 10);
+	if (errno || *end != '\0' || *v == '-') {
+		log_err(&d->log,
+			"HOSTEL_SCHED_SEED must be a decimal number: %s", v);
+		return -1;
+	}
+	return 0;
+}
+
 int daemon_init(struct daemon *d, const struct daemon_options *opt)
 {
 	char err[512];
@@ -142,6 +164,8 @@ int daemon_init(struct daemon *d, const struct daemon_options *opt)
 	config_init(&d->cli);
 	config_init(&d->file);
 	listen_socket_init(&d->listen);
+	if (sched_seed_from_env(d, &d->sched_seed) < 0)
+		return -1;
 
 	if ((opt->socket && !(d->cli.socket = absolute(opt->socket))) ||
 	    (opt->state_dir &&

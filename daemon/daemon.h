@@ -70,6 +70,8 @@ struct daemon {
 	struct service_registry *services;
 
 	uint64_t started_ms; /* CLOCK_MONOTONIC */
+	/* HOSTEL_SCHED_SEED: 0 = FIFO (ARCHITECTURE "Scheduling policy"). */
+	uint64_t sched_seed;
 	bool stopping;
 	int ready_fd; /* write end of the detach handshake pipe, or -1 */
 };

@@ -20,6 +20,13 @@
 #include "store/db.h"
 
 #define WASM_PAGE 65536u
+/*
+ * Fuel one service turn may spend on background work (threads readied by
+ * settled host calls) before the loop gets a say again (invariant 3).
+ */
+#define SERVICE_TURN_FUEL 1000000u
+
+static void store_wants_service(void *env);
 
 static struct service_registry *reg(struct daemon *d)
 {
@@ -195,6 +202,10 @@ static int new_store(struct service *s, const char **kind)
 		.limits = {.max_memory_pages = s->limits.memory / WASM_PAGE,
 			   .start_fuel = s->limits.fuel_per_call},
 		.lazy_unsupported = true,
+		.request_service = store_wants_service,
+		.service_env = s,
+		.turn_fuel = SERVICE_TURN_FUEL,
+		.sched_seed = s->d->sched_seed,
 	};
 	cm_error err;
 
@@ -283,20 +294,62 @@ void service_stop(struct service *s, const char *reason)
 /* ---- the pump ------------------------------------------------------------ */
 
 /*
+ * Background work of a running store with no call in flight: deliver
+ * settled host calls and run the threads they ready, within one turn's
+ * fuel (the runtime requests another turn when work remains).  A trap
+ * here poisons the instance; it surfaces on the next call.
+ */
+static void background_turn(struct service *s)
+{
+	const struct history_hooks *h;
+	cm_error err;
+
+	if (s->state != SERVICE_RUNNING || s->store == NULL)
+		return;
+	memset(&err, 0, sizeof(err));
+	if (cm_store_service_turn(s->store, 0, &err) >= 0)
+		return;
+	s->state = SERVICE_POISONED;
+	if (db_of(s))
+		services_set_state(db_of(s), s->name, SERVICE_POISONED);
+	set_reason(s, "background work trapped: %.200s", err.msg);
+	log_info(&s->d->log, "service %s: poisoned: %s", s->name, s->reason);
+	h = daemon_history_hooks(s->d);
+	if (h) {
+		json_t *why = json_pack("{ss}", "message", err.msg);
+
+		h->store_poisoned(h->ctx, s->name, why);
+		json_decref(why);
+	}
+}
+
+/*
  * One service turn: run the first queued call, then ask for another turn
  * if more wait, so the loop gets a say between calls.
  */
 static void service_turn(evutil_socket_t fd, short what, void *arg)
 {
 	struct service *s = arg;
-	struct invocation *inv = s->queue_head;
+	struct invocation *inv;
 
+	background_turn(s);
+	inv = s->queue_head;
 	if (!inv)
 		return;
 	service_dequeue(s, inv);
 	invocation_run(inv);
 	if (s->queue_head)
 		service_request(s);
+}
+
+/*
+ * The runtime asks for service when settled host calls or suspended
+ * threads have work: the settlement pump.  Requests coalesce in the
+ * service event (service_request).
+ */
+static void store_wants_service(void *env)
+{
+	service_request(env);
 }
 
 void service_request(struct service *s)
