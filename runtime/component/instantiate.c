@@ -13,12 +13,12 @@
  * TRAP for a trap in a core start function (with its message),
  * UNSUPPORTED for async built-ins ("async builtin `X` not
  * implemented", unless the store defers that to call time, see
- * runtime/sched/canon_builtins.c) and 🪙 values/start, NOMEM.  Every definition pushes
- * its entries in the order validation pushed them; the entries whose index is
- * implicit (modules, core instances, components, instances, aliases) are
- * checked against the validator's record of their origin, so the replay can
- * never silently drift.  Core types and values (🪙) have no run-time value
- * and are not tracked.
+ * runtime/sched/canon_builtins.c) and 🪙 values/start, NOMEM.  Every
+ * definition pushes its entries in the order validation pushed them; the
+ * entries whose index is implicit (modules, core instances, components,
+ * instances, aliases) are checked against the validator's record of their
+ * origin, so the replay can never silently drift.  Core types and values (🪙)
+ * have no run-time value and are not tracked.
  */
 #include <stdio.h>
 #include <string.h>

@@ -16,6 +16,7 @@
  * anything not implemented traps with its name.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +402,12 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 	return hs;
 }
 
+/* Store teardown: a set the guest never dropped (members may be gone). */
+static void set_dispose(cm_store_obj *o)
+{
+	free((char *)o - offsetof(cm_waitable_set, obj));
+}
+
 static wasm_host_status set_new(wasm_exec *e, const cm_builtin *b,
 				wasm_val *results)
 {
@@ -419,6 +426,7 @@ static wasm_host_status set_new(wasm_exec *e, const cm_builtin *b,
 		free(ws);
 		return trap_err(e, s, &ce);
 	}
+	cm_store_track(s, &ws->obj, set_dispose);
 	set_i32(&results[0], ws->index);
 	return WASM_HOST_OK;
 }
@@ -438,6 +446,7 @@ static wasm_host_status set_drop(wasm_exec *e, const cm_builtin *b,
 	if (ws->first != NULL || ws->num_waiting > 0)
 		return trapf(e, s, "cannot drop waitable set with waiters");
 	cabi_table_remove(&b->inst->handles, i, NULL, NULL);
+	cm_store_untrack(&ws->obj);
 	free(ws);
 	return WASM_HOST_OK;
 }

@@ -300,7 +300,7 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 				  CM_MSG_CANNOT_ENTER);
 		return -1;
 	}
-	at = calloc(1, sizeof *at);
+	at = cm_atask_new(s);
 	if (at == NULL) {
 		cm_leave(inst, caller);
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
@@ -313,7 +313,7 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 	at->needs_exclusive = !f->opts.async || f->opts.callback != NULL;
 	t = cm_thread_new(at, inst);
 	if (t == NULL) {
-		free(at);
+		cm_atask_free(at);
 		cm_leave(inst, caller);
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}

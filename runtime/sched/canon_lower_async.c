@@ -12,6 +12,7 @@
  * caller with no thread of its own (a sync-typed task) traps "cannot
  * block a synchronous task before returning".
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,8 +94,23 @@ static int alower_on_resolve(void *env, cm_val *result, cabi_error *err)
 	return rc;
 }
 
+/*
+ * Store teardown: the callee task and a pending host call may be gone
+ * already (host_pending.c detaches first), so only st's own memory.
+ */
+static void subtask_dispose(cm_store_obj *o)
+{
+	cm_asubtask *st =
+		(cm_asubtask *)((char *)o - offsetof(cm_asubtask, obj));
+
+	cabi_lenders_free(&st->base.lenders);
+	cabi_cx_release(&st->cx);
+	free(st);
+}
+
 static void subtask_free(cm_asubtask *st)
 {
+	cm_store_untrack(&st->obj);
 	if (st->callee != NULL)
 		st->callee->ref = NULL;
 	if (st->host != NULL)
@@ -188,6 +204,7 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 		cabi_fail(&ce, CABI_ERR_NOMEM, "out of memory");
 		return trap(e, s, &ce);
 	}
+	cm_store_track(s, &st->obj, subtask_dispose);
 	st->w.kind = CABI_ELEM_SUBTASK;
 	st->w.inst = inst;
 	cm_subtask_init(&st->base, inst, &inst->handles, s->current);

@@ -42,6 +42,13 @@
  *    tests/cm-wast.fifo pins that script to FIFO in seeded runs.
  *  - Events are computed when delivered (definitions.py pending_event
  *    thunks): a waitable records only that it has one.
+ *  - Ownership: threads, tasks, subtasks, waitable sets and stream /
+ *    future ends are tracked by their store (store.h cm_store_obj) from
+ *    creation to their normal free; handle tables, the waiting list,
+ *    sets and shared streams only refer to them.  Whatever is left when
+ *    the store is freed (unfinished threads and their execs, sets a
+ *    guest never dropped, ends in tables or in transit) is disposed of
+ *    there, once each.  Error contexts carry no object.
  *  - Service turns (cm_store_service_turn, seeds 000/003): settled host
  *    calls (host_pending.c) are delivered and ready threads run, on the
  *    turn's own fuel; a thread out of fuel inside a turn is parked ready
@@ -117,6 +124,7 @@ typedef int (*cm_thread_complete_fn)(cm_thread *t, bool cancelled,
 				     cabi_error *err);
 
 struct cm_thread {
+	cm_store_obj obj; /* tracked: the store owns it until it is freed */
 	cm_store *store;
 	struct cm_atask *task;
 	struct cm_component_instance *inst;
@@ -161,6 +169,7 @@ struct cm_thread {
  */
 typedef struct cm_atask {
 	cm_task base;
+	cm_store_obj obj; /* tracked */
 	struct cm_func *func;
 	bool needs_exclusive;
 	bool sync_lift, stackful;
@@ -175,6 +184,11 @@ typedef struct cm_atask {
 	bool resolved_cancelled;
 } cm_atask;
 
+/* A zeroed task tracked by s; NULL when out of memory. */
+cm_atask *cm_atask_new(cm_store *s);
+/* Free a task (its result values too) and stop tracking it. */
+void cm_atask_free(cm_atask *at);
+
 /* ---- waitables and waitable sets -------------------------------------- */
 
 struct cm_waitable {
@@ -188,6 +202,7 @@ struct cm_waitable {
 };
 
 struct cm_waitable_set {
+	cm_store_obj obj; /* tracked */
 	uint32_t index;
 	uint32_t num_waiting;
 	cm_waitable *first, *last;
@@ -205,7 +220,8 @@ int cm_waitable_deliver(cm_waitable *w, cm_event *ev, cabi_error *err);
 /* ---- subtasks (async part) ------------------------------------------- */
 
 typedef struct cm_asubtask {
-	cm_waitable w; /* first: the handle table points here */
+	cm_waitable w;	  /* first: the handle table points here */
+	cm_store_obj obj; /* tracked */
 	cm_subtask base;
 	cm_call_cbs cbs;
 	cabi_cx cx;

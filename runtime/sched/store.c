@@ -3,7 +3,9 @@
  * instance objects, cleanups, the exec pool and the fuel of a host call.
  *
  * Contract (store.h): everything is released by cm_store_free, cleanups
- * first (newest first), then the execs, the wasm_store and the arena.
+ * first (newest first: they may still look at tracked objects, e.g. a
+ * pending host call detaching its subtask), then the tracked objects,
+ * then the execs, the wasm_store and the arena.
  * The exec pool is a LIFO stack: nested sync calls acquire and release in
  * strict nesting order.
  */
@@ -22,6 +24,7 @@ cm_store *cm_store_new(const cm_store_config *cfg)
 
 	if (s == NULL)
 		return NULL;
+	s->objs.prev = s->objs.next = &s->objs;
 	if (cfg != NULL)
 		s->cfg = *cfg;
 	s->wasm = wasm_store_new(&s->cfg.limits);
@@ -45,6 +48,12 @@ void cm_store_free(cm_store *s)
 		c->fn(c->arg);
 	}
 	free(s->cleanups);
+	while (s->objs.next != &s->objs) {
+		cm_store_obj *o = s->objs.next;
+
+		cm_store_untrack(o);
+		o->dispose(o);
+	}
 	for (uint32_t i = 0; i < s->nexecs; i++)
 		wasm_exec_free(s->execs[i]);
 	free(s->execs);
@@ -70,6 +79,25 @@ int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg)
 	s->cleanups[s->ncleanups].arg = arg;
 	s->ncleanups++;
 	return 0;
+}
+
+void cm_store_track(cm_store *s, cm_store_obj *o,
+		    void (*dispose)(cm_store_obj *o))
+{
+	o->dispose = dispose;
+	o->prev = s->objs.prev;
+	o->next = &s->objs;
+	s->objs.prev->next = o;
+	s->objs.prev = o;
+}
+
+void cm_store_untrack(cm_store_obj *o)
+{
+	if (o->next == NULL)
+		return;
+	o->prev->next = o->next;
+	o->next->prev = o->prev;
+	o->prev = o->next = NULL;
 }
 
 void cm_store_set_fuel(cm_store *s, uint64_t fuel)

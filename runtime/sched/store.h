@@ -6,9 +6,10 @@
  * Contract:
  *  - A cm_store owns one wasm_store (every core object of every
  *    instance), the runtime objects of the component instances created in
- *    it, and a pool of wasm_exec.  cm_store_free releases all of it at
- *    once; instances are never freed one by one (instances are created
- *    and destroyed as whole trees, digest 2.15/3.15).
+ *    it (the arena, and the tracked async objects, cm_store_obj), and a
+ *    pool of wasm_exec.  cm_store_free releases all of it at once;
+ *    instances are never freed one by one (instances are created and
+ *    destroyed as whole trees, digest 2.15/3.15).
  *  - Guest code of a store runs only under a call into that store (one
  *    driver per store, ARCHITECTURE invariant 2).  Nothing here is global.
  *  - Sync path (this version): a lifted call runs its core function on an
@@ -38,6 +39,23 @@ typedef struct cm_store_cleanup {
 	void (*fn)(void *);
 	void *arg;
 } cm_store_cleanup;
+
+/*
+ * A runtime object of the async model (thread, task, subtask, waitable
+ * set, stream/future end) the store owns while it lives.  Such objects
+ * point at one another from handle tables, the waiting list, waitable
+ * sets and shared streams, so no reference among those is an owning
+ * one: the store's list of tracked objects is.  An object is tracked
+ * from its creation until its normal free (cm_store_untrack, then its
+ * own free); whatever is still tracked when the store goes is disposed
+ * of exactly once by `dispose`, which frees only the memory that object
+ * alone owns and never follows its pointers to other tracked objects
+ * (they may be gone already).
+ */
+typedef struct cm_store_obj {
+	struct cm_store_obj *prev, *next;
+	void (*dispose)(struct cm_store_obj *o);
+} cm_store_obj;
 
 typedef struct cm_store_config {
 	wasm_store_limits limits; /* memories, tables, start fuel */
@@ -115,6 +133,9 @@ typedef struct cm_store {
 	struct cm_host_pending *pending_first, *settled_first, *settled_last;
 	struct cm_asubtask *lowering;
 	bool pending_cleanup, in_turn;
+
+	/* tracked runtime objects (cm_store_obj): a ring around this */
+	cm_store_obj objs;
 } cm_store;
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */
@@ -127,6 +148,16 @@ void cm_store_free(cm_store *s);
  * been registered).
  */
 int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg);
+
+/*
+ * Track o (embedded in a runtime object) until cm_store_untrack; if the
+ * store is freed first, dispose(o) runs once, after the cleanups and
+ * before the execs and the wasm_store go.
+ */
+void cm_store_track(cm_store *s, cm_store_obj *o,
+		    void (*dispose)(cm_store_obj *o));
+/* o is being freed normally (no-op when it was never tracked). */
+void cm_store_untrack(cm_store_obj *o);
 
 /* Fuel for the next host call (UINT64_MAX: unlimited). */
 void cm_store_set_fuel(cm_store *s, uint64_t fuel);

@@ -14,6 +14,7 @@
  * suite expects).  Both ends of a stream here always belong to wasm, so
  * cancellation completes at once.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ typedef struct cm_shared {
 } cm_shared;
 
 typedef struct cm_end {
-	cm_waitable w; /* first: the handle table points here */
+	cm_waitable w;	  /* first: the handle table points here */
+	cm_store_obj obj; /* tracked; the ends own their cm_shared jointly */
 	cm_shared *sh;
 	bool readable;
 	end_state state;
@@ -259,6 +261,25 @@ static uint64_t arg_u(const wasm_val *v)
 	return v->type == WASM_I64 ? v->u.i64 : (uint32_t)v->u.i32;
 }
 
+/* The last end to go frees the shared state. */
+static void end_release(cm_end *e)
+{
+	cm_shared *sh = e->sh;
+
+	free(e);
+	if (--sh->nends == 0)
+		free(sh);
+}
+
+/*
+ * Store teardown: the other end, its set and a pending peer may be gone
+ * already; only the shared state (counted by nends) is looked at.
+ */
+static void end_dispose(cm_store_obj *o)
+{
+	end_release((cm_end *)((char *)o - offsetof(cm_end, obj)));
+}
+
 static cm_end *end_new(cm_shared *sh, cm_component_instance *inst,
 		       bool readable)
 {
@@ -266,6 +287,7 @@ static cm_end *end_new(cm_shared *sh, cm_component_instance *inst,
 
 	if (e == NULL)
 		return NULL;
+	cm_store_track(inst->store, &e->obj, end_dispose);
 	e->sh = sh;
 	e->readable = readable;
 	e->w.inst = inst;
@@ -295,9 +317,8 @@ static void end_free(cm_end *e)
 	cm_waitable_join(&e->w, NULL);
 	if (sh->pending == e)
 		sh->pending = NULL;
-	free(e);
-	if (--sh->nends == 0)
-		free(sh);
+	cm_store_untrack(&e->obj);
+	end_release(e);
 }
 
 static const cm_type *elem_of(const cm_canon *cn)
@@ -326,8 +347,10 @@ static wasm_host_status op_new(wasm_exec *x, cm_component_instance *inst,
 	r = end_new(sh, inst, true);
 	w = r != NULL ? end_new(sh, inst, false) : NULL;
 	if (w == NULL) {
-		free(r);
-		free(sh);
+		if (r != NULL)
+			end_free(r); /* the last end: frees sh too */
+		else
+			free(sh);
 		return trap_msg(x, s, "out of memory");
 	}
 	if (end_add(r, inst, &ce) || end_add(w, inst, &ce))

@@ -11,6 +11,7 @@
  * picks it.  Picking: FIFO over the waiting list, or a seeded choice among
  * the ready threads.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,15 @@ cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
 	return cm_sched_pick_other(s, inst, NULL);
 }
 
+/* Store teardown: the thread never finished; its exec goes with it. */
+static void thread_dispose(cm_store_obj *o)
+{
+	cm_thread *t = (cm_thread *)((char *)o - offsetof(cm_thread, obj));
+
+	wasm_exec_free(t->exec);
+	free(t);
+}
+
 cm_thread *cm_thread_new(cm_atask *task, struct cm_component_instance *inst)
 {
 	cm_store *s = inst->store;
@@ -144,6 +154,7 @@ cm_thread *cm_thread_new(cm_atask *task, struct cm_component_instance *inst)
 		free(t);
 		return NULL;
 	}
+	cm_store_track(s, &t->obj, thread_dispose);
 	t->store = s;
 	t->task = task;
 	t->inst = inst;
@@ -166,14 +177,38 @@ int cm_thread_register(cm_thread *t, cabi_error *err)
 	return cabi_table_add(&t->inst->threads, &e, &t->index, err);
 }
 
+/* Store teardown: the task never resolved, or a thread of it trapped. */
+static void atask_dispose(cm_store_obj *o)
+{
+	cm_atask *at = (cm_atask *)((char *)o - offsetof(cm_atask, obj));
+
+	cm_vals_free(at->result, at->nres);
+	free(at);
+}
+
+cm_atask *cm_atask_new(cm_store *s)
+{
+	cm_atask *at = calloc(1, sizeof *at);
+
+	if (at != NULL)
+		cm_store_track(s, &at->obj, atask_dispose);
+	return at;
+}
+
+void cm_atask_free(cm_atask *at)
+{
+	cm_store_untrack(&at->obj);
+	cm_vals_free(at->result, at->nres);
+	free(at);
+}
+
 static void task_maybe_free(cm_atask *at)
 {
 	if (at->base.state != CM_TASK_RESOLVED || at->nthreads > 0)
 		return;
 	if (at->ref != NULL)
 		*at->ref = NULL;
-	cm_vals_free(at->result, at->nres);
-	free(at);
+	cm_atask_free(at);
 }
 
 int cm_thread_exit(cm_thread *t, cabi_error *err)
@@ -210,6 +245,7 @@ int cm_thread_exit(cm_thread *t, cabi_error *err)
 
 static void thread_free(cm_thread *t)
 {
+	cm_store_untrack(&t->obj);
 	wasm_exec_free(t->exec);
 	free(t);
 }

@@ -1641,7 +1641,8 @@ START_TEST(handles_in_memory)
 }
 END_TEST
 
-/* ---- 64-bit memories (🐘) ----------------------------------------------------- */
+/* ---- 64-bit memories (🐘)
+ * ----------------------------------------------------- */
 
 static wasm_valtype RA64_PARAMS[] = {WASM_I64, WASM_I64, WASM_I32, WASM_I64};
 static wasm_valtype RA64_RESULTS[] = {WASM_I64};

@@ -473,6 +473,44 @@ START_TEST(turn_fuel_suspends_thread)
 }
 END_TEST
 
+static int ndisposed;
+
+static void count_dispose(cm_store_obj *o)
+{
+	(void)o;
+	ndisposed++;
+}
+
+/*
+ * Teardown ownership (store.h cm_store_obj): what is still tracked when
+ * the store goes is disposed of once; what was untracked (freed
+ * normally) is not touched again.  The waiting thread left behind is
+ * released with its exec (a sanitizer build would report it otherwise).
+ */
+START_TEST(store_disposes_tracked_objects)
+{
+	cm_store *s = new_store(0);
+	cm_component_instance inst;
+	cm_store_obj a, b, c;
+
+	memset(&inst, 0, sizeof inst);
+	inst.store = s;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(&c, 0, sizeof c);
+	cm_store_track(s, &a, count_dispose);
+	cm_store_track(s, &b, count_dispose);
+	cm_store_track(s, &c, count_dispose);
+	cm_store_untrack(&b);
+	cm_store_untrack(&b); /* a second untrack is harmless */
+	ck_assert_ptr_null(b.next);
+	(void)waiting(&inst, never);
+	ndisposed = 0;
+	cm_store_free(s);
+	ck_assert_int_eq(ndisposed, 2);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
 	Suite *su = suite_create("sched");
@@ -486,6 +524,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, host_settle_trap_and_teardown);
 	tcase_add_test(tc, host_defer_refused_on_sync_path);
 	tcase_add_test(tc, turn_fuel_suspends_thread);
+	tcase_add_test(tc, store_disposes_tracked_objects);
 	suite_add_tcase(su, tc);
 	return su;
 }
