@@ -17,11 +17,14 @@
  *    local.get is usually not an instruction at all: the consumer reads
  *    the local's slot directly; small constants are immediate cells.
  *    Values use the slot representation of store.h (one 64-bit slot, v128
- *    two).  Every handler reads all its inputs before it writes its
- *    output, so an output slot may equal an input slot.
+ *    two); an i32 is always zero-extended, so ops whose index operands
+ *    may be i32 or i64 (memory64, table64) read whole slots.  Every
+ *    handler reads all its inputs before it writes its output, so an
+ *    output slot may equal an input slot.
  *  - Branch targets are cell offsets relative to the branch instruction's
  *    op cell, resolved at compile time.  A branch with a non-positive
- *    offset is a loop back-edge and pays one unit of fuel.
+ *    offset is a loop back-edge and pays one unit of fuel; an op that
+ *    stops for fuel has had no effect yet, so it runs again whole.
  *  - A call passes its arguments in consecutive slots of the caller, at
  *    `base`; the callee's frame starts there (the arguments become its
  *    first locals without a copy) and its results are left at the same
@@ -101,6 +104,10 @@
  *  i32_shr_u_and               [d a k m]        (a >> (k & 31)) & m
  *  <t>_<op>_ld                 [d a x imm off]  a op load<t>(ea), memory 0,
  *                              ea = (u32)(x + imm) + off
+ *  fN_mul_mul / fN_mul_mulr    [d a b c]        (a * b) * c, a * (b * c)
+ *  fN_sub_is / fN_div_is       [d imm b]        imm - b, imm / b
+ *  add_br_nz / add_br_z        [d a imm off]    d = a + imm (i32), branch
+ *                                               if d != 0 / d == 0
  *
  * Generated families (see WASM_IOP enum below):
  *  numeric unary               [d a]
@@ -201,7 +208,17 @@
 	X(f32_mul_ld)                                                          \
 	X(f64_add_ld)                                                          \
 	X(f64_sub_ld)                                                          \
-	X(f64_mul_ld)
+	X(f64_mul_ld)                                                          \
+	X(f32_mul_mul)                                                         \
+	X(f32_mul_mulr)                                                        \
+	X(f64_mul_mul)                                                         \
+	X(f64_mul_mulr)                                                        \
+	X(f32_sub_is)                                                          \
+	X(f32_div_is)                                                          \
+	X(f64_sub_is)                                                          \
+	X(f64_div_is)                                                          \
+	X(add_br_nz)                                                           \
+	X(add_br_z)
 
 /*
  * The comparisons that fuse with a following br_if / if: name and operand

@@ -815,6 +815,23 @@ static int pop_cond(struct cc *c, struct cond *cd)
 			return 0;
 		}
 	}
+	/*
+	 * A loop counter: `local.tee` of an i32.add with a constant (the add
+	 * writes the local directly) tested right away: one op adds and
+	 * branches on the result.
+	 */
+	if ((e.kind == VK_STACK || e.kind == VK_ALIAS) && c->last != NONE &&
+	    c->last_dest && c->last_iop == WASM_IOP_i32_add_si &&
+	    c->code[c->last + 1] ==
+		    (e.kind == VK_ALIAS ? (uint32_t)e.val : e.slot)) {
+		cd->op_true = WASM_IOP_add_br_nz;
+		cd->op_false = WASM_IOP_add_br_z;
+		cd->n = 3;
+		memcpy(cd->cells, &c->code[c->last + 1], 3 * sizeof(uint32_t));
+		c->ncode = c->last;
+		c->last = NONE;
+		return 0;
+	}
 	cd->cells[0] = src_of(c, &e);
 	return 0;
 }
@@ -1623,6 +1640,23 @@ static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
 	return 0;
 }
 
+/* The op computing `constant op slot`, for ops that have one. */
+static uint32_t const_left(uint8_t op)
+{
+	switch (op) {
+	case 0x93:
+		return WASM_IOP_f32_sub_is;
+	case 0x95:
+		return WASM_IOP_f32_div_is;
+	case 0xa1:
+		return WASM_IOP_f64_sub_is;
+	case 0xa3:
+		return WASM_IOP_f64_div_is;
+	default:
+		return NONE;
+	}
+}
+
 static bool commutes(uint8_t op)
 {
 	switch (op) {
@@ -1797,7 +1831,9 @@ static bool fuse_shr_and(struct cc *c, const struct vent *a,
 static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
 		     const struct vent *b)
 {
-	bool f64 = op == 0xa0 || op == 0xa1, add = op == 0xa0 || op == 0x92;
+	bool f64 = op == 0xa0 || op == 0xa1 || op == 0xa2;
+	bool add = op == 0xa0 || op == 0x92;
+	bool mulop = op == 0xa2 || op == 0x94;
 	uint32_t mul = f64 ? WASM_IOP_f64_mul_ss : WASM_IOP_f32_mul_ss;
 	uint32_t m, x, y, other, iop, *p;
 	bool right;
@@ -1817,7 +1853,11 @@ static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
 	} else {
 		return false;
 	}
-	if (f64)
+	if (mulop && f64)
+		iop = right ? WASM_IOP_f64_mul_mulr : WASM_IOP_f64_mul_mul;
+	else if (mulop)
+		iop = right ? WASM_IOP_f32_mul_mulr : WASM_IOP_f32_mul_mul;
+	else if (f64)
 		iop = right ? (add ? WASM_IOP_f64_add_mul
 				   : WASM_IOP_f64_sub_mul)
 			    : (add ? WASM_IOP_f64_mul_add
@@ -1926,7 +1966,9 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 	if (live(c) && (op == 0x6a || op == 0x6b) &&
 	    fold_addi(c, op, &a, &b, next_slot(c)))
 		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
-	if (live(c) && (op == 0x92 || op == 0x93 || op == 0xa0 || op == 0xa1) &&
+	if (live(c) &&
+	    (op == 0x92 || op == 0x93 || op == 0x94 || op == 0xa0 ||
+	     op == 0xa1 || op == 0xa2) &&
 	    fuse_mul(c, op, &a, &b))
 		return c->oom ? -1 : 0;
 	if (live(c) && fuse_load(c, op, &a, &b))
@@ -1940,6 +1982,19 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 			si = true;
 			imm = a.val;
 			sa = src_of(c, &b);
+		} else if (a.kind == VK_CONST && const_left(op) != NONE) {
+			/* k - x, k / x for floats: the constant stays inline */
+			uint32_t *q, n = imm_cells(in);
+			sb = src_of(c, &b);
+			if (push(c, outt))
+				return -1;
+			q = emit_d(c, const_left(op), 2 + n);
+			q[0] = top_slot(c);
+			q[1] = (uint32_t)a.val;
+			if (n == 2)
+				q[2] = (uint32_t)(a.val >> 32);
+			q[1 + n] = sb;
+			return 0;
 		} else {
 			sb = src_of(c, &b);
 			sa = src_of(c, &a);

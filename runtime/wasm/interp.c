@@ -32,6 +32,17 @@
 #include "wasm/numeric.h"
 #include "wasm/simd.h"
 
+/*
+ * clang needs tens of minutes to compile the computed-goto loop with
+ * AddressSanitizer (the sanitizer and fuzzing builds): those get the
+ * switch, which also keeps that variant tested.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(WASM_INTERP_SWITCH)
+#define WASM_INTERP_SWITCH 1
+#endif
+#endif
+
 #if defined(__GNUC__) && !defined(WASM_INTERP_SWITCH)
 #define USE_GOTO 1
 #else
@@ -1054,6 +1065,10 @@ dispatch:
 		MULOP(f64_add_mul, F64, num_f64_add(a, num_f64_mul(b, c)))
 		MULOP(f64_mul_sub, F64, num_f64_sub(num_f64_mul(a, b), c))
 		MULOP(f64_sub_mul, F64, num_f64_sub(a, num_f64_mul(b, c)))
+		MULOP(f32_mul_mul, F32, num_f32_mul(num_f32_mul(a, b), c))
+		MULOP(f32_mul_mulr, F32, num_f32_mul(a, num_f32_mul(b, c)))
+		MULOP(f64_mul_mul, F64, num_f64_mul(num_f64_mul(a, b), c))
+		MULOP(f64_mul_mulr, F64, num_f64_mul(a, num_f64_mul(b, c)))
 #undef MULOP
 		OP(i32_mul_add)
 		{
@@ -1093,6 +1108,66 @@ dispatch:
 		LDOP(f64_sub_ld, F64, uint64_t, num_f64_sub(a, b))
 		LDOP(f64_mul_ld, F64, uint64_t, num_f64_mul(a, b))
 #undef LDOP
+		OP(f32_sub_is)
+		{
+			S(1) = BOX_F32(
+				num_f32_sub(IMM_F32(pc + 2), GET_F32(S(3))));
+			pc += 4;
+			NEXT();
+		}
+		OP(f32_div_is)
+		{
+			S(1) = BOX_F32(
+				num_f32_div(IMM_F32(pc + 2), GET_F32(S(3))));
+			pc += 4;
+			NEXT();
+		}
+		OP(f64_sub_is)
+		{
+			S(1) = BOX_F64(
+				num_f64_sub(IMM_F64(pc + 2), GET_F64(S(4))));
+			pc += 5;
+			NEXT();
+		}
+		OP(f64_div_is)
+		{
+			S(1) = BOX_F64(
+				num_f64_div(IMM_F64(pc + 2), GET_F64(S(4))));
+			pc += 5;
+			NEXT();
+		}
+		/*
+		 * The fuel check of a back-edge comes before the write: when
+		 * fuel runs out, continuing executes the whole op again.
+		 */
+		OP(add_br_nz)
+		{
+			uint32_t v = (uint32_t)S(2) + pc[3];
+			if (v != 0) {
+				if ((int32_t)pc[4] <= 0)
+					FUEL();
+				S(1) = v;
+				pc += (int32_t)pc[4];
+				NEXT();
+			}
+			S(1) = v;
+			pc += 5;
+			NEXT();
+		}
+		OP(add_br_z)
+		{
+			uint32_t v = (uint32_t)S(2) + pc[3];
+			if (v == 0) {
+				if ((int32_t)pc[4] <= 0)
+					FUEL();
+				S(1) = v;
+				pc += (int32_t)pc[4];
+				NEXT();
+			}
+			S(1) = v;
+			pc += 5;
+			NEXT();
+		}
 		OP(i32_shr_u_and)
 		{
 			S(1) = BOX_I32(((uint32_t)S(2) >> (pc[3] & 31)) &
