@@ -116,6 +116,8 @@
  *                                               or 2 (i64, f64, lo first)
  *  brif_<cmp>_ss / brifnot_    [a b off]        compare and branch
  *  brif_<cmp>_si / brifnot_    [a imm off]
+ *  addbr_<cmp>_si / addbrnot_  [d a imm k off]  d = a + imm (i32); branch
+ *  addbr_<cmp>_ss / addbrnot_  [d a imm b off]  if d <cmp> k (or slot b)
  *  SIMD pure ops               [d inputs...]
  *  SIMD lane ops               [d inputs... lane]
  *  SIMD loads                  [d addr offset memidx]
@@ -259,9 +261,23 @@
 	X(f64_ge, F64)
 
 /*
+ * i32 comparisons that also fuse with an i32.add just before them (a
+ * counted loop's `i += k; if (i != n)`).
+ */
+#define WASM_ADDCMPS(X)                                                        \
+	X(eq)                                                                  \
+	X(ne)                                                                  \
+	X(lt_s)                                                                \
+	X(lt_u)                                                                \
+	X(gt_s)                                                                \
+	X(gt_u)
+
+/*
  * Every internal op.  A binary numeric op `x` has x_ss and, right after
  * it, x_si; a fusable comparison `x` has brif_x_ss, brif_x_si,
- * brifnot_x_ss, brifnot_x_si in that order.  compile.c relies on both.
+ * brifnot_x_ss, brifnot_x_si in that order; an add-fusable comparison x
+ * has addbr_x_si, addbr_x_ss, addbrnot_x_si, addbrnot_x_ss.  compile.c
+ * relies on these orders.
  */
 enum wasm_iop {
 #define WASM_IOP_X_(name) WASM_IOP_##name,
@@ -280,12 +296,17 @@ enum wasm_iop {
 		WASM_IOP_brifnot_##name##_ss, WASM_IOP_brifnot_##name##_si,
 		WASM_CMPOPS(WASM_IOP_X_)
 #undef WASM_IOP_X_
+#define WASM_IOP_X_(name)                                                      \
+	WASM_IOP_addbr_##name##_si, WASM_IOP_addbr_##name##_ss,                \
+		WASM_IOP_addbrnot_##name##_si, WASM_IOP_addbrnot_##name##_ss,
+			WASM_ADDCMPS(WASM_IOP_X_)
+#undef WASM_IOP_X_
 #define SIMDOP(sub, name, SHAPE, fn)			       WASM_IOP_##name,
 #define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)	       WASM_IOP_##name,
 #define SIMDOP_MEM(sub, name, KIND, align, fn)		       WASM_IOP_##name,
 #define SIMDOP_MEMLANE(sub, name, KIND, lane_log2, nlanes, fn) WASM_IOP_##name,
 #include "wasm/ops_simd.def"
-			WASM_IOP_COUNT
+				WASM_IOP_COUNT
 };
 
 /* In load_m/store_m: the address is an i64 (memory64). */

@@ -186,10 +186,13 @@ struct cc {
 	uint8_t fold_kind;
 	uint64_t fold_val;
 
-	/* the instruction emitted last (NONE after a label) */
+	/* the instruction emitted last (NONE after a label) and the one before
+	 */
 	uint32_t last;
 	uint32_t last_iop;
 	bool last_dest;
+	uint32_t prev;
+	uint32_t prev_iop;
 };
 
 /* ---- errors and growth -------------------------------------------------- */
@@ -307,6 +310,13 @@ static bool live(struct cc *c)
  * Reserve an instruction of `n` operand cells; returns where the operands
  * go.  When the code is dead (or memory ran out) the cells go to scratch.
  */
+/* Nothing before this point may be fused with what comes next. */
+static void forget(struct cc *c)
+{
+	c->last = NONE;
+	c->prev = NONE;
+}
+
 static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 {
 	uint32_t pos = c->ncode;
@@ -318,6 +328,8 @@ static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 	}
 	c->code[pos] = wasm_interp_opcell((enum wasm_iop)op);
 	c->ncode += n + 1;
+	c->prev = c->last;
+	c->prev_iop = c->last_iop;
 	c->last = pos;
 	c->last_iop = op;
 	c->last_dest = false;
@@ -353,7 +365,7 @@ static void place_label(struct cc *c, uint32_t l)
 {
 	if (l < c->nlabels)
 		c->labels[l] = c->ncode;
-	c->last = NONE;
+	forget(c);
 }
 
 /* Cell `cell` of the instruction at `insn` gets the offset to label l. */
@@ -771,6 +783,50 @@ static uint32_t fused_cmp(uint32_t iop, bool *si)
 	}
 }
 
+/* The add-then-compare-and-branch op of an i32 comparison, or NONE. */
+static uint32_t fused_add_cmp(uint32_t iop)
+{
+	switch (iop) {
+#define ADDCMP_CASE(name)                                                      \
+	case WASM_IOP_i32_##name##_ss:                                         \
+	case WASM_IOP_i32_##name##_si:                                         \
+		return WASM_IOP_addbr_##name##_si;
+		WASM_ADDCMPS(ADDCMP_CASE)
+#undef ADDCMP_CASE
+	default:
+		return NONE;
+	}
+}
+
+/*
+ * A counted loop's test: `i32.add d, a, k` (usually writing the counter
+ * local) right before an i32 comparison of d with a constant or a slot.
+ * Both become one op that adds, compares and branches.
+ */
+static bool fuse_add_cmp(struct cc *c, uint32_t iop, bool si, struct cond *cd)
+{
+	uint32_t base = fused_add_cmp(iop), d;
+
+	if (base == NONE || c->prev == NONE ||
+	    c->prev_iop != WASM_IOP_i32_add_si || c->prev + 4 != c->last)
+		return false;
+	d = c->code[c->prev + 1];
+	if (c->code[c->last + 2] != d)
+		return false; /* the comparison must test the sum */
+	if (!si && c->code[c->last + 3] == d)
+		return false; /* the op reads b as it was before the add */
+	cd->op_true = base + (si ? 0 : 1);
+	cd->op_false = base + (si ? 2 : 3);
+	cd->n = 4;
+	cd->cells[0] = d;
+	cd->cells[1] = c->code[c->prev + 2];
+	cd->cells[2] = c->code[c->prev + 3];
+	cd->cells[3] = c->code[c->last + 3];
+	c->ncode = c->prev;
+	forget(c);
+	return true;
+}
+
 /*
  * Pop an i32 condition.  When the last instruction computed it (a
  * comparison or eqz into the condition's slot), that instruction is taken
@@ -795,6 +851,8 @@ static int pop_cond(struct cc *c, struct cond *cd)
 		bool si = false;
 		uint32_t b = fused_cmp(iop, &si);
 
+		if (b != NONE && fuse_add_cmp(c, iop, si, cd))
+			return 0;
 		if (b != NONE && n <= 3) {
 			cd->op_true = b + (si ? 1 : 0);
 			cd->op_false = b + (si ? 3 : 2);
@@ -802,7 +860,7 @@ static int pop_cond(struct cc *c, struct cond *cd)
 			memcpy(cd->cells, &c->code[c->last + 2],
 			       n * sizeof(uint32_t));
 			c->ncode = c->last;
-			c->last = NONE;
+			forget(c);
 			return 0;
 		}
 		if (iop == WASM_IOP_i32_eqz || iop == WASM_IOP_i64_eqz) {
@@ -811,7 +869,7 @@ static int pop_cond(struct cc *c, struct cond *cd)
 			cd->op_false = w ? WASM_IOP_br_nz64 : WASM_IOP_br_nz;
 			cd->cells[0] = c->code[c->last + 2];
 			c->ncode = c->last;
-			c->last = NONE;
+			forget(c);
 			return 0;
 		}
 	}
@@ -829,7 +887,7 @@ static int pop_cond(struct cc *c, struct cond *cd)
 		cd->n = 3;
 		memcpy(cd->cells, &c->code[c->last + 1], 3 * sizeof(uint32_t));
 		c->ncode = c->last;
-		c->last = NONE;
+		forget(c);
 		return 0;
 	}
 	cd->cells[0] = src_of(c, &e);
@@ -1078,7 +1136,7 @@ static int op_try_table(struct cc *c)
 	c->handlers[h].first = first;
 	c->handlers[h].ncatches = n;
 	top(c)->handler = h;
-	c->last = NONE; /* the handler range starts here */
+	forget(c); /* the handler range starts here */
 	return 0;
 }
 
@@ -1157,7 +1215,7 @@ static int op_end(struct cc *c)
 	saved = *f;
 	c->ncs--;
 	if (saved.dead)
-		c->last = NONE;
+		forget(c);
 	for (uint32_t i = 0; i < saved.nr; i++)
 		if (push(c, bt_result(c, &saved, i)))
 			return -1;
@@ -1791,7 +1849,7 @@ static bool fuse_imul(struct cc *c, uint8_t op, const struct vent *a,
 	x = c->code[c->last + 2];
 	y = c->code[c->last + 3];
 	c->ncode = c->last;
-	c->last = NONE;
+	forget(c);
 	if (push(c, w ? WASM_I64 : WASM_I32))
 		return true;
 	p = emit_d(c, w ? WASM_IOP_i64_mul_add : WASM_IOP_i32_mul_add, 4);
@@ -1813,7 +1871,7 @@ static bool fuse_shr_and(struct cc *c, const struct vent *a,
 	x = c->code[c->last + 2];
 	k = c->code[c->last + 3];
 	c->ncode = c->last;
-	c->last = NONE;
+	forget(c);
 	if (push(c, WASM_I32))
 		return true;
 	p = emit_d(c, WASM_IOP_i32_shr_u_and, 4);
@@ -1868,7 +1926,7 @@ static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
 			    : (add ? WASM_IOP_f32_mul_add
 				   : WASM_IOP_f32_mul_sub);
 	c->ncode = c->last;
-	c->last = NONE;
+	forget(c);
 	if (push(c, f64 ? WASM_F64 : WASM_F32))
 		return true;
 	p = emit_d(c, iop, 4);
@@ -1937,7 +1995,7 @@ static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
 		return false;
 	}
 	c->ncode = c->last;
-	c->last = NONE;
+	forget(c);
 	if (push(c, t))
 		return true;
 	p = emit_d(c, iop, 5);
@@ -2983,6 +3041,7 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	c.refs = refs;
 	c.err = err;
 	c.last = NONE;
+	c.prev = NONE;
 	c.code_entry = code;
 	c.ftypeidx = m->func_types[i];
 	c.ft = &m->types[c.ftypeidx];

@@ -235,6 +235,13 @@ static wasm_exec_status interp(wasm_exec *e, const int32_t **table)
 	[WASM_IOP_brifnot_##name##_si] = OPCELL(brifnot_##name##_si),
 			WASM_CMPOPS(X_)
 #undef X_
+#define X_(name)                                                               \
+	[WASM_IOP_addbr_##name##_si] = OPCELL(addbr_##name##_si),              \
+	[WASM_IOP_addbr_##name##_ss] = OPCELL(addbr_##name##_ss),              \
+	[WASM_IOP_addbrnot_##name##_si] = OPCELL(addbrnot_##name##_si),        \
+	[WASM_IOP_addbrnot_##name##_ss] = OPCELL(addbrnot_##name##_ss),
+				WASM_ADDCMPS(X_)
+#undef X_
 #define SIMDOP(sub, name, SHAPE, fn)	       [WASM_IOP_##name] = OPCELL(name),
 #define SIMDOP_LANE(sub, name, SHAPE, n, fn)   [WASM_IOP_##name] = OPCELL(name),
 #define SIMDOP_MEM(sub, name, K, a, fn)	       [WASM_IOP_##name] = OPCELL(name),
@@ -1273,6 +1280,34 @@ dispatch:
 	}
 		WASM_CMPOPS(CMP_BRANCHES)
 #undef CMP_BRANCHES
+
+/*
+ * add + compare + branch; as for add_br_nz, fuel comes before the write
+ * of a backward branch.  b is never d (compile.c checks).
+ */
+#define ADDCMP_BRANCH(name, opname, neg, B, len)                               \
+	OP(name)                                                               \
+	{                                                                      \
+		uint32_t v = (uint32_t)S(2) + pc[3];                           \
+		if (neg num_i32_##opname(v, B)) {                              \
+			if ((int32_t)pc[5] <= 0)                               \
+				FUEL();                                        \
+			S(1) = v;                                              \
+			pc += (int32_t)pc[5];                                  \
+			NEXT();                                                \
+		}                                                              \
+		S(1) = v;                                                      \
+		pc += len;                                                     \
+		NEXT();                                                        \
+	}
+#define ADDCMPS(name)                                                          \
+	ADDCMP_BRANCH(addbr_##name##_si, name, , pc[4], 6)                     \
+	ADDCMP_BRANCH(addbr_##name##_ss, name, , (uint32_t)S(4), 6)            \
+	ADDCMP_BRANCH(addbrnot_##name##_si, name, !, pc[4], 6)                 \
+	ADDCMP_BRANCH(addbrnot_##name##_ss, name, !, (uint32_t)S(4), 6)
+		WASM_ADDCMPS(ADDCMPS)
+#undef ADDCMPS
+#undef ADDCMP_BRANCH
 
 		/* ---- SIMD ---- */
 

@@ -399,8 +399,9 @@ START_TEST(arith_i64_and_consts)
 	static const sig t[] = {{"I", "I"}};
 	/* clang-format off */
 	static const uint8_t body[] = {
-		LOCAL_GET(0), 0x42, 0x81, 0x80, 0x80, 0x80, 0x10,
-		/* 2^32 + 1 */ 0x7e, 0x42, 5, 0x7c
+		LOCAL_GET(0),
+		0x42, 0x81, 0x80, 0x80, 0x80, 0x10,     /* i64.const 2^32 + 1 */
+		0x7e, 0x42, 5, 0x7c
 	};
 	/* clang-format on */
 	static const fdef fs[] = {FN(0, NULL, body, "f")};
@@ -427,10 +428,11 @@ START_TEST(loop_sum)
 	static const sig t[] = {{"i", "i"}};
 	/* clang-format off */
 	static const uint8_t body[] = {
-		0x03, 0x40, /* loop */ LOCAL_GET(1), LOCAL_GET(0), I32_ADD,
-		LOCAL_SET(1), /* sum += i */ LOCAL_GET(0), 0x41, 1, I32_SUB,
-		LOCAL_TEE(0), /* i -= 1 */ 0x41, 0, 0x47, 0x0d, 0,
-		/* br_if ne */ END, LOCAL_GET(1)
+		0x03, 0x40,                                 /* loop */
+		LOCAL_GET(1), LOCAL_GET(0), I32_ADD, LOCAL_SET(1), /* sum += i */
+		LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_TEE(0),      /* i -= 1 */
+		0x41, 0, 0x47, 0x0d, 0,                     /* br_if i != 0 */
+		END, LOCAL_GET(1)
 	};
 	/* clang-format on */
 	static const fdef fs[] = {FN(0, "i", body, "sum")};
@@ -455,8 +457,9 @@ START_TEST(if_else_and_multivalue)
 	/* clang-format off */
 	static const uint8_t body[] = {
 		LOCAL_GET(0), LOCAL_GET(1), LOCAL_GET(0), LOCAL_GET(1), 0x48,
-		0x04, 1, /* if (type 1): a < b */ LOCAL_SET(2), LOCAL_SET(3),
-		LOCAL_GET(2), LOCAL_GET(3), /* swap */ 0x05, /* else */ END,
+		0x04, 1,                        /* if (type 1): a < b */
+		LOCAL_SET(2), LOCAL_SET(3), LOCAL_GET(2), LOCAL_GET(3), /* swap */
+		0x05, END,                      /* else: as they are */
 		I32_SUB
 	};
 	/* clang-format on */
@@ -479,9 +482,10 @@ START_TEST(br_table_switch)
 	/* clang-format off */
 	static const uint8_t body[] = {
 		0x02, 0x40, 0x02, 0x40, 0x02, 0x40, LOCAL_GET(0), 0x0e, 2, 0,
-		1, 2, /* br_table 0 1, default 2 */ END, 0x41, 10, 0x0f,
-		/* case 0: return 10 */ END, 0x41, 20, 0x0f,
-		/* case 1: return 20 */ END, 0x41, 30
+		1, 2,                           /* br_table 0 1, default 2 */
+		END, 0x41, 10, 0x0f,            /* case 0: return 10 */
+		END, 0x41, 20, 0x0f,            /* case 1: return 20 */
+		END, 0x41, 30                   /* default: 30 */
 	};
 	/* clang-format on */ /* default: 30 */
 	static const fdef fs[] = {FN(0, NULL, body, "sw")};
@@ -983,8 +987,9 @@ START_TEST(exceptions_throw_catch)
 {
 	/*
 	 * tag 0: [i32].  thrower(x) throws x * 2 when x != 0.
-	 * catcher(x) = block (result i32) try_table (catch 0 -> 0)
-	 *              thrower(x); i32.const -1; br 1? ...
+	 * catcher(x): block (result i32) { try_table (catch tag 0 -> the
+	 * block) { thrower(x) } return -1 } + 1, i.e. -1 when nothing is
+	 * thrown and payload + 1 when the tag is caught.
 	 */
 	static const sig t[] = {{"i", ""}, {"i", "i"}};
 	/* clang-format off */
@@ -995,10 +1000,11 @@ START_TEST(exceptions_throw_catch)
 	/* clang-format on */
 	/* clang-format off */
 	static const uint8_t catcher[] = {
-		0x02, 0x7f, /* block (result i32) */ 0x1f, 0x40, 1, 0x00, 0,
-		0, /* try_table (catch tag0 -> 0) */ LOCAL_GET(0), CALL(0),
-		END, /* thrower(x) */ 0x41, 0x7f, 0x0f, /* return -1 */ END,
-		0x41, 1, I32_ADD
+		0x02, 0x7f,                     /* block (result i32) */
+		0x1f, 0x40, 1, 0x00, 0, 0,      /* try_table (catch 0 -> 0) */
+		LOCAL_GET(0), CALL(0), END,     /* thrower(x) */
+		0x41, 0x7f, 0x0f,               /* return -1 */
+		END, 0x41, 1, I32_ADD           /* caught: payload + 1 */
 	};
 	/* clang-format on */ /* caught: payload + 1 */
 	/* clang-format off */
