@@ -108,6 +108,27 @@
  *  fN_sub_is / fN_div_is       [d imm b]        imm - b, imm / b
  *  add_br_nz / add_br_z        [d a imm off]    d = a + imm (i32), branch
  *                                               if d != 0 / d == 0
+ *  <t>_<op>_ldk                [d a ea_lo ea_hi]  a op load<t>(ea), constant
+ *                                               effective address
+ *  <t>_<op>_rmw                [a x imm off]    store<t>(ea, a op load<t>(ea)),
+ *                                               ea = (u32)(x + imm) + off:
+ *                                               an _ld op whose result is
+ *                                               stored back where it was
+ *                                               loaded (`*p += a`)
+ *  <t>_<op>_rmwk               [a ea_lo ea_hi]  the same, constant ea
+ *  fN_add/sub/mul_st           [x imm off a b]  store(ea, a op b), ea as
+ *                                               for _rmw
+ *  fN_add/sub/mul_rmwl         [x imm off b]    store(ea, load(ea) op b)
+ *  fN_add/sub_mul_rmwl         [x imm off b c]  store(ea, load(ea) op b * c)
+ *                              (`*p op= expr` whose load came before expr;
+ *                              ea as for _rmw)
+ *  fN_mul_sqrt                 [d a b]          a * sqrt(b)
+ *  f64_add/sub_mm_rmw          [x imm off a b c]  store(ea, (a * b) * c op
+ *                                               load(ea)), ea as for _rmw
+ *  f64_add/sub_mm_rmwl         [x imm off a b c]  store(ea, load(ea) op
+ *                                               (a * b) * c)
+ *  f64_add/sub_mm_rmwa         [d x k off a b c]  d = x + k (i32), then
+ *                                               _mm_rmw with ea = d + off
  *
  * Generated families (see WASM_IOP enum below):
  *  numeric unary               [d a]
@@ -125,6 +146,20 @@
  *  SIMD load_lane              [d addr v offset memidx lane]
  *  SIMD store_lane             [addr v offset memidx lane]
  */
+/*
+ * The ops that fuse with a load (<t>_<op>_ld), in that order; their
+ * constant-address and read-modify-write forms follow the same order.
+ */
+#define WASM_LDFUSE_(X, sfx)                                                   \
+	X(i32_add##sfx)                                                        \
+	X(i64_add##sfx)                                                        \
+	X(f32_add##sfx)                                                        \
+	X(f32_sub##sfx)                                                        \
+	X(f32_mul##sfx)                                                        \
+	X(f64_add##sfx)                                                        \
+	X(f64_sub##sfx)                                                        \
+	X(f64_mul##sfx)
+
 /* A memory-0 access op and its three folded-address forms, adjacent. */
 #define WASM_MEMOP3_(X, n) X(n) X(n##_a) X(n##_k) X(n##_r)
 
@@ -220,7 +255,34 @@
 	X(f64_sub_is)                                                          \
 	X(f64_div_is)                                                          \
 	X(add_br_nz)                                                           \
-	X(add_br_z)
+	X(add_br_z)                                                            \
+	WASM_LDFUSE_(X, _ldk)                                                  \
+	WASM_LDFUSE_(X, _rmw)                                                  \
+	WASM_LDFUSE_(X, _rmwk)                                                 \
+	X(f32_add_st)                                                          \
+	X(f32_sub_st)                                                          \
+	X(f32_mul_st)                                                          \
+	X(f64_add_st)                                                          \
+	X(f64_sub_st)                                                          \
+	X(f64_mul_st)                                                          \
+	X(f32_add_rmwl)                                                        \
+	X(f32_sub_rmwl)                                                        \
+	X(f32_mul_rmwl)                                                        \
+	X(f32_add_mul_rmwl)                                                    \
+	X(f32_sub_mul_rmwl)                                                    \
+	X(f64_add_rmwl)                                                        \
+	X(f64_sub_rmwl)                                                        \
+	X(f64_mul_rmwl)                                                        \
+	X(f64_add_mul_rmwl)                                                    \
+	X(f64_sub_mul_rmwl)                                                    \
+	X(f32_mul_sqrt)                                                        \
+	X(f64_mul_sqrt)                                                        \
+	X(f64_add_mm_rmw)                                                      \
+	X(f64_sub_mm_rmw)                                                      \
+	X(f64_add_mm_rmwl)                                                     \
+	X(f64_sub_mm_rmwl)                                                     \
+	X(f64_add_mm_rmwa)                                                     \
+	X(f64_sub_mm_rmwa)
 
 /*
  * The comparisons that fuse with a following br_if / if: name and operand

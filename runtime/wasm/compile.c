@@ -28,9 +28,13 @@
  *    local.set/tee writes the local directly; a comparison or eqz
  *    followed by br_if/if becomes one compare-and-branch op; mul then
  *    add/sub (float, two roundings as in the source; integer
- *    multiply-add), load then add/sub/mul, shr_u then and-mask, and two
- *    consecutive copies become one op each.  Calls to functions of the
- *    same module are linked to the callee's code directly.
+ *    multiply-add), load then add/sub/mul, shr_u then and-mask, x *
+ *    sqrt(y), and two consecutive copies become one op each; a float
+ *    add/sub/mul whose result is stored becomes one op, and so does
+ *    `*p op= expr` (a read-modify-write, also when the load of *p was
+ *    emitted before expr: that load moves down to the store when only
+ *    pure ops came in between, see struct ldrec).  Calls to functions of
+ *    the same module are linked to the callee's code directly.
  *  - Code after an unconditional branch is validated but not emitted.
  */
 #include <stdlib.h>
@@ -140,6 +144,21 @@ struct cond {
 	uint32_t cells[4];
 };
 
+/*
+ * An f32/f64 load from a local address into a stack slot (op at pos, len
+ * cells): while `ok`, everything emitted after it is pure (no store, call,
+ * branch or trap other than a load's) and local x was not written, so
+ * fuse_store_late() may move the load down to the store that writes its
+ * result back.  vs is its stack entry's index, pops how often that index
+ * was popped since.
+ */
+struct ldrec {
+	bool ok;
+	uint32_t pos, len, d, x, imm, off, iop, vs, pops;
+};
+
+#define LDRECS 4
+
 struct cc {
 	const wasm_module *m;
 	const bool *refs;
@@ -193,6 +212,12 @@ struct cc {
 	bool last_dest;
 	uint32_t prev;
 	uint32_t prev_iop;
+	uint32_t prev2; /* and the one before that */
+	uint32_t prev2_iop;
+
+	/* the recent f32/f64 loads fuse_store_late() may move down */
+	struct ldrec ld[LDRECS];
+	uint32_t nld;
 };
 
 /* ---- errors and growth -------------------------------------------------- */
@@ -315,6 +340,39 @@ static void forget(struct cc *c)
 {
 	c->last = NONE;
 	c->prev = NONE;
+	c->prev2 = NONE;
+}
+
+/*
+ * Ops that write no memory, branch nowhere and trap at most as a load
+ * does: a load may move across them (see struct ldrec).
+ */
+static bool pure_op(uint32_t op)
+{
+	if ((op >= WASM_IOP_copy && op <= WASM_IOP_const128) ||
+	    (op >= WASM_IOP_load32 && op <= WASM_IOP_load32s64_r) ||
+	    (op >= WASM_IOP_f32_mul_add && op <= WASM_IOP_f64_div_is) ||
+	    (op >= WASM_IOP_i32_add_ldk && op <= WASM_IOP_f64_mul_ldk) ||
+	    op == WASM_IOP_f32_mul_sqrt || op == WASM_IOP_f64_mul_sqrt ||
+	    (op >= WASM_IOP_f32_abs && op <= WASM_IOP_f64_copysign_si))
+		return true;
+	switch (op) {
+	case WASM_IOP_i32_add_ss:
+	case WASM_IOP_i32_add_si:
+	case WASM_IOP_i32_sub_ss:
+	case WASM_IOP_i32_sub_si:
+	case WASM_IOP_i32_mul_ss:
+	case WASM_IOP_i32_mul_si:
+	case WASM_IOP_i32_shl_ss:
+	case WASM_IOP_i32_shl_si:
+	case WASM_IOP_i64_add_ss:
+	case WASM_IOP_i64_add_si:
+	case WASM_IOP_i64_mul_ss:
+	case WASM_IOP_i64_mul_si:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
@@ -326,8 +384,13 @@ static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 		c->oom = true;
 		return c->scratch;
 	}
+	for (uint32_t i = 0; i < c->nld; i++)
+		if (pos <= c->ld[i].pos || !pure_op(op))
+			c->ld[i].ok = false;
 	c->code[pos] = wasm_interp_opcell((enum wasm_iop)op);
 	c->ncode += n + 1;
+	c->prev2 = c->prev;
+	c->prev2_iop = c->prev_iop;
 	c->prev = c->last;
 	c->prev_iop = c->last_iop;
 	c->last = pos;
@@ -366,6 +429,7 @@ static void place_label(struct cc *c, uint32_t l)
 	if (l < c->nlabels)
 		c->labels[l] = c->ncode;
 	forget(c);
+	c->nld = 0;
 }
 
 /* Cell `cell` of the instruction at `insn` gets the offset to label l. */
@@ -488,6 +552,14 @@ static int pop(struct cc *c, wasm_valtype expect, struct vent *out)
 		return 0;
 	}
 	*out = c->vs[--c->nvs];
+	for (uint32_t i = 0; i < c->nld; i++) {
+		/* slot d belongs to entry vs while nothing below it moves */
+		struct ldrec *l = &c->ld[i];
+		if (c->nvs < l->vs)
+			l->ok = false;
+		else if (c->nvs == l->vs)
+			l->pops++;
+	}
 	if (expect != T_UNKNOWN && out->type != T_UNKNOWN &&
 	    out->type != expect)
 		return pop_mismatch(c, expect, out);
@@ -1137,6 +1209,7 @@ static int op_try_table(struct cc *c)
 	c->handlers[h].ncatches = n;
 	top(c)->handler = h;
 	forget(c); /* the handler range starts here */
+	c->nld = 0;
 	return 0;
 }
 
@@ -1214,8 +1287,10 @@ static int op_end(struct cc *c)
 		place_label(c, f->else_label);
 	saved = *f;
 	c->ncs--;
-	if (saved.dead)
+	if (saved.dead) {
 		forget(c);
+		c->nld = 0;
+	}
 	for (uint32_t i = 0; i < saved.nr; i++)
 		if (push(c, bt_result(c, &saved, i)))
 			return -1;
@@ -1528,6 +1603,9 @@ static void store_local(struct cc *c, struct vent *e, uint32_t ls)
 		return;
 	if (e->kind == VK_ALIAS && e->val == ls)
 		return;
+	for (uint32_t i = 0; i < c->nld; i++)
+		if (ls == c->ld[i].x || c->last == c->ld[i].pos)
+			c->ld[i].ok = false;
 	materialize_local(c, ls);
 	if (e->kind == VK_STACK && c->last != NONE && c->last_dest &&
 	    c->code[c->last + 1] == e->slot) {
@@ -1829,6 +1907,24 @@ static bool last_made(const struct cc *c, uint32_t iop, const struct vent *e)
 }
 
 /*
+ * Drop the instruction emitted last (to emit a fused one in its place);
+ * the one before stays visible to the peepholes as `prev`.
+ */
+static void take_back_last(struct cc *c)
+{
+	uint32_t prev = c->prev, prev_iop = c->prev_iop;
+	uint32_t prev2 = c->prev2, prev2_iop = c->prev2_iop;
+
+	c->ncode = c->last;
+	forget(c);
+	c->last = prev;
+	c->last_iop = prev_iop;
+	c->last_dest = false;
+	c->prev = prev2;
+	c->prev_iop = prev2_iop;
+}
+
+/*
  * i32/i64 add whose operand the previous instruction computed as a
  * product of two slots: one multiply-add op.
  */
@@ -1848,8 +1944,7 @@ static bool fuse_imul(struct cc *c, uint8_t op, const struct vent *a,
 	}
 	x = c->code[c->last + 2];
 	y = c->code[c->last + 3];
-	c->ncode = c->last;
-	forget(c);
+	take_back_last(c);
 	if (push(c, w ? WASM_I64 : WASM_I32))
 		return true;
 	p = emit_d(c, w ? WASM_IOP_i64_mul_add : WASM_IOP_i32_mul_add, 4);
@@ -1870,8 +1965,7 @@ static bool fuse_shr_and(struct cc *c, const struct vent *a,
 		return false;
 	x = c->code[c->last + 2];
 	k = c->code[c->last + 3];
-	c->ncode = c->last;
-	forget(c);
+	take_back_last(c);
 	if (push(c, WASM_I32))
 		return true;
 	p = emit_d(c, WASM_IOP_i32_shr_u_and, 4);
@@ -1925,8 +2019,7 @@ static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
 				   : WASM_IOP_f32_sub_mul)
 			    : (add ? WASM_IOP_f32_mul_add
 				   : WASM_IOP_f32_mul_sub);
-	c->ncode = c->last;
-	forget(c);
+	take_back_last(c);
 	if (push(c, f64 ? WASM_F64 : WASM_F32))
 		return true;
 	p = emit_d(c, iop, 4);
@@ -1991,11 +2084,23 @@ static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
 		x = c->code[c->last + 2];
 		imm = c->code[c->last + 3];
 		off = c->code[c->last + 4];
+	} else if (last_made(c, ld + 2, b)) { /* a constant address */
+		x = c->code[c->last + 2];
+		imm = c->code[c->last + 3];
+		take_back_last(c);
+		if (push(c, t))
+			return true;
+		p = emit_d(c, iop - WASM_IOP_i32_add_ld + WASM_IOP_i32_add_ldk,
+			   4);
+		p[0] = top_slot(c);
+		p[1] = sa;
+		p[2] = x;
+		p[3] = imm;
+		return true;
 	} else {
 		return false;
 	}
-	c->ncode = c->last;
-	forget(c);
+	take_back_last(c);
 	if (push(c, t))
 		return true;
 	p = emit_d(c, iop, 5);
@@ -2004,6 +2109,27 @@ static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
 	p[2] = x;
 	p[3] = imm;
 	p[4] = off;
+	return true;
+}
+
+/* x * sqrt(y) with the root computed just before (a distance's cube). */
+static bool fuse_sqrt(struct cc *c, uint8_t op, const struct vent *a,
+		      const struct vent *b)
+{
+	bool f64 = op == 0xa2;
+	uint32_t sa, y, *p;
+
+	if (!last_made(c, f64 ? WASM_IOP_f64_sqrt : WASM_IOP_f32_sqrt, b) ||
+	    !as_slot(a, &sa))
+		return false;
+	y = c->code[c->last + 2];
+	take_back_last(c);
+	if (push(c, f64 ? WASM_F64 : WASM_F32))
+		return true;
+	p = emit_d(c, f64 ? WASM_IOP_f64_mul_sqrt : WASM_IOP_f32_mul_sqrt, 3);
+	p[0] = top_slot(c);
+	p[1] = sa;
+	p[2] = y;
 	return true;
 }
 
@@ -2024,6 +2150,8 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 	if (live(c) && (op == 0x6a || op == 0x6b) &&
 	    fold_addi(c, op, &a, &b, next_slot(c)))
 		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
+	if (live(c) && (op == 0x94 || op == 0xa2) && fuse_sqrt(c, op, &a, &b))
+		return c->oom ? -1 : 0;
 	if (live(c) &&
 	    (op == 0x92 || op == 0x93 || op == 0x94 || op == 0xa0 ||
 	     op == 0xa1 || op == 0xa2) &&
@@ -2172,6 +2300,36 @@ static wasm_valtype addr_type(const struct memarg *ma)
 	return ma->is64 ? WASM_I64 : WASM_I32;
 }
 
+/* The f32/f64 load just emitted, a candidate for fuse_store_late(). */
+static void note_load(struct cc *c, uint32_t len, uint32_t x, uint32_t imm,
+		      uint32_t off)
+{
+	struct ldrec *l;
+	uint32_t i, n = 0;
+
+	if (x >= c->nlocal_slots)
+		return;
+	for (i = 0; i < c->nld; i++)
+		if (c->ld[i].ok)
+			c->ld[n++] = c->ld[i];
+	c->nld = n;
+	if (c->nld == LDRECS) {
+		memmove(&c->ld[0], &c->ld[1], (LDRECS - 1) * sizeof c->ld[0]);
+		c->nld--;
+	}
+	l = &c->ld[c->nld++];
+	l->ok = true;
+	l->pos = c->last;
+	l->len = len;
+	l->d = top_slot(c);
+	l->x = x;
+	l->imm = imm;
+	l->off = off;
+	l->iop = c->last_iop;
+	l->vs = c->nvs - 1;
+	l->pops = 0;
+}
+
 static int op_load(struct cc *c, uint8_t op)
 {
 	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2};
@@ -2213,6 +2371,8 @@ static int op_load(struct cc *c, uint8_t op)
 		p[1] = (uint32_t)a.val;
 		p[2] = (uint32_t)(a.val >> 32);
 		p[3] = (uint32_t)ma.offset;
+		if ((k == 2 || k == 3) && a.kind == VK_ADDI && p != c->scratch)
+			note_load(c, 5, p[1], p[2], p[3]);
 		return 0;
 	}
 	if (live(c))
@@ -2224,6 +2384,8 @@ static int op_load(struct cc *c, uint8_t op)
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
+		if ((k == 2 || k == 3) && p != c->scratch)
+			note_load(c, 4, sa, 0, p[2]);
 	} else {
 		p = emit_d(c, WASM_IOP_load_m, 6);
 		p[0] = top_slot(c);
@@ -2234,6 +2396,235 @@ static int op_load(struct cc *c, uint8_t op)
 		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	return 0;
+}
+
+/*
+ * Whether the instruction before the last one computed slot s, a stack
+ * temporary that only the last one read, as f64 (a * b) * c; the three
+ * inputs go to in[].  The address slot x must not be s.
+ */
+static bool mm_operand(const struct cc *c, uint32_t s, uint32_t x, uint32_t *in)
+{
+	const uint32_t *q;
+
+	if (c->prev == NONE || c->last == NONE ||
+	    c->prev_iop != WASM_IOP_f64_mul_mul || c->prev + 5 != c->last)
+		return false;
+	q = &c->code[c->prev + 1];
+	if (q[0] != s || s < c->nlocal_slots || x == s)
+		return false;
+	memcpy(in, &q[1], 3 * sizeof *in);
+	return true;
+}
+
+/*
+ * A full-width store to memory 0 of the value the instruction emitted
+ * last just computed into its stack slot: an op loading and computing
+ * from the same address becomes a read-modify-write; a float add, sub or
+ * mul of two slots stores its result itself.  The value's slot dies with
+ * the store, so the fused op need not write it.
+ */
+static bool fuse_store(struct cc *c, const struct vent *a, const struct vent *v,
+		       const struct memarg *ma)
+{
+	uint32_t iop = c->last_iop, *q, *p, x, imm, cells[7];
+
+	if (v->kind != VK_STACK || c->last == NONE || !c->last_dest)
+		return false;
+	q = &c->code[c->last + 1];
+	if (q[0] != v->slot)
+		return false;
+	if (iop >= WASM_IOP_i32_add_ld && iop <= WASM_IOP_f64_mul_ld) {
+		/* [d a x imm off] */
+		if (!as_addi(a, &x, &imm) || x != q[2] || imm != q[3] ||
+		    ma->offset != q[4] || x == v->slot)
+			return false;
+		if ((iop == WASM_IOP_f64_add_ld ||
+		     iop == WASM_IOP_f64_sub_ld) &&
+		    mm_operand(c, q[1], x, &cells[3])) {
+			/* `*p += a * b * c` */
+			bool add = iop == WASM_IOP_f64_add_ld;
+			cells[0] = x;
+			cells[1] = imm;
+			cells[2] = q[4];
+			if (imm == 0 && x < c->nlocal_slots &&
+			    c->prev2 != NONE &&
+			    c->prev2_iop == WASM_IOP_i32_add_si &&
+			    c->prev2 + 4 == c->prev &&
+			    c->code[c->prev2 + 1] == x) {
+				/* p = s + k just before: one op */
+				uint32_t at = c->prev2, *r = &c->code[at + 1];
+				memmove(&cells[4], &cells[3],
+					3 * sizeof *cells);
+				cells[1] = r[1];
+				cells[2] = r[2];
+				cells[3] = q[4];
+				cells[0] = x;
+				c->ncode = at;
+				forget(c);
+				p = emit(c,
+					 add ? WASM_IOP_f64_add_mm_rmwa
+					     : WASM_IOP_f64_sub_mm_rmwa,
+					 7);
+				memcpy(p, cells, 7 * sizeof *p);
+				return true;
+			}
+			c->ncode = c->prev;
+			forget(c);
+			p = emit(c,
+				 iop == WASM_IOP_f64_add_ld
+					 ? WASM_IOP_f64_add_mm_rmw
+					 : WASM_IOP_f64_sub_mm_rmw,
+				 6);
+			memcpy(p, cells, 6 * sizeof *p);
+			return true;
+		}
+		iop = iop - WASM_IOP_i32_add_ld + WASM_IOP_i32_add_rmw;
+		cells[0] = q[1];
+		cells[1] = x;
+		cells[2] = imm;
+		cells[3] = q[4];
+		c->ncode = c->last;
+		forget(c);
+		p = emit(c, iop, 4);
+		memcpy(p, cells, 4 * sizeof *p);
+		return true;
+	}
+	if (iop >= WASM_IOP_i32_add_ldk && iop <= WASM_IOP_f64_mul_ldk) {
+		/* [d a ea_lo ea_hi] */
+		uint64_t ea = (uint64_t)(uint32_t)a->val + ma->offset;
+		if (a->kind != VK_CONST || (uint32_t)ea != q[2] ||
+		    (uint32_t)(ea >> 32) != q[3])
+			return false;
+		iop = iop - WASM_IOP_i32_add_ldk + WASM_IOP_i32_add_rmwk;
+		cells[0] = q[1];
+		cells[1] = q[2];
+		cells[2] = q[3];
+		c->ncode = c->last;
+		forget(c);
+		p = emit(c, iop, 3);
+		memcpy(p, cells, 3 * sizeof *p);
+		return true;
+	}
+	switch (iop) {
+	case WASM_IOP_f32_add_ss:
+		iop = WASM_IOP_f32_add_st;
+		break;
+	case WASM_IOP_f32_sub_ss:
+		iop = WASM_IOP_f32_sub_st;
+		break;
+	case WASM_IOP_f32_mul_ss:
+		iop = WASM_IOP_f32_mul_st;
+		break;
+	case WASM_IOP_f64_add_ss:
+		iop = WASM_IOP_f64_add_st;
+		break;
+	case WASM_IOP_f64_sub_ss:
+		iop = WASM_IOP_f64_sub_st;
+		break;
+	case WASM_IOP_f64_mul_ss:
+		iop = WASM_IOP_f64_mul_st;
+		break;
+	default:
+		return false;
+	}
+	/* [d a b] */
+	if (!as_addi(a, &x, &imm) || x == v->slot)
+		return false;
+	cells[0] = x;
+	cells[1] = imm;
+	cells[2] = (uint32_t)ma->offset;
+	cells[3] = q[1];
+	cells[4] = q[2];
+	c->ncode = c->last;
+	forget(c);
+	p = emit(c, iop, 5);
+	memcpy(p, cells, 5 * sizeof *p);
+	return true;
+}
+
+/*
+ * `*p op= expr` for floats: the load of *p was emitted before expr, the
+ * op (add, sub, mul, or add/sub of a product) combines it with expr's
+ * value and the store writes the result back to the same address.  The
+ * load moves down into one read-modify-write op: only pure ops came in
+ * between (ldrec.ok), none of them read the loaded slot (it was below their
+ * operands on the stack) and the address local kept its value, so only
+ * the load's timing changes, and a trap of a load in between is the same
+ * trap as this load's.
+ */
+static bool fuse_store_late(struct cc *c, struct ldrec *l, const struct vent *a,
+			    const struct vent *v, const struct memarg *ma)
+{
+	uint32_t iop = c->last_iop, *q, *p, x, imm, n, cut, cells[6];
+	bool f64;
+
+	if (l == NULL || v->kind != VK_STACK || c->last == NONE ||
+	    !c->last_dest || c->last <= l->pos)
+		return false;
+	q = &c->code[c->last + 1];
+	if (q[0] != v->slot || q[0] != l->d || q[1] != l->d)
+		return false;
+	switch (iop) {
+	case WASM_IOP_f32_add_ss:
+	case WASM_IOP_f32_sub_ss:
+	case WASM_IOP_f32_mul_ss:
+		n = 1;
+		f64 = false;
+		iop = WASM_IOP_f32_add_rmwl + (iop - WASM_IOP_f32_add_ss) / 2;
+		break;
+	case WASM_IOP_f64_add_ss:
+	case WASM_IOP_f64_sub_ss:
+	case WASM_IOP_f64_mul_ss:
+		n = 1;
+		f64 = true;
+		iop = WASM_IOP_f64_add_rmwl + (iop - WASM_IOP_f64_add_ss) / 2;
+		break;
+	case WASM_IOP_f32_add_mul:
+		n = 2, f64 = false, iop = WASM_IOP_f32_add_mul_rmwl;
+		break;
+	case WASM_IOP_f32_sub_mul:
+		n = 2, f64 = false, iop = WASM_IOP_f32_sub_mul_rmwl;
+		break;
+	case WASM_IOP_f64_add_mul:
+		n = 2, f64 = true, iop = WASM_IOP_f64_add_mul_rmwl;
+		break;
+	case WASM_IOP_f64_sub_mul:
+		n = 2, f64 = true, iop = WASM_IOP_f64_sub_mul_rmwl;
+		break;
+	default:
+		return false;
+	}
+	if (l->iop != (f64 ? WASM_IOP_load64 : WASM_IOP_load32) &&
+	    l->iop != (f64 ? WASM_IOP_load64_a : WASM_IOP_load32_a))
+		return false;
+	if (q[2] == l->d || (n == 2 && q[3] == l->d))
+		return false;
+	if (!as_addi(a, &x, &imm) || x != l->x || imm != l->imm ||
+	    ma->offset != l->off)
+		return false;
+	cells[0] = x;
+	cells[1] = imm;
+	cells[2] = l->off;
+	cells[3] = q[2];
+	cells[4] = n == 2 ? q[3] : 0;
+	cut = c->last;
+	if (n == 1 && f64 && iop != WASM_IOP_f64_mul_rmwl &&
+	    mm_operand(c, q[2], x, &cells[3]) && c->prev >= l->pos + l->len) {
+		/* `*p -= a * b * c` */
+		cut = c->prev;
+		n = 3;
+		iop = iop == WASM_IOP_f64_add_rmwl ? WASM_IOP_f64_add_mm_rmwl
+						   : WASM_IOP_f64_sub_mm_rmwl;
+	}
+	memmove(&c->code[l->pos], &c->code[l->pos + l->len],
+		(cut - l->pos - l->len) * sizeof *c->code);
+	c->ncode = cut - l->len;
+	c->nld = 0;
+	forget(c);
+	p = emit(c, iop, 3 + n);
+	memcpy(p, cells, (3 + n) * sizeof *p);
+	return true;
 }
 
 static int op_store(struct cc *c, uint8_t op)
@@ -2250,13 +2641,28 @@ static int op_store(struct cc *c, uint8_t op)
 	struct memarg ma;
 	struct vent a, v;
 	uint32_t sa, sv, *p;
+	struct ldrec *late;
 
 	if (read_memarg(c, nat[k], &ma))
 		return -1;
+	/*
+	 * The loaded entry was popped once (by the op emitted last, whose
+	 * result took its slot) and is the value stored here.
+	 */
+	late = NULL;
+	for (uint32_t i = 0; i < c->nld; i++)
+		if (c->ld[i].ok && c->ld[i].pops == 1 &&
+		    c->nvs == c->ld[i].vs + 1)
+			late = &c->ld[i];
 	if (pop(c, val[k], &v) || pop(c, addr_type(&ma), &a))
 		return -1;
 	if (!live(c))
 		return 0;
+	if (ma.memidx == 0 && !ma.is64 && (k == 2 || k == 3) &&
+	    fuse_store_late(c, late, &a, &v, &ma))
+		return c->oom ? -1 : 0;
+	if (ma.memidx == 0 && !ma.is64 && k < 4 && fuse_store(c, &a, &v, &ma))
+		return c->oom ? -1 : 0;
 	sv = src_of(c, &v);
 	if (ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;

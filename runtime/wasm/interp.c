@@ -1384,6 +1384,192 @@ dispatch:
 	}
 #include "wasm/ops_simd.def"
 
+		/*
+		 * ---- memory fusions ----  Last in the loop, so that adding
+		 * them left the code layout of the hot older handlers alone.
+		 */
+
+/*
+ * The constant-address and read-modify-write forms of the _ld ops.  A
+ * read-modify-write stores to the address it loaded from, so once the
+ * load passed the bounds check the store cannot trap.
+ */
+#define LDFUSE(name, T, LT, expr)                                              \
+	OP(name##_ldk)                                                         \
+	{                                                                      \
+		uint64_t ea = IMM_I64(pc + 3);                                 \
+		LT raw;                                                        \
+		T_##T a, b;                                                    \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		a = GET_##T(S(2));                                             \
+		b = GET_##T(raw);                                              \
+		S(1) = BOX_##T(expr);                                          \
+		pc += 5;                                                       \
+		NEXT();                                                        \
+	}                                                                      \
+	OP(name##_rmw)                                                         \
+	{                                                                      \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(2) + pc[3]) + pc[4];  \
+		LT raw;                                                        \
+		T_##T a, b;                                                    \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		a = GET_##T(S(1));                                             \
+		b = GET_##T(raw);                                              \
+		raw = (LT)BOX_##T(expr);                                       \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 5;                                                       \
+		NEXT();                                                        \
+	}                                                                      \
+	OP(name##_rmwk)                                                        \
+	{                                                                      \
+		uint64_t ea = IMM_I64(pc + 2);                                 \
+		LT raw;                                                        \
+		T_##T a, b;                                                    \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		a = GET_##T(S(1));                                             \
+		b = GET_##T(raw);                                              \
+		raw = (LT)BOX_##T(expr);                                       \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 4;                                                       \
+		NEXT();                                                        \
+	}
+		LDFUSE(i32_add, I32, uint32_t, a + b)
+		LDFUSE(i64_add, I64, uint64_t, a + b)
+		LDFUSE(f32_add, F32, uint32_t, num_f32_add(a, b))
+		LDFUSE(f32_sub, F32, uint32_t, num_f32_sub(a, b))
+		LDFUSE(f32_mul, F32, uint32_t, num_f32_mul(a, b))
+		LDFUSE(f64_add, F64, uint64_t, num_f64_add(a, b))
+		LDFUSE(f64_sub, F64, uint64_t, num_f64_sub(a, b))
+		LDFUSE(f64_mul, F64, uint64_t, num_f64_mul(a, b))
+#undef LDFUSE
+/* A float op whose result goes straight to memory 0. */
+#define STOP(name, T, LT, expr)                                                \
+	OP(name)                                                               \
+	{                                                                      \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(1) + pc[2]) + pc[3];  \
+		T_##T a = GET_##T(S(4)), b = GET_##T(S(5));                    \
+		LT raw = (LT)BOX_##T(expr);                                    \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 6;                                                       \
+		NEXT();                                                        \
+	}
+		STOP(f32_add_st, F32, uint32_t, num_f32_add(a, b))
+		STOP(f32_sub_st, F32, uint32_t, num_f32_sub(a, b))
+		STOP(f32_mul_st, F32, uint32_t, num_f32_mul(a, b))
+		STOP(f64_add_st, F64, uint64_t, num_f64_add(a, b))
+		STOP(f64_sub_st, F64, uint64_t, num_f64_sub(a, b))
+		STOP(f64_mul_st, F64, uint64_t, num_f64_mul(a, b))
+#undef STOP
+/* load, compute with slots read now, store back: see fuse_store_late() */
+#define RMWL(name, T, LT, n, expr)                                             \
+	OP(name)                                                               \
+	{                                                                      \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(1) + pc[2]) + pc[3];  \
+		LT raw;                                                        \
+		T_##T a;                                                       \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		a = GET_##T(raw);                                              \
+		raw = (LT)BOX_##T(expr);                                       \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 4 + (n);                                                 \
+		NEXT();                                                        \
+	}
+		RMWL(f32_add_rmwl, F32, uint32_t, 1,
+		     num_f32_add(a, GET_F32(S(4))))
+		RMWL(f32_sub_rmwl, F32, uint32_t, 1,
+		     num_f32_sub(a, GET_F32(S(4))))
+		RMWL(f32_mul_rmwl, F32, uint32_t, 1,
+		     num_f32_mul(a, GET_F32(S(4))))
+		RMWL(f32_add_mul_rmwl, F32, uint32_t, 2,
+		     num_f32_add(a, num_f32_mul(GET_F32(S(4)), GET_F32(S(5)))))
+		RMWL(f32_sub_mul_rmwl, F32, uint32_t, 2,
+		     num_f32_sub(a, num_f32_mul(GET_F32(S(4)), GET_F32(S(5)))))
+		RMWL(f64_add_rmwl, F64, uint64_t, 1,
+		     num_f64_add(a, GET_F64(S(4))))
+		RMWL(f64_sub_rmwl, F64, uint64_t, 1,
+		     num_f64_sub(a, GET_F64(S(4))))
+		RMWL(f64_mul_rmwl, F64, uint64_t, 1,
+		     num_f64_mul(a, GET_F64(S(4))))
+		RMWL(f64_add_mul_rmwl, F64, uint64_t, 2,
+		     num_f64_add(a, num_f64_mul(GET_F64(S(4)), GET_F64(S(5)))))
+		RMWL(f64_sub_mul_rmwl, F64, uint64_t, 2,
+		     num_f64_sub(a, num_f64_mul(GET_F64(S(4)), GET_F64(S(5)))))
+#undef RMWL
+/* read-modify-writes with a product of three: see fuse_store_mm() */
+#define RMWMM(name, expr)                                                      \
+	OP(name)                                                               \
+	{                                                                      \
+		uint64_t ea =                                                  \
+			(uint64_t)(uint32_t)((uint32_t)S(1) + pc[2]) + pc[3];  \
+		uint64_t raw;                                                  \
+		double m, p;                                                   \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		m = GET_F64(raw);                                              \
+		p = num_f64_mul(num_f64_mul(GET_F64(S(4)), GET_F64(S(5))),     \
+				GET_F64(S(6)));                                \
+		raw = BOX_F64(expr);                                           \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 7;                                                       \
+		NEXT();                                                        \
+	}
+		RMWMM(f64_add_mm_rmw, num_f64_add(p, m))
+		RMWMM(f64_sub_mm_rmw, num_f64_sub(p, m))
+		RMWMM(f64_add_mm_rmwl, num_f64_add(m, p))
+		RMWMM(f64_sub_mm_rmwl, num_f64_sub(m, p))
+#undef RMWMM
+/* the same, with the address local computed first (`q = p + k; *q += ..`) */
+#define RMWMMA(name, expr)                                                     \
+	OP(name)                                                               \
+	{                                                                      \
+		uint32_t d = (uint32_t)S(2) + pc[3];                           \
+		uint64_t ea = (uint64_t)d + pc[4];                             \
+		uint64_t raw;                                                  \
+		double m, p;                                                   \
+		S(1) = d;                                                      \
+		if (BOUNDS(ea, sizeof raw, memsize))                           \
+			TRAP(WASM_TRAP_MEMORY_OOB);                            \
+		memcpy(&raw, mem + ea, sizeof raw);                            \
+		m = GET_F64(raw);                                              \
+		p = num_f64_mul(num_f64_mul(GET_F64(S(5)), GET_F64(S(6))),     \
+				GET_F64(S(7)));                                \
+		raw = BOX_F64(expr);                                           \
+		memcpy(mem + ea, &raw, sizeof raw);                            \
+		pc += 8;                                                       \
+		NEXT();                                                        \
+	}
+		RMWMMA(f64_add_mm_rmwa, num_f64_add(p, m))
+		RMWMMA(f64_sub_mm_rmwa, num_f64_sub(p, m))
+#undef RMWMMA
+		OP(f32_mul_sqrt)
+		{
+			S(1) = BOX_F32(num_f32_mul(
+				GET_F32(S(2)), num_f32_sqrt(GET_F32(S(3)))));
+			pc += 4;
+			NEXT();
+		}
+		OP(f64_mul_sqrt)
+		{
+			S(1) = BOX_F64(num_f64_mul(
+				GET_F64(S(2)), num_f64_sqrt(GET_F64(S(3)))));
+			pc += 4;
+			NEXT();
+		}
+
 #if !USE_GOTO
 	default:
 		TRAP(WASM_TRAP_UNREACHABLE);

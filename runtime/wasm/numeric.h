@@ -920,19 +920,36 @@ static inline float num_f32_convert_i32_u(uint32_t a)
 	return (float)(int64_t)a;
 }
 
+/*
+ * u64 -> f32 rounded once, to nearest even.  Not (float)(int64_t): that
+ * is one cvtsi2ss on x86-64, but emulators (Valgrind) perform it through
+ * a double and round twice.  Keep 31 significant bits with the dropped
+ * ones folded into the lowest (round to odd: 31 > 24 + 1 bits, so the one
+ * rounding left, int32 -> float, gives the correctly rounded result), then
+ * scale by a power of two, which is exact.
+ */
+static inline float num_f32_from_u64(uint64_t u)
+{
+	int shift;
+	uint32_t v;
+
+	if (u >> 31 == 0)
+		return (float)(int32_t)u;
+	shift = 64 - __builtin_clzll(u) - 31;
+	v = (uint32_t)(u >> shift) | ((u & ((1ull << shift) - 1)) != 0);
+	return (float)(int32_t)v * (float)(1ull << shift);
+}
+
 static inline float num_f32_convert_i64_s(uint64_t a)
 {
-	return (float)num_s64(a);
+	if (num_s64(a) >= 0)
+		return num_f32_from_u64(a);
+	return -num_f32_from_u64(0 - a);
 }
 
 static inline float num_f32_convert_i64_u(uint64_t a)
 {
-	float f;
-
-	if (a <= (uint64_t)INT64_MAX)
-		return (float)(int64_t)a;
-	f = (float)(int64_t)((a >> 1) | (a & 1));
-	return f + f;
+	return num_f32_from_u64(a);
 }
 
 static inline double num_f64_convert_i32_s(uint32_t a)

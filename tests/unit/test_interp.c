@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "wasm/wasm.h"
@@ -703,6 +704,159 @@ START_TEST(folded_addresses_survive_later_pushes)
 }
 END_TEST
 
+/*
+ * Float read-modify-write shapes the compiler fuses (`*p op= expr` with
+ * the load before or after expr, products of three, constant addresses,
+ * a + sqrt product) and shapes it must not fuse (the loaded value changed
+ * before the op, the address local rewritten in between).  The engine's
+ * memory must match the same arithmetic done here in C, bit for bit.
+ */
+#define F64LD(o)  0x2b, 3, o
+#define F64ST(o)  0x39, 3, o
+#define F32LD(o)  0x2a, 2, o
+#define F32ST(o)  0x38, 2, o
+#define F64_ADD	  0xa0
+#define F64_SUB	  0xa1
+#define F64_MUL	  0xa2
+#define F64_NEG	  0x9a
+#define F64_SQRT  0x9f
+#define F32_SUB	  0x93
+#define DEMOTE	  0xb6
+#define CVT(x, l) LOCAL_GET(x), 0xb7, LOCAL_SET(l)
+
+static void rmw_model(uint8_t *m, uint32_t p, double y, double z)
+{
+	double v, w;
+	float f;
+	uint64_t k;
+	uint32_t q;
+
+#define RD(a)	 (memcpy(&v, m + (a), 8), v)
+#define WR(a, x) (w = (x), memcpy(m + (a), &w, 8))
+	WR(p, RD(p) - y * z);
+	WR(p + 8, RD(p + 8) + y * z * y);
+	WR(p + 16, y * z * y + RD(p + 16));
+	WR(p + 24, y - RD(p + 24));
+	WR(200, y + RD(200));
+	WR(p + 40, y - z);
+	WR(p + 48, -RD(p + 48) - y);
+	WR(p + 56, y * sqrt(y * z));
+	WR(p + 64, RD(p + 64) + y);
+	p += 8;
+	WR(p + 64, RD(p + 64) + y);
+	memcpy(&f, m + p + 80, 4);
+	f = f - (float)y;
+	memcpy(m + p + 80, &f, 4);
+	memcpy(&k, m + p + 96, 8);
+	k = (uint64_t)(int64_t)y + k;
+	memcpy(m + p + 96, &k, 8);
+	memcpy(&k, m + 208, 8);
+	k = (uint64_t)(int64_t)y + k;
+	memcpy(m + 208, &k, 8);
+	f = (float)y * (float)y;
+	memcpy(m + p + 104, &f, 4);
+	f = (float)y * sqrtf((float)y);
+	memcpy(m + p + 108, &f, 4);
+	WR(p + 120, y * z * y + RD(p + 120));
+	q = p + 120;
+	memcpy(m + p + 112, &q, 4);
+#undef RD
+#undef WR
+}
+
+START_TEST(float_read_modify_write)
+{
+	static const sig t[] = {{"iii", "i"}, {"i", "i"}};
+	/* clang-format off */
+	static const uint8_t upd[] = {
+		CVT(1, 3), CVT(2, 4), LOCAL_GET(3), DEMOTE, LOCAL_SET(5),
+		/* *p -= y * z (load first) */
+		LOCAL_GET(0), LOCAL_GET(0), F64LD(0),
+		LOCAL_GET(3), LOCAL_GET(4), F64_MUL, F64_SUB, F64ST(0),
+		/* p[1] += y * z * y */
+		LOCAL_GET(0), LOCAL_GET(0), F64LD(8),
+		LOCAL_GET(3), LOCAL_GET(4), F64_MUL, LOCAL_GET(3), F64_MUL,
+		F64_ADD, F64ST(8),
+		/* p[2] = y * z * y + p[2] (load last) */
+		LOCAL_GET(0), LOCAL_GET(3), LOCAL_GET(4), F64_MUL,
+		LOCAL_GET(3), F64_MUL, LOCAL_GET(0), F64LD(16), F64_ADD,
+		F64ST(16),
+		/* p[3] = y - p[3] */
+		LOCAL_GET(0), LOCAL_GET(3), LOCAL_GET(0), F64LD(24), F64_SUB,
+		F64ST(24),
+		/* mem[200] = y + mem[200] (constant address) */
+		0x41, 0, LOCAL_GET(3), 0x41, 0, 0x2b, 3, U32P(200), F64_ADD,
+		0x39, 3, U32P(200),
+		/* p[5] = y - z */
+		LOCAL_GET(0), LOCAL_GET(3), LOCAL_GET(4), F64_SUB, F64ST(40),
+		/* p[6] = -p[6] - y: the loaded value changes first */
+		LOCAL_GET(0), LOCAL_GET(0), F64LD(48), F64_NEG, LOCAL_GET(3),
+		F64_SUB, F64ST(48),
+		/* p[7] = y * sqrt(y * z) */
+		LOCAL_GET(0), LOCAL_GET(3), LOCAL_GET(3), LOCAL_GET(4),
+		F64_MUL, F64_SQRT, F64_MUL, F64ST(56),
+		/* p[8] += y, p moving on in between */
+		LOCAL_GET(0), LOCAL_GET(0), F64LD(64),
+		LOCAL_GET(0), 0x41, 8, I32_ADD, LOCAL_SET(0),
+		LOCAL_GET(3), F64_ADD, F64ST(64),
+		/* then with the new p */
+		LOCAL_GET(0), LOCAL_GET(0), F64LD(64), LOCAL_GET(3), F64_ADD,
+		F64ST(64),
+		/* f32: p[20] -= (float)y */
+		LOCAL_GET(0), LOCAL_GET(0), F32LD(80), LOCAL_GET(5), F32_SUB,
+		F32ST(80),
+		/* i64: p[12] = (long)y + p[12]; mem[208] likewise */
+		LOCAL_GET(0), LOCAL_GET(1), 0xac, LOCAL_GET(0), 0x29, 3, 96,
+		0x7c, 0x37, 3, 96,
+		0x41, 0, LOCAL_GET(1), 0xac, 0x41, 0, 0x29, 3, U32P(208), 0x7c,
+		0x37, 3, U32P(208),
+		/* f32: p[26] = fy * fy; p[27] = fy * sqrt(fy) */
+		LOCAL_GET(0), LOCAL_GET(5), LOCAL_GET(5), 0x94, F32ST(104),
+		LOCAL_GET(0), LOCAL_GET(5), LOCAL_GET(5), 0x91, 0x94, F32ST(108),
+		/* q = p + 120; *q += y * z * y; p[14] = q */
+		LOCAL_GET(0), 0x41, 0xf8, 0x00, I32_ADD, LOCAL_TEE(6),
+		LOCAL_GET(3), LOCAL_GET(4), F64_MUL, LOCAL_GET(3), F64_MUL,
+		LOCAL_GET(6), F64LD(0), F64_ADD, F64ST(0),
+		LOCAL_GET(0), LOCAL_GET(6), 0x36, 2, 112,
+		0x41, 0
+	};
+	static const uint8_t rd[] = {
+		LOCAL_GET(0), 0x28, 2, 0
+	};
+	/* clang-format on */
+	static const fdef fs[] = {FN(0, "FFfi", upd, "upd"),
+				  FN(1, NULL, rd, "rd")};
+	static const mdef d = {.types = t,
+			       .ntypes = 2,
+			       .funcs = fs,
+			       .nfuncs = 2,
+			       .mem_pages = 1};
+	static const int32_t ys[][2] = {{3, 5}, {-7, 2}, {11, 13}, {2, 9}};
+	uint8_t model[512];
+	env e;
+
+	memset(model, 0, sizeof model);
+	setup(&e, &d, NULL, NULL);
+	for (unsigned i = 0; i < 4; i++) {
+		ck_assert_uint_eq(call_i32(&e, "upd", 3, 16, (uint32_t)ys[i][0],
+					   (uint32_t)ys[i][1]),
+				  0);
+		rmw_model(model, 16, ys[i][0], ys[i][1]);
+	}
+	for (uint32_t a = 0; a < sizeof model; a += 4) {
+		uint32_t want;
+		memcpy(&want, model + a, 4);
+		ck_assert_msg(call_i32(&e, "rd", 1, a) == want,
+			      "memory at %u differs", a);
+	}
+	/* the first read-modify-write traps, before any store */
+	ck_assert_int_eq(call_trap(&e, "upd", 3, 65532, 1, 1),
+			 WASM_TRAP_MEMORY_OOB);
+	ck_assert_uint_eq(call_i32(&e, "rd", 1, 65528), 0);
+	teardown(&e, true);
+}
+END_TEST
+
 /* ---- fuel ---- */
 
 START_TEST(fuel_exhaustion_and_continue)
@@ -1133,6 +1287,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, call_indirect_traps);
 	tcase_add_test(tc, memory_bounds);
 	tcase_add_test(tc, folded_addresses_survive_later_pushes);
+	tcase_add_test(tc, float_read_modify_write);
 	tcase_add_test(tc, fuel_exhaustion_and_continue);
 	tcase_add_test(tc, host_block_and_resume);
 	tcase_add_test(tc, host_trap_message);
