@@ -7,8 +7,9 @@
 # ("DIR/FILE.json:LINE reason").  A listed command that now passes fails
 # this test too (remove it from the list), so the list only shrinks.
 # The async folder runs under FIFO scheduling and then under the
-# HOSTEL_SCHED_SEED values in $CM_WAST_SEEDS (default "1 2 4242"), with
-# the same expected failures: a test that depends on one order is a
+# HOSTEL_SCHED_SEED values in $CM_WAST_SEEDS (default "1 2 4242"; set
+# and empty: FIFO only, as the Valgrind run does), with the same
+# expected failures: a test that depends on one order is a
 # test defect (ARCHITECTURE "Scheduling policy"): such scripts are listed
 # in tests/cm-wast.fifo with the reason and run under FIFO in those passes.
 #
@@ -23,7 +24,7 @@ SUITE=${HOSTEL_SHARED:-$SRC/../shared}/cm-testsuite
 HOSTEL=$B/client/hostel
 XFAIL=$SRC/tests/cm-wast.xfail
 FIFO=$SRC/tests/cm-wast.fifo
-SEEDS=${CM_WAST_SEEDS:-1 2 4242}
+SEEDS=${CM_WAST_SEEDS-1 2 4242} # set and empty: FIFO only
 
 if ! test -d "$SUITE"; then
 	echo "cm-wast: SKIP: $SUITE is absent (set HOSTEL_SHARED)"

@@ -204,6 +204,13 @@ typedef struct cabi_table {
 	uint32_t len, cap;
 	uint32_t *free; /* stack of freed indices, top = most recent */
 	uint32_t nfree;
+	/*
+	 * Most live elements (0: CABI_TABLE_MAX_LENGTH).  An embedder's
+	 * bound on what a guest may make without end (cm_store_config
+	 * max_handles / max_threads); add past it traps
+	 * "handle table full (limit N)".  Set it after cabi_table_init.
+	 */
+	uint32_t limit;
 } cabi_table;
 
 void cabi_table_init(cabi_table *t);

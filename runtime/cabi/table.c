@@ -4,7 +4,8 @@
  *
  * Contract (cabi.h, digest 2.2): slot 0 is reserved and never handed out;
  * add reuses the most recently freed index (LIFO) before appending; indices
- * never exceed CABI_TABLE_MAX_LENGTH; get of 0, of an index >= len or of a
+ * never exceed CABI_TABLE_MAX_LENGTH, nor the live elements t->limit when
+ * the embedder set one (both trap); get of 0, of an index >= len or of a
  * free slot traps "unknown handle index N".  The free stack always has room
  * for every slot, so remove cannot fail for lack of memory.
  */
@@ -98,6 +99,10 @@ int cabi_table_add(cabi_table *t, const cabi_elem *e, uint32_t *index,
 	i = t->len;
 	if (i > CABI_TABLE_MAX_LENGTH)
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_TABLE_FULL);
+	/* slot 0 is reserved, so index i makes i live elements */
+	if (t->limit != 0 && i > t->limit)
+		return cabi_fail(err, CABI_ERR_TRAP,
+				 CABI_MSG_TABLE_FULL " (limit %u)", t->limit);
 	if (i >= t->cap && grow(t, err))
 		return -1;
 	t->array[i] = *e;

@@ -1,25 +1,22 @@
 /*
- * call.c - calling a component-level function: canon lift (the sync
- * path of definitions.py canon_lift), host functions, and Store.invoke
- * (the host calling an export).
+ * call.c - calling a component-level function: canon lift (handed to
+ * runtime/sched, definitions.py canon_lift), host functions, and
+ * Store.invoke (the host calling an export).
  *
  * Contract (rt.h, task.h): every function, whatever implements it, is
  * called with the caller's on_start/on_resolve callbacks and calls each
- * once.  A lifted call, in order (digest 2.13):
- *   1. enter the callee instance from the caller (reentrance, poisoned);
- *   2. create the Task; take an exec for its implicit thread;
- *   3. on_start -> args; lower them into the callee (max 16 flat,
- *      spilling through the callee's realloc);
- *   4. run the core function; lift its result (max 1 flat);
- *   5. task.return: borrows must be gone; on_resolve(result) (the caller
- *      lowers it into its own memory);
- *   6. post-return with may_leave cleared;
- *   7. leave.
- * Any failure after step 1 poisons the entering set (digest 2.15) and
- * comes back as a trap with the suite's message: ABI traps as cabi
- * words them (prefixed "wasm trap: " when the peer is another component,
- * as wasmtime's adapters report them), core traps as "wasm trap: ...".
- * Async lifts are not implemented: calling one traps.
+ * once.  A lifted call (digest 2.13, 3.6; runtime/sched/
+ * canon_lift_async.c): enter the callee instance from the caller
+ * (reentrance, poisoned); create the Task and its implicit thread;
+ * on_start -> args, lowered into the callee (max 16 flat, spilling
+ * through the callee's realloc); run the core function; lift its result
+ * (max 1 flat); task.return (borrows must be gone; on_resolve lowers the
+ * result into the caller); post-return with may_leave cleared; leave.  A
+ * sync-typed call returns only resolved (or trapped).  Any failure after
+ * entering poisons the entering set (digest 2.15) and comes back as a
+ * trap with the suite's message: ABI traps as cabi words them (prefixed
+ * "wasm trap: " when the peer is another component, as wasmtime's
+ * adapters report them), core traps as "wasm trap: ...".
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,8 +26,6 @@
 #include "component/rt.h"
 #include "sched/sched.h"
 
-#define WASM_TRAP_PREFIX "wasm trap: "
-
 /* ---- trap messages --------------------------------------------------------
  */
 
@@ -39,164 +34,20 @@ void cm_note_trap(cm_store *s, const cabi_error *err)
 	snprintf(s->last_trap, sizeof s->last_trap, "%s", err->msg);
 }
 
-/* A cabi failure of cx as a call error, worded for its peer. */
-static int cx_fail(const cabi_cx *cx, cabi_error *err)
-{
-	const cabi_error *ce = &cx->err;
-
-	if (ce->kind == CABI_ERR_TRAP && !cx->host_peer &&
-	    strncmp(ce->msg, WASM_TRAP_PREFIX, strlen(WASM_TRAP_PREFIX)))
-		return cabi_fail(err, CABI_ERR_TRAP, WASM_TRAP_PREFIX "%s",
-				 ce->msg);
-	*err = *ce;
-	if (err->kind == CABI_ERR_NONE)
-		err->kind = CABI_ERR_TRAP;
-	return -1;
-}
-
-/* The trap of a core call that did not return normally. */
-static int exec_fail(wasm_exec *e, wasm_exec_status st, cabi_error *err)
-{
-	wasm_trap_kind k = wasm_exec_trap(e);
-
-	switch (st) {
-	case WASM_EXEC_EXCEPTION:
-		return cabi_fail(err, CABI_ERR_TRAP,
-				 WASM_TRAP_PREFIX "uncaught exception");
-	case WASM_EXEC_BLOCKED:
-		return cabi_fail(err, CABI_ERR_TRAP,
-				 "cannot block a synchronous task before "
-				 "returning");
-	case WASM_EXEC_OUT_OF_FUEL:
-		return cabi_fail(err, CABI_ERR_TRAP,
-				 WASM_TRAP_PREFIX "all fuel consumed");
-	default:
-		break;
-	}
-	if (k == WASM_TRAP_HOST)
-		return cabi_fail(err, CABI_ERR_TRAP, "%s",
-				 wasm_exec_trap_message(e));
-	err->trap = k;
-	if (k == WASM_TRAP_UNREACHABLE)
-		return cabi_fail(err, CABI_ERR_TRAP,
-				 WASM_TRAP_PREFIX "wasm `unreachable` "
-						  "instruction executed");
-	return cabi_fail(err, CABI_ERR_TRAP, WASM_TRAP_PREFIX "%s",
-			 wasm_exec_trap_message(e));
-}
-
-static bool exec_reusable(wasm_exec_status st)
-{
-	return st != WASM_EXEC_BLOCKED && st != WASM_EXEC_OUT_OF_FUEL;
-}
-
-/* ---- canon lift (sync) ----------------------------------------------------
+/* ---- canon lift ----------------------------------------------------------
  */
 
+/*
+ * Every lifted function runs on a thread of its own (runtime/sched):
+ * a sync-typed task too may create and switch to threads, and may block
+ * while another thread is ready (digest 3.6 step 3); it still returns
+ * only resolved.
+ */
 static int canon_lift(cm_store *s, cm_func *f, cm_component_instance *caller,
 		      cm_task *supertask, const cm_call_cbs *cbs,
 		      cabi_error *err)
 {
-	cm_component_instance *inst = f->inst;
-	const cm_type *ft = f->type;
-	uint32_t np = ft->u.func.nparams;
-	uint32_t nres = ft->u.func.result != NULL;
-	wasm_val core_args[CM_MAX_FLAT_PARAMS + 1];
-	wasm_val core_res[1];
-	cabi_core_out out = {core_args, 0, CM_MAX_FLAT_PARAMS + 1};
-	cabi_core_iter it;
-	cm_val *args = NULL;
-	cm_val result[1];
-	cm_task task, scratch, *prev = s->current, *outer;
-	cabi_cx cx;
-	int rc;
-	wasm_exec_status st = WASM_EXEC_DONE;
-	uint32_t ncore;
-
-	if (cm_func_is_async(f)) /* the async model: runtime/sched */
-		return cm_canon_lift_async(s, f, caller, supertask, cbs, NULL,
-					   err);
-	if (cm_enter(inst, caller, s->cfg.reentrance_compat && !f->dtor, err)) {
-		/* wasmtime's adapter reports it as a wasm trap */
-		if (caller != NULL)
-			cabi_fail(err, CABI_ERR_TRAP, WASM_TRAP_PREFIX "%s",
-				  CM_MSG_CANNOT_ENTER);
-		return -1;
-	}
-	cm_task_init(&task, f, inst, caller, supertask, cbs);
-	memset(result, 0, sizeof result);
-	cm_cx_init(&cx, inst, &f->opts);
-	cx.borrow_scope = &task.borrows;
-	cx.host_peer = caller == NULL;
-	task.exec = cm_store_exec_acquire(s);
-	args = calloc(np ? np : 1, sizeof *args);
-	if (task.exec == NULL || args == NULL) {
-		cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
-		goto fail;
-	}
-	cx.exec = task.exec;
-
-	if (cm_task_start(&task, args, err))
-		goto fail;
-	outer = cm_fresh_thread_enter(s, &scratch);
-	rc = cabi_lower_params(&cx, ft, CM_MAX_FLAT_PARAMS, args, &out);
-	cm_fresh_thread_leave(s, outer);
-	if (rc) {
-		cx_fail(&cx, err);
-		goto fail;
-	}
-	cm_vals_free(args, np);
-	free(args);
-	args = NULL;
-
-	/* the implicit thread runs: it is current through post-return */
-	s->current = &task;
-	st = cm_store_exec_call(s, task.exec, f->core, core_args, out.n);
-	if (st != WASM_EXEC_DONE) {
-		exec_fail(task.exec, st, err);
-		goto fail;
-	}
-	ncore = wasm_exec_results(task.exec, core_res, 1);
-	it.vals = core_res;
-	it.n = ncore;
-	it.i = 0;
-	cx.fuel = s->fuel == UINT64_MAX ? 0 : s->fuel;
-	if (cabi_lift_results(&cx, ft, CM_MAX_FLAT_RESULTS, &it, result)) {
-		cx_fail(&cx, err);
-		goto fail;
-	}
-	if (cm_task_return(&task, result, err))
-		goto fail;
-	cm_vals_free(result, nres);
-
-	if (f->opts.post_return != NULL) {
-		inst->may_leave = false;
-		st = cm_store_exec_call(s, task.exec, f->opts.post_return,
-					core_res, ncore);
-		inst->may_leave = true;
-		if (st != WASM_EXEC_DONE) {
-			exec_fail(task.exec, st, err);
-			goto fail;
-		}
-	}
-	s->current = prev;
-	cabi_cx_release(&cx);
-	cm_store_exec_release(s, task.exec, true);
-	cm_leave(inst, caller);
-	return 0;
-
-fail:
-	s->current = prev;
-	cm_poison(inst, caller);
-	if (args != NULL) {
-		cm_vals_free(args, np);
-		free(args);
-	}
-	cm_vals_free(result, nres);
-	cabi_cx_release(&cx);
-	if (task.exec != NULL)
-		cm_store_exec_release(s, task.exec, exec_reusable(st));
-	return -1;
+	return cm_canon_lift_async(s, f, caller, supertask, cbs, NULL, err);
 }
 
 /* ---- host functions -------------------------------------------------------
@@ -219,6 +70,15 @@ cm_host_pending *cm_host_call_defer(cm_host_call *call)
 		return call->pending;
 	if (call->st == NULL) {
 		cm_host_call_trap(call, CM_MSG_SYNC_BLOCK);
+		return NULL;
+	}
+	/* a guest must not park host calls without end (store.h) */
+	if (call->store->cfg.max_pending_host_calls != 0 &&
+	    call->store->pending_host_calls >=
+		    call->store->cfg.max_pending_host_calls) {
+		cm_host_call_trap(call,
+				  "too many pending host calls (limit %u)",
+				  call->store->cfg.max_pending_host_calls);
 		return NULL;
 	}
 	call->pending = cm_host_pending_new(call->store, call->func,

@@ -1,22 +1,26 @@
 /*
  * canon_task_builtins.c - the built-ins of the async model that never
- * block and need nothing but the current thread and the instance, so the
- * sync path provides them: `context.get` / `context.set` (the current
+ * block and need nothing but the current thread and the instance:
+ * `context.get` / `context.set` (the current
  * thread's two context slots) and `backpressure.inc` / `backpressure.dec`
  * (the instance's backpressure counter).  definitions.py
  * canon_context_get/set, canon_backpressure_inc/dec; digest 3.12.
  *
  * Contract: none of them checks may_leave (they work in post-return).
- * context.* act on the store's current task (its implicit thread); a
- * call with no current task (a core start function) sees a fresh
- * thread: get returns 0 and set is forgotten.  backpressure.inc traps
- * when the counter would reach 2^16, dec when it would go below 0.  With
- * no async tasks there is nobody to hold back or wake yet.
+ * context.* act on the current thread's slots (definitions.py
+ * Thread.storage: every thread starts with 0, 0, explicit ones too); the
+ * ABI's own guest calls (realloc) see a fresh pair, and a call with no
+ * current task (a core start function) sees a fresh thread: get returns
+ * 0 and set is forgotten.  backpressure.inc traps when the counter
+ * would reach 2^16, dec when it would go below 0; gate waiters see the
+ * counter through their readiness predicate (runtime/sched), so nobody
+ * needs waking here.
  */
 #include <stdio.h>
 
 #include "component/arena.h"
 #include "component/rt.h"
+#include "sched/sched.h"
 
 typedef struct cm_task_builtin {
 	cm_component_instance *inst;
@@ -36,16 +40,31 @@ static wasm_host_status trap(wasm_exec *e, cm_store *s, const char *msg)
 	return WASM_HOST_TRAP;
 }
 
+/*
+ * The current thread's slots: a scheduler thread's own (each thread of a
+ * task has its pair); else the current task's (the zeroed scratch task
+ * the ABI's own guest calls such as realloc run under); none in a core
+ * start function.
+ */
+static uint64_t *context_slots(cm_store *s)
+{
+	cm_thread *t = cm_sched_current(s);
+
+	if (t != NULL)
+		return t->context;
+	return s->current != NULL ? s->current->context : NULL;
+}
+
 static wasm_host_status task_builtin(wasm_exec *e, void *env,
 				     const wasm_val *args, wasm_val *results)
 {
 	const cm_task_builtin *b = env;
 	cm_component_instance *inst = b->inst;
-	cm_task *t = inst->store->current;
+	uint64_t *slots = context_slots(inst->store);
 
 	switch (b->op) {
 	case CM_CANON_CONTEXT_GET: {
-		uint64_t v = t != NULL ? t->context[b->slot] : 0;
+		uint64_t v = slots != NULL ? slots[b->slot] : 0;
 
 		if (results[0].type == WASM_I64)
 			results[0].u.i64 = v;
@@ -54,10 +73,10 @@ static wasm_host_status task_builtin(wasm_exec *e, void *env,
 		return WASM_HOST_OK;
 	}
 	case CM_CANON_CONTEXT_SET:
-		if (t != NULL)
-			t->context[b->slot] = args[0].type == WASM_I64
-						      ? args[0].u.i64
-						      : args[0].u.i32;
+		if (slots != NULL)
+			slots[b->slot] = args[0].type == WASM_I64
+						 ? args[0].u.i64
+						 : args[0].u.i32;
 		return WASM_HOST_OK;
 	case CM_CANON_BACKPRESSURE_INC:
 		if (inst->backpressure >= MAX_BACKPRESSURE)

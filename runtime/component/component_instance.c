@@ -96,6 +96,8 @@ cm_component_instance *cm_instance_new(cm_store *s,
 	inst->env = def->env;
 	cabi_table_init(&inst->handles);
 	cabi_table_init(&inst->threads);
+	inst->handles.limit = s->cfg.max_handles;
+	inst->threads.limit = s->cfg.max_threads;
 	inst->may_leave = true;
 	inst->may_enter = true;
 	for (int k = 0; k < CM_NSORTS; k++) {

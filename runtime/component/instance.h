@@ -120,6 +120,51 @@ void cm_host_settle_cancelled(cm_host_pending *p);
 /* Host calls deferred and not yet settled. */
 uint32_t cm_store_pending_host_calls(const cm_store *s);
 
+/* ---- host-held stream and future ends (sched/host_stream.c) ------------ */
+
+/*
+ * The host holds one end of a stream or future whose other end a guest
+ * holds: the writable end of a pair it created (cm_host_stream_new; the
+ * readable end goes to the guest as a value: an argument of an export,
+ * a host function's result), or a readable end a guest passed to it (a
+ * stream/future value it received, taken with cm_host_end_take).  The
+ * host never blocks: a write copies into the guest's pending read, a
+ * read copies out of the guest's pending write, and with nothing pending
+ * nothing moves (*done = 0).  notify(env, e) fires, without running
+ * guest code, when a guest copy becomes pending on e's stream or the
+ * guest drops its end.  Writing lowers values into the reader's memory,
+ * so for elements holding strings or lists it runs the reader's realloc:
+ * call it where the store's guest code may run (not from inside a
+ * built-in).  The handle dies with cm_host_end_drop or the store.
+ */
+typedef struct cm_end cm_host_end;
+
+/* t: a CM_STREAM or CM_FUTURE type; *guest_end: the readable end. */
+int cm_host_stream_new(cm_store *s, const cm_type *t, cm_val *guest_end,
+		       cm_host_end **out, cm_error *err);
+/* The readable end v carries (v gives it up); NULL when it has none. */
+cm_host_end *cm_host_end_take(cm_store *s, cm_val *v);
+void cm_host_end_set_notify(cm_host_end *e,
+			    void (*notify)(void *env, cm_host_end *e),
+			    void *env);
+/*
+ * Copy up to n values (a future: 1) into the guest's pending read;
+ * *done: how many moved.  Returns 0; 1 when the guest end is gone
+ * (nothing will ever move); -1 with err (a value of the wrong type, a
+ * trap of the reader's realloc, the future's value already moved).
+ */
+int cm_host_end_write(cm_host_end *e, const cm_val *vals, uint32_t n,
+		      uint32_t *done, cm_error *err);
+/* The same out of the guest's pending write into vals (room for cap). */
+int cm_host_end_read(cm_host_end *e, cm_val *vals, uint32_t cap, uint32_t *done,
+		     cm_error *err);
+/* Is a guest copy pending (there is something to move)? */
+bool cm_host_end_pending(const cm_host_end *e);
+/* Has the guest dropped its end? */
+bool cm_host_end_peer_dropped(const cm_host_end *e);
+/* Drop the host's end: a pending guest copy completes DROPPED. */
+void cm_host_end_drop(cm_host_end *e);
+
 /*
  * One service turn (ARCHITECTURE invariants 2-3): deliver settled host
  * calls and run ready threads until none is ready or `fuel` (0: the
@@ -151,6 +196,13 @@ int cm_linker_define_func(cm_linker *l, const char *instance, const char *name,
 const cabi_resource_type *
 cm_linker_define_resource(cm_linker *l, const char *instance, const char *name,
 			  void (*dtor)(void *env, uint64_t rep), void *env);
+/*
+ * Provide the interface `instance` whose exports are value types only
+ * (wasi:clocks/types@0.3.0): an import of it links with no other
+ * definition.  A function or resource it declares is still missing
+ * unless defined.  -1 when out of memory.
+ */
+int cm_linker_define_types(cm_linker *l, const char *instance);
 /* Satisfy import `name` with the exports of another instance. */
 int cm_linker_define_instance(cm_linker *l, const char *name,
 			      cm_component_instance *inst);
@@ -193,5 +245,74 @@ bool cm_func_async_lifted(const cm_func *f);
  */
 int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	      cm_val *results, uint32_t *nresults, cm_error *err);
+
+/* ---- calls that run in service turns (sched/invoke.c) ------------------ */
+
+/*
+ * A call of an export started by the host that runs in the store's
+ * service turns (cm_store_service_turn) instead of to completion: the
+ * export runs on a thread of its own (even a sync-typed one), which a
+ * turn whose fuel runs out parks ready; it continues in the next turn.
+ * So a guest that never returns holds up only its own call.
+ *
+ * Contract:
+ *  - cm_call_start runs no guest code: the call begins in the next
+ *    turn (service is requested).  Its on_done runs exactly once: at
+ *    the end of the turn that decided the outcome (after the turn's
+ *    guest code has stopped), or inside cm_call_cancel.  The handle is
+ *    valid until on_done returns; on_done may start or cancel calls but
+ *    must not free the store.  A store freed with calls in flight
+ *    frees them without calling on_done (the embedder cancels first).
+ *  - Fuel: `fuel` (0: unlimited) is the call's budget over all its
+ *    turns; a turn never spends more than what the calls in flight have
+ *    left, and what it spends counts against each of them.  Spent, the
+ *    call traps "all fuel consumed".
+ *  - A trap while the call is unresolved ends it TRAPPED; the trap
+ *    poisons the instance tree (spec poisoning) and its threads never
+ *    run again.  A call that can make no more progress at the end of a
+ *    turn (nothing ready, no host call pending, no guest copy pending on
+ *    a stream or future end the host holds: the host may still move
+ *    that) traps as the deadlock.
+ *  - Not covered: a sync-typed callee nested under the call on the
+ *    synchronous path has no thread, so it still traps when the turn's
+ *    fuel runs out under it (sched.h).
+ */
+typedef struct cm_call cm_call;
+
+typedef enum cm_call_outcome {
+	CM_CALL_RETURNED = 1, /* results */
+	CM_CALL_TRAPPED,      /* err; the instance tree is poisoned */
+	CM_CALL_CANCELLED,    /* err says why; no guest code ran */
+} cm_call_outcome;
+
+/*
+ * results (RETURNED: nresults values, borrowed until it returns) or err
+ * (TRAPPED, CANCELLED).
+ */
+typedef void (*cm_call_done_fn)(void *ctx, cm_call_outcome outcome,
+				const cm_val *results, uint32_t nresults,
+				const cm_error *err);
+
+/*
+ * Start f(args) (copied; type-checked as cm_invoke does: a VALUE error
+ * starts nothing).  *out (may be NULL) gets the handle.
+ */
+int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
+		  uint64_t fuel, cm_call_done_fn on_done, void *ctx,
+		  cm_call **out, cm_error *err);
+
+/*
+ * Stop c now (a deadline), outside a turn; on_done runs before this
+ * returns.  A call that has not begun, or still waits at its instance's
+ * entry gate (backpressure), ends CANCELLED with `reason` and the store
+ * is untouched (no guest code ran).  A started one cannot be stopped midway
+ * without breaking its instance, so it ends TRAPPED with `reason`: the
+ * instance tree is poisoned and its threads halted, as a trap would;
+ * the embedder recreates the store.  Returns the outcome.
+ */
+cm_call_outcome cm_call_cancel(cm_call *c, const char *reason);
+
+/* Has c's guest code begun running? */
+bool cm_call_started(const cm_call *c);
 
 #endif

@@ -24,6 +24,7 @@ typedef enum def_kind {
 	DEF_FUNC,
 	DEF_RESOURCE,
 	DEF_INSTANCE,
+	DEF_TYPES, /* an interface of value types: name "" marks it */
 } def_kind;
 
 typedef struct linker_def {
@@ -159,6 +160,17 @@ cm_linker_define_resource(cm_linker *l, const char *instance, const char *name,
 	rt->name = d->name;
 	d->rt = rt;
 	return rt;
+}
+
+int cm_linker_define_types(cm_linker *l, const char *instance)
+{
+	/* no export is named "": the entry only makes `instance` known */
+	linker_def *d = slot(l, instance, "");
+
+	if (d == NULL)
+		return -1;
+	d->kind = DEF_TYPES;
+	return 0;
 }
 
 int cm_linker_define_instance(cm_linker *l, const char *name,

@@ -9,10 +9,11 @@
  * Contract: every built-in here traps "cannot leave component instance"
  * first when may_leave is false; traps come back to the calling exec as
  * host traps carrying the suite's message.  A built-in that must block
- * and has no scheduler thread (it runs inside a sync-typed task on the
- * nested sync path) traps "cannot block a synchronous task before
- * returning" (digest 3.6 step 3, without the other-ready-threads
- * refinement).  Streams, futures and error-context live in stream.c;
+ * in a thread that may not (cm_thread_may_block: a sync-typed task with
+ * no other thread of the store ready, or no thread at all) traps "cannot
+ * block a synchronous task before returning"; thread.yield there goes on
+ * at once.  A waitable-set.wait that finds an event pending delivers it
+ * without blocking.  Streams, futures and error-context live in stream.c;
  * anything not implemented traps with its name.
  */
 #include <stdarg.h>
@@ -186,8 +187,8 @@ static wasm_host_status thread_yield(wasm_exec *e, const cm_builtin *b,
 	cm_thread *t = cm_sched_current(b->inst->store);
 	wasm_host_status hs;
 
-	if (t == NULL) {
-		/* a sync-typed task: nothing else may run, go on */
+	if (!cm_thread_may_block(t)) {
+		/* yield_until: a task that may not block goes on */
 		set_i32(&results[0], 0);
 		return WASM_HOST_OK;
 	}
@@ -254,6 +255,18 @@ static wasm_host_status thread_switch(wasm_exec *e, const cm_builtin *b,
 	    !(other->state == CM_THREAD_WAITING &&
 	      (other->ready == NULL || other->ready(other))))
 		other = NULL;
+	/*
+	 * With no thread to switch to this is a plain suspend or yield: a
+	 * task that may not block traps on the one and goes on from the
+	 * other (a switch always has a thread to run, so it is fine).
+	 */
+	if ((other == NULL || other == t) && !cm_thread_may_block(t)) {
+		if (yield) {
+			set_i32(&results[0], 0);
+			return WASM_HOST_OK;
+		}
+		return trapf(e, s, CM_MSG_SYNC_BLOCK);
+	}
 	hs = cm_thread_block(t, yield, NULL, cancelled_complete, b->cn->flag);
 	if (hs == WASM_HOST_OK) {
 		results[0] = t->res[0];
@@ -390,7 +403,24 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 		set_i32(&results[0], ev.code);
 		return WASM_HOST_OK;
 	}
-	if (t == NULL)
+	/*
+	 * An event already pending is delivered without blocking (the
+	 * reference's wait_until may return at once; the suite expects it:
+	 * big-interleaving-test.wast `await` of an armed stream event
+	 * resolves inside its async call).  A pending cancellation still
+	 * comes first.
+	 */
+	if (cm_waitable_set_has_event(ws) &&
+	    !(b->cn->flag && at != NULL &&
+	      at->base.state == CM_TASK_PENDING_CANCEL)) {
+		if (cm_waitable_set_take(s, ws, &ev, &ce) ||
+		    store_event(b->opts.memory, (uint32_t)args[1].u.i32, &ev,
+				&ce))
+			return trap_err(e, s, &ce);
+		set_i32(&results[0], ev.code);
+		return WASM_HOST_OK;
+	}
+	if (!cm_thread_may_block(t))
 		return trapf(e, s, CM_MSG_SYNC_BLOCK);
 	ws->num_waiting++;
 	t->wait_set = ws;
@@ -552,7 +582,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 	cm_event ev;
 
 	memset(&ce, 0, sizeof ce);
-	if (!async && cm_sched_current(s) == NULL)
+	if (!async && !cm_thread_may_block(cm_sched_current(s)))
 		return trapf(e, s, CM_MSG_SYNC_BLOCK); /* D4 */
 	st = subtask_at(b->inst, (uint32_t)args[0].u.i32, &ce);
 	if (st == NULL)

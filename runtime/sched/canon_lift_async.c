@@ -1,7 +1,9 @@
 /*
- * canon_lift_async.c - canon lift of an async-typed function: sync-lifted,
- * stackless (async + callback) and stackful (async alone); definitions.py
- * canon_lift, Task.enter/exit, the callback event loop (digest 3.5, 3.6).
+ * canon_lift_async.c - canon lift of every function: sync-typed, and
+ * async-typed sync-lifted, stackless (async + callback) or stackful
+ * (async alone); definitions.py canon_lift, Task.enter/exit, the callback
+ * event loop (digest 3.5, 3.6).  A sync-typed task takes no lock and
+ * returns to its caller only resolved (sync_wait, digest 3.6 step 3).
  *
  * Contract (sched.h): the callee's implicit thread is created and resumed
  * at once; this returns when it has blocked or finished (the caller then
@@ -51,12 +53,18 @@ static bool callback_ready(cm_thread *t)
 	return true;
 }
 
-static int cx_fail(const cabi_cx *cx, cabi_error *err)
+/*
+ * An ABI failure of cx as a trap.  A sync-typed function keeps the words
+ * of the former nested sync path: unprefixed when the host is the peer
+ * (the values suite matches cabi's own messages).
+ */
+static int cx_fail(const cabi_cx *cx, const cm_atask *at, cabi_error *err)
 {
 	*err = cx->err;
 	if (err->kind == CABI_ERR_NONE)
 		err->kind = CABI_ERR_TRAP;
 	if (err->kind == CABI_ERR_TRAP &&
+	    !(cx->host_peer && !at->func->type->u.func.async) &&
 	    strncmp(err->msg, WASM_TRAP_PREFIX, strlen(WASM_TRAP_PREFIX)))
 		return cabi_fail(err, CABI_ERR_TRAP, WASM_TRAP_PREFIX "%s",
 				 cx->err.msg);
@@ -93,7 +101,7 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 	it.n = ncore;
 	it.i = 0;
 	if (cabi_lift_results(&cx, ft, CM_MAX_FLAT_RESULTS, &it, result)) {
-		rc = cx_fail(&cx, err);
+		rc = cx_fail(&cx, at, err);
 		cabi_cx_release(&cx);
 		return rc;
 	}
@@ -244,7 +252,8 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 		cm_sched_enqueue(t);
 		return 0;
 	}
-	if (at->needs_exclusive)
+	/* a sync-typed task never takes the lock: it barges in (digest 3.3) */
+	if (ft->u.func.async && at->needs_exclusive)
 		inst->exclusive_thread = t;
 	if (cm_thread_register(t, err))
 		return -1;
@@ -269,7 +278,7 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 	cm_vals_free(args, np);
 	free(args);
 	if (rc) {
-		rc = cx_fail(&cx, err);
+		rc = cx_fail(&cx, at, err);
 		cabi_cx_release(&cx);
 		return rc;
 	}
@@ -284,12 +293,67 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 			      err);
 }
 
+/* ---- a sync-typed task that blocked (digest 3.6 step 3) ------------------ */
+
+/*
+ * The implicit thread t of a sync-typed task blocked before the task
+ * resolved: instead of returning to the caller (a sync-typed call
+ * returns only resolved), run the other ready threads of the task's
+ * instance that may use the stack (cm_sched_pick_sync) until the task
+ * resolves.  None left: the call can never finish, a trap.  The thread
+ * stays pinned meanwhile, so no other picker resumes it under this
+ * frame.  A thread out of fuel inside a service turn is not a block: a
+ * call started by the host (cm_call_start) goes on next turn, a nested
+ * sync call (its caller waits on the C stack) traps as before.
+ */
+static int sync_wait(cm_store *s, cm_thread *t, cm_atask *const *ref,
+		     cm_component_instance *caller, cabi_error *err)
+{
+	cm_component_instance *inst;
+	int rc = 0;
+
+	/* t may be gone already (its task resolved and it ended): test *ref */
+	while (*ref != NULL && (*ref)->base.state != CM_TASK_RESOLVED) {
+		cm_thread *r;
+
+		if ((*ref)->implicit != t)
+			break;
+		inst = t->inst;
+		if (s->in_turn && s->fuel == 0) {
+			if (caller == NULL)
+				break; /* the turns go on with it */
+			cm_sched_dequeue(t);
+			t->state = CM_THREAD_SUSPENDED;
+			rc = cabi_fail(err, CABI_ERR_TRAP,
+				       WASM_TRAP_PREFIX "all fuel consumed");
+			break;
+		}
+		t->pinned = true;
+		r = cm_sched_pick_sync(s, inst, *ref);
+		if (r == NULL) {
+			rc = cabi_fail(
+				err, CABI_ERR_TRAP, "%s",
+				cm_sched_has_ready(s)
+					? WASM_TRAP_PREFIX CM_MSG_DEADLOCK
+					: CM_MSG_SYNC_BLOCK);
+			break;
+		}
+		if (cm_thread_resume(r, false, err)) {
+			rc = -1;
+			break;
+		}
+	}
+	if (*ref != NULL && (*ref)->implicit == t)
+		t->pinned = false;
+	return rc;
+}
+
 int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 			cm_task *supertask, const cm_call_cbs *cbs,
 			cm_atask **out, cabi_error *err)
 {
 	cm_component_instance *inst = f->inst;
-	cm_atask *at;
+	cm_atask *at, *local = NULL;
 	cm_thread *t;
 
 	if (out != NULL)
@@ -320,14 +384,19 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 	at->implicit = t;
 	t->implicit = true;
 	t->wake = implicit_start;
-	if (out != NULL) {
-		*out = at;
-		at->ref = out;
-	}
-	if (cm_thread_resume(t, false, err)) {
+	if (out == NULL)
+		out = &local;
+	*out = at;
+	at->ref = out;
+	if (cm_thread_resume(t, false, err) ||
+	    (!f->type->u.func.async && sync_wait(s, t, out, caller, err))) {
+		if (out == &local && local != NULL)
+			local->ref = NULL;
 		cm_poison(inst, caller);
 		return -1;
 	}
+	if (out == &local && local != NULL)
+		local->ref = NULL;
 	cm_leave(inst, caller);
 	return 0;
 }

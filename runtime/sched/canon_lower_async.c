@@ -7,10 +7,11 @@
  * no handle; else the subtask enters the caller's table and the result is
  * state | index << 4.  Before reading a STARTING state, ready threads of
  * the callee's instance are drained to quiescence (ARCHITECTURE
- * "Scheduling policy", digest 4.2).  Sync lower: if the callee has not
- * resolved, the calling thread blocks (non-cancellably) until it has; a
- * caller with no thread of its own (a sync-typed task) traps "cannot
- * block a synchronous task before returning".
+ * "Scheduling policy", digest 4.2).  Sync lower: a caller that may not
+ * block (cm_thread_may_block) traps "cannot block a synchronous task
+ * before returning" before calling an async-typed callee at all (D4);
+ * otherwise, if the callee has not resolved, the calling thread blocks
+ * (non-cancellably) until it has.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -155,7 +156,7 @@ static int sync_lower_complete(cm_thread *t, bool cancelled, cabi_error *err)
 	return 0;
 }
 
-/* Call callee: async machinery for async-typed lifts, else the sync path. */
+/* Call callee; an async-typed lift leaves its task in st->callee. */
 static int call_callee(cm_store *s, cm_func *callee, cm_asubtask *st,
 		       cabi_error *err)
 {
@@ -190,12 +191,13 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 		return trap(e, s, &ce);
 	}
 	/*
-	 * D4 (wasmtime's eager rule): a task with no thread of its own (a
-	 * sync-typed task or a start function) may not sync-call an
-	 * async-typed function at all.
+	 * D4 (wasmtime's eager rule): a caller that may not block (a start
+	 * function, a sync-typed task while no other thread is ready) may
+	 * not sync-call an async-typed function at all, even one that
+	 * would not block.
 	 */
 	if (!opts->async && callee->type->u.func.async &&
-	    cm_sched_current(s) == NULL) {
+	    !cm_thread_may_block(cm_sched_current(s))) {
 		cabi_fail(&ce, CABI_ERR_TRAP, CM_MSG_SYNC_BLOCK);
 		return trap(e, s, &ce);
 	}

@@ -1,18 +1,32 @@
 /*
- * invoke.c - Store.invoke of an async-typed export: the host calls the
- * lifted function, then drives the store's scheduler until the call has
- * resolved (digest 3.15 "test-harness driver": no draining of other work
- * after the resolution; nothing ready and the call unresolved is the
- * deadlock trap).
+ * invoke.c - the host calling an export.
  *
- * Contract (sched.h): arguments were type-checked by cm_invoke; results
- * are moved to the caller, who owns them.  A trap poisons as a sync call
- * does (the callee's entering set).
+ * Store.invoke of an async-typed export (cm_invoke_async): the host
+ * calls the lifted function, then drives the store's scheduler until the
+ * call has resolved (digest 3.15 "test-harness driver": no draining of
+ * other work after the resolution; nothing ready and the call unresolved
+ * is the deadlock trap).  Contract (sched.h): arguments were type-checked
+ * by cm_invoke; results are moved to the caller, who owns them.  A trap
+ * poisons as a sync call does (the callee's entering set).
+ *
+ * Calls that run in service turns (cm_call_start, instance.h): the call
+ * is begun by a task-less "starter" thread queued ready, so it begins
+ * inside a turn like any other guest work; the export (sync-typed too)
+ * is lifted with cm_canon_lift_async, so its implicit thread is a real
+ * cm_thread a turn can park when the fuel runs out.  The store's service
+ * turn asks this file for the turn's fuel (cm_calls_turn_fuel: never
+ * more than a call in flight has left) and hands back what the turn
+ * spent and whether it trapped (cm_calls_after_turn), which decides the
+ * calls and runs their on_done after the guest code has stopped.
  */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "component/instance.h"
 #include "component/rt.h"
 #include "sched/sched.h"
+#include "sched/stream.h"
 
 typedef struct ainvoke {
 	const cm_val *args;
@@ -79,4 +93,431 @@ int cm_invoke_async(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	}
 	*nresults = nres;
 	return 0;
+}
+
+/* ---- calls that run in service turns (instance.h cm_call_start) ------- */
+
+typedef enum call_state {
+	CALL_QUEUED = 0, /* its starter thread has not run yet */
+	CALL_RUNNING,	 /* guest code began */
+	CALL_DONE,	 /* outcome decided; on_done pending or running */
+} call_state;
+
+struct cm_call {
+	cm_store_obj obj; /* tracked: freed with the store if still here */
+	cm_store *store;
+	cm_func *func;
+	cm_val *args; /* copies, until on_start hands them over */
+	uint32_t nargs;
+	cm_val results[1];
+	uint32_t nresults;
+	call_state state;
+	bool resolved;	    /* on_resolve ran (results, or cancelled) */
+	bool cancelled;	    /* resolved as cancelled */
+	bool failed;	    /* it trapped when it began: err */
+	uint64_t fuel;	    /* left; UINT64_MAX: unlimited */
+	uint64_t turn_used; /* charged by this turn's threads (cm_calls_charge)
+			     */
+	cm_thread *starter;
+	cm_atask *task; /* while the task lives (its ref points here) */
+	cm_call_outcome outcome;
+	cm_error err;
+	cm_call_done_fn on_done;
+	void *ctx;
+	cm_call *prev, *next; /* s->calls, until decided */
+};
+
+static void call_free_mem(cm_call *c)
+{
+	cm_vals_free(c->args, c->nargs);
+	free(c->args);
+	if (c->resolved && !c->cancelled)
+		cm_vals_free(c->results, c->nresults);
+	free(c);
+}
+
+/* Store teardown: never follows pointers to other tracked objects. */
+static void call_dispose(cm_store_obj *o)
+{
+	cm_call *c = (cm_call *)((char *)o - offsetof(cm_call, obj));
+
+	call_free_mem(c);
+}
+
+static void call_unlink(cm_call *c)
+{
+	cm_store *s = c->store;
+
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else if (s->calls == c)
+		s->calls = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	c->prev = c->next = NULL;
+}
+
+static int call_on_start(void *env, cm_val *args, cabi_error *err)
+{
+	cm_call *c = env;
+
+	/* move: the callee owns them from here */
+	for (uint32_t i = 0; i < c->nargs; i++) {
+		args[i] = c->args[i];
+		memset(&c->args[i], 0, sizeof c->args[i]);
+		c->args[i].kind = CM_BOOL;
+	}
+	(void)err;
+	return 0;
+}
+
+static int call_on_resolve(void *env, cm_val *result, cabi_error *err)
+{
+	cm_call *c = env;
+
+	(void)err;
+	c->resolved = true;
+	if (result == NULL) {
+		c->cancelled = true;
+		return 0;
+	}
+	for (uint32_t i = 0; i < c->nresults; i++) {
+		c->results[i] = result[i];
+		memset(&result[i], 0, sizeof result[i]);
+		result[i].kind = CM_BOOL;
+	}
+	return 0;
+}
+
+/* What a task whose call has gone calls instead (its caller frees). */
+static int detached_on_start(void *env, cm_val *args, cabi_error *err)
+{
+	(void)env;
+	(void)args;
+	return cabi_fail(err, CABI_ERR_TRAP, "call cancelled");
+}
+
+static int detached_on_resolve(void *env, cm_val *result, cabi_error *err)
+{
+	(void)env;
+	(void)result;
+	(void)err;
+	return 0;
+}
+
+/* The call stops caring about its task (which may live on). */
+static void call_detach(cm_call *c)
+{
+	if (c->task != NULL) {
+		c->task->ref = NULL;
+		c->task->cbs.on_start = detached_on_start;
+		c->task->cbs.on_resolve = detached_on_resolve;
+		c->task->cbs.env = NULL;
+		c->task = NULL;
+	}
+	if (c->starter != NULL) {
+		c->starter->wait_obj = NULL; /* it just exits */
+		c->starter = NULL;
+	}
+}
+
+static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err);
+
+static cm_component_instance *root_of(cm_component_instance *i)
+{
+	while (i->parent != NULL)
+		i = i->parent;
+	return i;
+}
+
+/*
+ * A trap ended a call: its instance tree is poisoned and no thread of
+ * it runs again (they stay the store's until it is freed).
+ */
+static void halt_tree(cm_store *s, cm_component_instance *inst)
+{
+	cm_component_instance *root = root_of(inst);
+	cm_thread *t = s->wfirst;
+
+	cm_poison(inst, NULL);
+	while (t != NULL) {
+		cm_thread *next = t->wnext;
+
+		/* a starter only begins its call, which then fails */
+		if (t->inst != NULL && root_of(t->inst) == root &&
+		    t->wake != starter_wake) {
+			cm_sched_dequeue(t);
+			t->state = CM_THREAD_SUSPENDED;
+			t->ready = NULL;
+		}
+		t = next;
+	}
+}
+
+/* Decide c's outcome; on_done comes later (deliver). */
+static void call_decide(cm_call *c, cm_call_outcome outcome, cm_error_kind kind,
+			const char *msg)
+{
+	c->outcome = outcome;
+	if (msg != NULL)
+		cm_error_set(&c->err, kind, "%s", msg);
+	c->state = CALL_DONE;
+	call_unlink(c);
+	call_detach(c);
+}
+
+static void call_deliver(cm_call *c)
+{
+	cm_store_untrack(&c->obj);
+	c->on_done(c->ctx, c->outcome, c->results,
+		   c->outcome == CM_CALL_RETURNED ? c->nresults : 0, &c->err);
+	call_free_mem(c);
+}
+
+/* The starter: the call begins here, inside a service turn. */
+static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err)
+{
+	cm_call *c = t->wait_obj;
+	cm_store *s = t->store;
+	cm_call_cbs cbs = {call_on_start, call_on_resolve, c};
+	cabi_error ce;
+	int rc;
+
+	(void)cancelled;
+	if (c == NULL) /* cancelled before it began */
+		return cm_thread_exit(t, err);
+	c->starter = NULL;
+	t->wait_obj = NULL;
+	c->state = CALL_RUNNING;
+	memset(&ce, 0, sizeof ce);
+	rc = cm_canon_lift_async(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
+	if (rc) {
+		/* the turn goes on; the call reports its own trap */
+		c->failed = true;
+		cm_error_from_cabi(&c->err, &ce);
+		if (c->err.kind == CM_ERR_NONE)
+			c->err.kind = CM_ERR_TRAP;
+	}
+	return cm_thread_exit(t, err);
+}
+
+int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
+		  uint64_t fuel, cm_call_done_fn on_done, void *ctx,
+		  cm_call **out, cm_error *err)
+{
+	const cm_type *ft = f->type;
+	cm_call *c;
+	char why[128];
+
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	if (out != NULL)
+		*out = NULL;
+	if (f->kind != CM_FUNC_LIFTED || f->inst == NULL)
+		return cm_error_set(err, CM_ERR_UNSUPPORTED,
+				    "not a lifted function");
+	if (nargs != ft->u.func.nparams)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "expected %u arguments, got %u",
+				    ft->u.func.nparams, nargs);
+	for (uint32_t i = 0; i < nargs; i++)
+		if (!cm_val_typecheck(&args[i], ft->u.func.params[i].type, why,
+				      sizeof why))
+			return cm_error_set(
+				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
+				i + 1, ft->u.func.params[i].label.ptr, why);
+	c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	c->store = s;
+	c->func = f;
+	c->nresults = ft->u.func.result != NULL;
+	c->fuel = fuel != 0 ? fuel : UINT64_MAX;
+	c->on_done = on_done;
+	c->ctx = ctx;
+	c->results[0].kind = CM_BOOL;
+	c->args = calloc(nargs ? nargs : 1, sizeof *c->args);
+	if (c->args == NULL) {
+		free(c);
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	}
+	for (uint32_t i = 0; i < nargs; i++) {
+		if (cm_val_copy(&c->args[i], &args[i])) {
+			c->nargs = i;
+			call_free_mem(c);
+			return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+		}
+	}
+	c->nargs = nargs;
+	/* a task-less thread that begins the call in a turn */
+	c->starter = cm_thread_new(NULL, f->inst);
+	if (c->starter == NULL) {
+		call_free_mem(c);
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	}
+	cm_store_track(s, &c->obj, call_dispose);
+	c->next = s->calls;
+	if (s->calls != NULL)
+		s->calls->prev = c;
+	s->calls = c;
+	c->starter->wait_obj = c;
+	c->starter->wake = starter_wake;
+	c->starter->ready = NULL;
+	c->starter->state = CM_THREAD_WAITING;
+	cm_sched_enqueue(c->starter); /* requests service */
+	if (out != NULL)
+		*out = c;
+	return 0;
+}
+
+bool cm_call_started(const cm_call *c)
+{
+	return c->state != CALL_QUEUED;
+}
+
+/*
+ * A task still parked at its instance's entry gate has run no guest
+ * code: the spec's cancellation (CANCELLED_BEFORE_STARTED) ends it
+ * without running any, so the store stays as it was.
+ */
+static bool cancel_at_gate(cm_call *c)
+{
+	cm_atask *at = c->task;
+	cabi_error ce;
+
+	if (at == NULL || at->base.state != CM_TASK_INITIAL ||
+	    at->implicit == NULL || !at->implicit->gate_waiting)
+		return false;
+	memset(&ce, 0, sizeof ce);
+	return cm_task_request_cancellation(at, &ce) == 0 && c->resolved &&
+	       c->cancelled;
+}
+
+cm_call_outcome cm_call_cancel(cm_call *c, const char *reason)
+{
+	if (c->state == CALL_DONE)
+		return c->outcome; /* on_done pending or running: no-op */
+	if (c->state == CALL_QUEUED || cancel_at_gate(c)) {
+		call_decide(c, CM_CALL_CANCELLED, CM_ERR_TRAP, reason);
+	} else if (c->resolved) {
+		call_decide(
+			c, c->cancelled ? CM_CALL_CANCELLED : CM_CALL_RETURNED,
+			CM_ERR_TRAP, c->cancelled ? "call cancelled" : NULL);
+	} else {
+		halt_tree(c->store, c->func->inst);
+		call_decide(c, CM_CALL_TRAPPED, CM_ERR_TRAP, reason);
+	}
+	{
+		cm_call_outcome o = c->outcome;
+
+		call_deliver(c);
+		return o;
+	}
+}
+
+uint64_t cm_calls_turn_fuel(cm_store *s, uint64_t fuel)
+{
+	for (cm_call *c = s->calls; c != NULL; c = c->next)
+		if (c->fuel != UINT64_MAX && (fuel == 0 || c->fuel < fuel))
+			fuel = c->fuel;
+	return fuel;
+}
+
+/*
+ * Nothing ready, nothing to deliver, no host call to wait for, and no
+ * guest copy on a host-held stream end that the host could still move.
+ */
+static bool store_stuck(cm_store *s)
+{
+	return s->settled_first == NULL && s->pending_host_calls == 0 &&
+	       !cm_sched_has_ready(s) && !cm_store_host_copy_pending(s);
+}
+
+cm_call *cm_calls_owner(cm_store *s, const cm_thread *t)
+{
+	const cm_task *root;
+
+	if (s->calls == NULL)
+		return NULL;
+	for (cm_call *c = s->calls; c != NULL; c = c->next)
+		if (c->starter == t)
+			return c;
+	if (t->task == NULL)
+		return NULL;
+	root = &t->task->base;
+	while (root->supertask != NULL)
+		root = root->supertask;
+	for (cm_call *c = s->calls; c != NULL; c = c->next)
+		if (c->task != NULL && &c->task->base == root)
+			return c;
+	return NULL;
+}
+
+void cm_calls_charge(cm_call *c, uint64_t used)
+{
+	c->turn_used += used;
+}
+
+void cm_calls_after_turn(cm_store *s, const cabi_error *trap)
+{
+	cm_call *done = NULL, **tail = &done, *c, *next;
+
+	for (c = s->calls; c != NULL; c = next) {
+		uint64_t used = c->turn_used;
+
+		next = c->next;
+		c->turn_used = 0;
+		if (c->state != CALL_RUNNING) {
+			continue;
+		} else if (c->resolved) {
+			call_decide(c,
+				    c->cancelled ? CM_CALL_CANCELLED
+						 : CM_CALL_RETURNED,
+				    CM_ERR_TRAP,
+				    c->cancelled ? "call cancelled" : NULL);
+		} else if (c->failed) {
+			halt_tree(s, c->func->inst);
+			c->outcome = CM_CALL_TRAPPED;
+			c->state = CALL_DONE;
+			call_unlink(c);
+			call_detach(c);
+		} else if (trap != NULL &&
+			   cm_instance_poisoned(root_of(c->func->inst))) {
+			halt_tree(s, c->func->inst);
+			call_decide(c, CM_CALL_TRAPPED, CM_ERR_TRAP, trap->msg);
+		} else if (c->fuel != UINT64_MAX && c->fuel <= used) {
+			c->fuel = 0;
+			halt_tree(s, c->func->inst);
+			call_decide(c, CM_CALL_TRAPPED, CM_ERR_TRAP,
+				    "wasm trap: all fuel consumed");
+		} else {
+			if (c->fuel != UINT64_MAX)
+				c->fuel -= used;
+			continue;
+		}
+		/* keep the decided ones in order */
+		c->next = NULL;
+		*tail = c;
+		tail = &c->next;
+	}
+	/* still unresolved with nothing that could move it: deadlock */
+	if (s->calls != NULL && store_stuck(s)) {
+		for (c = s->calls; c != NULL; c = next) {
+			next = c->next;
+			if (c->state != CALL_RUNNING)
+				continue;
+			halt_tree(s, c->func->inst);
+			call_decide(c, CM_CALL_TRAPPED, CM_ERR_TRAP,
+				    "wasm trap: " CM_MSG_DEADLOCK);
+			c->next = NULL;
+			*tail = c;
+			tail = &c->next;
+		}
+	}
+	while (done != NULL) {
+		c = done;
+		done = c->next;
+		c->next = NULL;
+		call_deliver(c);
+	}
 }

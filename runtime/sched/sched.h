@@ -54,8 +54,15 @@
  *    turn's own fuel; a thread out of fuel inside a turn is parked ready
  *    (wasm_exec_continue next turn) instead of trapping.  Outside a turn
  *    (cm_invoke's driver) running out of fuel still traps.  A sync-typed
- *    callee on the nested sync path has no thread of its own, so it
+ *    callee of another component (its caller waits on the C stack)
  *    still traps when the turn's fuel runs out under it.
+ *  - Every lifted call, sync-typed too, runs on a thread of its own.  A
+ *    sync-typed task that blocks before returning does not return to
+ *    its caller: canon_lift_async.c's sync_wait runs the ready threads
+ *    of its instance that may use the stack (cm_sched_pick_sync) until
+ *    it resolves, its implicit thread pinned meanwhile.  Whether it may
+ *    block at all is cm_thread_may_block (only while another thread of
+ *    the store is ready), checked eagerly where wasmtime checks it.
  */
 #ifndef HOSTEL_SCHED_SCHED_H
 #define HOSTEL_SCHED_SCHED_H
@@ -133,6 +140,15 @@ struct cm_thread {
 	uint32_t index; /* in inst->threads; 0 until registered */
 	cm_thread_state state;
 	bool implicit;
+	bool pinned; /* only its sync-typed task's sync_wait resumes it */
+	/*
+	 * Parked by a turn out of fuel, mid-code.  The spec never preempts
+	 * a thread, so no other thread may run before it continues: the
+	 * pick takes it first, under any seed (no interleaving of two
+	 * calls' core code that a non-preemptive run could not produce).
+	 */
+	bool fuel_parked;
+	bool exec_busy;	  /* exec stopped mid-call (BLOCKED, OUT_OF_FUEL) */
 	bool cancellable; /* the current block accepts cancellation */
 	bool gate_waiting;
 
@@ -258,6 +274,19 @@ cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst);
 cm_thread *cm_sched_pick_other(cm_store *s, struct cm_component_instance *inst,
 			       const cm_task *skip);
 /*
+ * A thread the blocked sync-typed task self may run meanwhile (digest
+ * 3.6 step 3): of inst, ready, able to use the stack; NULL: none.
+ */
+cm_thread *cm_sched_pick_sync(cm_store *s, struct cm_component_instance *inst,
+			      const cm_atask *self);
+/*
+ * May t block now (definitions.py Task.may_block, refined by the
+ * suite)?  An async-typed or resolved task may; a sync-typed one only
+ * while another thread of the store is ready; no thread (a start
+ * function) never.
+ */
+bool cm_thread_may_block(cm_thread *t);
+/*
  * Block the current thread inside a built-in: returns what the built-in
  * returns (WASM_HOST_BLOCK), or WASM_HOST_OK with t->res filled when a
  * pending cancellation is delivered at once (cancellable only).
@@ -334,6 +363,18 @@ int cm_host_pending_deliver(cm_store *s, cabi_error *err);
 int cm_thread_out_of_fuel(cm_thread *t);
 /* Is some waiting thread ready to run now (no policy choice made)? */
 bool cm_sched_has_ready(cm_store *s);
+/*
+ * Calls of cm_call_start (invoke.c), seen by the service turn: the
+ * turn's fuel capped by what the calls in flight have left; the fuel
+ * each resumed thread spends is charged to the call it works for (its
+ * root task's call: cm_calls_owner, NULL for background work of calls
+ * already answered); after the turn, those charges and the turn's trap
+ * (NULL: none) decide the calls.
+ */
+uint64_t cm_calls_turn_fuel(cm_store *s, uint64_t fuel);
+struct cm_call *cm_calls_owner(cm_store *s, const cm_thread *t);
+void cm_calls_charge(struct cm_call *c, uint64_t used);
+void cm_calls_after_turn(cm_store *s, const cabi_error *trap);
 
 /* ---- canon built-ins --------------------------------------------------- */
 

@@ -33,6 +33,13 @@ cm_store *cm_store_new(const cm_store_config *cfg)
 		cm_store_free(s);
 		return NULL;
 	}
+	if (s->cfg.max_handles == 0)
+		s->cfg.max_handles = CM_STORE_DEFAULT_MAX_HANDLES;
+	if (s->cfg.max_threads == 0)
+		s->cfg.max_threads = CM_STORE_DEFAULT_MAX_THREADS;
+	if (s->cfg.max_pending_host_calls == 0)
+		s->cfg.max_pending_host_calls =
+			CM_STORE_DEFAULT_MAX_PENDING_HOST_CALLS;
 	s->fuel = UINT64_MAX;
 	s->rng = s->cfg.sched_seed;
 	return s;
@@ -57,6 +64,8 @@ void cm_store_free(cm_store *s)
 	for (uint32_t i = 0; i < s->nexecs; i++)
 		wasm_exec_free(s->execs[i]);
 	free(s->execs);
+	while (s->nthread_execs > 0)
+		wasm_exec_free(s->thread_execs[--s->nthread_execs]);
 	if (s->wasm != NULL)
 		wasm_store_free(s->wasm);
 	if (s->arena != NULL)

@@ -89,7 +89,38 @@ typedef struct cm_store_config {
 	void *service_env;
 	/* fuel of one service turn (0: unlimited) */
 	uint64_t turn_fuel;
+	/*
+	 * A blocking driver (cm_invoke of an async export) with no thread
+	 * ready while host calls are pending calls wait_host(wait_env):
+	 * the embedder waits until it has settled at least one (return 0;
+	 * e.g. wasi_ctx_wait_host sleeps to the next WASI timer) or gives
+	 * up (-1: the call traps as a deadlock).  NULL: trap at once.  An
+	 * event-loop embedder leaves it NULL and settles between turns.
+	 */
+	int (*wait_host)(void *wait_env);
+	void *wait_env;
+	/*
+	 * Bounds on what a guest can make without end, so a hostile guest
+	 * traps instead of growing the embedder's memory (0: the default
+	 * below; cm_store_new stores the value in force).  max_handles:
+	 * live elements of each instance's handle table (resources,
+	 * subtasks, stream/future ends, waitable sets, error contexts);
+	 * max_threads: live registered threads (tasks' implicit threads
+	 * and thread.new-indirect) of each instance; past either the guest
+	 * traps "handle table full (limit N)".  max_pending_host_calls:
+	 * host calls of the store waiting to complete; past it the import
+	 * traps "too many pending host calls (limit N)".  A suspended
+	 * thread keeps its stack (up to max_stack_bytes, 1 MiB by
+	 * default), so threads are the dearest: 1,000 by default.
+	 */
+	uint32_t max_handles;
+	uint32_t max_threads;
+	uint32_t max_pending_host_calls;
 } cm_store_config;
+
+#define CM_STORE_DEFAULT_MAX_HANDLES		100000u
+#define CM_STORE_DEFAULT_MAX_THREADS		1000u
+#define CM_STORE_DEFAULT_MAX_PENDING_HOST_CALLS 10000u
 
 typedef struct cm_store {
 	wasm_store *wasm;
@@ -97,6 +128,7 @@ typedef struct cm_store {
 	cm_store_config cfg;
 
 	uint64_t fuel; /* left for the current host call; UINT64_MAX: no cap */
+	uint32_t fuel_parked; /* threads with fuel_parked set (sched.h) */
 
 	/* exec pool: execs[0..nbusy) are in use (LIFO), the rest idle */
 	wasm_exec **execs;
@@ -118,6 +150,9 @@ typedef struct cm_store {
 
 	/* async (sched.h): the waiting list, FIFO by start of waiting */
 	struct cm_thread *wfirst, *wlast;
+	/* idle execs of finished threads, reused by new threads */
+	wasm_exec *thread_execs[8];
+	uint32_t nthread_execs;
 	struct cm_thread *current_thread;
 	uint64_t rng;
 	bool service_requested;
@@ -133,6 +168,9 @@ typedef struct cm_store {
 	struct cm_host_pending *pending_first, *settled_first, *settled_last;
 	struct cm_asubtask *lowering;
 	bool pending_cleanup, in_turn;
+
+	/* calls started by cm_call_start, not decided yet (invoke.c) */
+	struct cm_call *calls;
 
 	/* tracked runtime objects (cm_store_obj): a ring around this */
 	cm_store_obj objs;

@@ -21,86 +21,81 @@
 
 #include "component/rt.h"
 #include "sched/sched.h"
+#include "sched/stream.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 #define MAX_BUF_LEN	 ((1u << 28) - 1)
-
-enum { COPY_COMPLETED = 0, COPY_DROPPED = 1, COPY_CANCELLED = 2 };
-typedef enum { END_IDLE, END_COPYING, END_CANCELLING, END_DONE } end_state;
-
-typedef struct cm_shared {
-	const cm_type *t; /* element type; NULL: none */
-	bool future;
-	bool dropped;
-	uint32_t nends;
-	struct cm_end *pending;
-} cm_shared;
-
-typedef struct cm_end {
-	cm_waitable w;	  /* first: the handle table points here */
-	cm_store_obj obj; /* tracked; the ends own their cm_shared jointly */
-	cm_shared *sh;
-	bool readable;
-	end_state state;
-	/* the current copy's buffer */
-	cm_component_instance *binst;
-	cabi_options opts;
-	uint64_t ptr;
-	uint32_t length, progress;
-	/* armed event */
-	uint32_t result;
-	bool partial;
-} cm_end;
 
 static uint32_t remain(const cm_end *e)
 {
 	return e->length - e->progress;
 }
 
-static void arm(cm_end *e, uint32_t result, bool partial)
+void cm_end_arm(cm_end *e, uint32_t result, bool partial)
 {
 	e->result = result;
 	e->partial = partial;
 	cm_waitable_set_pending(&e->w);
 }
 
-/* Complete e's copy: clears the shared pending request. */
-static void complete(cm_end *e, uint32_t result)
+void cm_end_complete(cm_end *e, uint32_t result)
 {
 	if (e->sh->pending == e)
 		e->sh->pending = NULL;
-	arm(e, result, false);
+	cm_end_arm(e, result, false);
 }
 
+void cm_shared_notify_host(cm_shared *sh)
+{
+	if (sh->host != NULL && sh->notify != NULL)
+		sh->notify(sh->notify_env, sh->host);
+}
+
+static void arm(cm_end *e, uint32_t result, bool partial)
+{
+	cm_end_arm(e, result, partial);
+}
+
+static void complete(cm_end *e, uint32_t result)
+{
+	cm_end_complete(e, result);
+}
+
+/*
+ * Move n elements from w's buffer to r's.  Every element is read before
+ * any is written (definitions.py dst.write(src.read(n))), so a copy
+ * between overlapping ranges of one memory moves the original bytes.
+ */
 static int copy_elems(cm_end *w, cm_end *r, uint32_t n, cabi_error *err)
 {
 	const cm_type *t = w->sh->t;
 
-	if (t != NULL) {
-		uint32_t sz = cm_elem_size(t, false);
+	if (t != NULL && n > 0) {
+		uint32_t sz = cm_elem_size(t, false), i, nloaded = 0;
+		cm_val *vs = calloc(n, sizeof *vs);
 		cabi_cx wcx, rcx;
 		int rc = 0;
 
+		if (vs == NULL)
+			return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 		cm_cx_init(&wcx, w->binst, &w->opts);
 		cm_cx_init(&rcx, r->binst, &r->opts);
-		for (uint32_t i = 0; i < n && rc == 0; i++) {
-			cm_val v;
-
-			memset(&v, 0, sizeof v);
+		for (i = 0; i < n && rc == 0; i++, nloaded++)
 			if (cabi_load(&wcx,
 				      w->ptr + (uint64_t)(w->progress + i) * sz,
-				      t, &v)) {
+				      t, &vs[i])) {
 				*err = wcx.err;
 				rc = -1;
-			} else if (cabi_store(&rcx, &v, t,
-					      r->ptr + (uint64_t)(r->progress +
-								  i) *
-							       sz)) {
+			}
+		for (i = 0; i < n && rc == 0; i++)
+			if (cabi_store(&rcx, &vs[i], t,
+				       r->ptr + (uint64_t)(r->progress + i) *
+							sz)) {
 				*err = rcx.err;
 				rc = -1;
 			}
-			cm_vals_free(&v, 1);
-		}
+		cm_vals_free(vs, nloaded);
+		free(vs);
 		cabi_cx_release(&wcx);
 		cabi_cx_release(&rcx);
 		if (rc)
@@ -111,9 +106,10 @@ static int copy_elems(cm_end *w, cm_end *r, uint32_t n, cabi_error *err)
 	return 0;
 }
 
+/* definitions.py none_or_number_type: no bool, no char */
 static bool is_number(const cm_type *t)
 {
-	return t == NULL || (t->kind >= CM_BOOL && t->kind <= CM_CHAR);
+	return t == NULL || (t->kind >= CM_S8 && t->kind <= CM_F64);
 }
 
 static int same_instance_check(cm_end *a, cm_end *b, cabi_error *err)
@@ -136,6 +132,7 @@ static int do_read(cm_end *r, cabi_error *err)
 	}
 	if (w == NULL) {
 		sh->pending = r;
+		cm_shared_notify_host(sh);
 		return 0;
 	}
 	if (same_instance_check(r, w, err))
@@ -168,6 +165,7 @@ static int do_write(cm_end *w, cabi_error *err)
 	}
 	if (r == NULL) {
 		sh->pending = w;
+		cm_shared_notify_host(sh);
 		return 0;
 	}
 	if (same_instance_check(r, w, err))
@@ -280,17 +278,16 @@ static void end_dispose(cm_store_obj *o)
 	end_release((cm_end *)((char *)o - offsetof(cm_end, obj)));
 }
 
-static cm_end *end_new(cm_shared *sh, cm_component_instance *inst,
-		       bool readable)
+cm_end *cm_end_new(cm_shared *sh, cm_store *s, bool readable)
 {
 	cm_end *e = calloc(1, sizeof *e);
 
 	if (e == NULL)
 		return NULL;
-	cm_store_track(inst->store, &e->obj, end_dispose);
+	cm_store_track(s, &e->obj, end_dispose);
+	e->store = s;
 	e->sh = sh;
 	e->readable = readable;
-	e->w.inst = inst;
 	e->w.kind = sh->future ? (readable ? CABI_ELEM_FUTURE_READABLE
 					   : CABI_ELEM_FUTURE_WRITABLE)
 			       : (readable ? CABI_ELEM_STREAM_READABLE
@@ -310,13 +307,30 @@ static int end_add(cm_end *e, cm_component_instance *inst, cabi_error *err)
 	return cabi_table_add(&inst->handles, &el, &e->w.index, err);
 }
 
-static void end_free(cm_end *e)
+bool cm_store_host_copy_pending(cm_store *s)
+{
+	for (cm_store_obj *o = s->objs.next; o != &s->objs; o = o->next) {
+		const cm_end *e;
+
+		if (o->dispose != end_dispose)
+			continue;
+		e = (const cm_end *)((const char *)o - offsetof(cm_end, obj));
+		/* a host end never registers a copy: pending is the guest's */
+		if (e->host && e->sh->pending != NULL)
+			return true;
+	}
+	return false;
+}
+
+void cm_end_free(cm_end *e)
 {
 	cm_shared *sh = e->sh;
 
 	cm_waitable_join(&e->w, NULL);
 	if (sh->pending == e)
 		sh->pending = NULL;
+	if (sh->host == e)
+		sh->host = NULL;
 	cm_store_untrack(&e->obj);
 	end_release(e);
 }
@@ -344,11 +358,11 @@ static wasm_host_status op_new(wasm_exec *x, cm_component_instance *inst,
 		return trap_msg(x, s, "out of memory");
 	sh->t = elem_of(cn);
 	sh->future = future;
-	r = end_new(sh, inst, true);
-	w = r != NULL ? end_new(sh, inst, false) : NULL;
+	r = cm_end_new(sh, s, true);
+	w = r != NULL ? cm_end_new(sh, s, false) : NULL;
 	if (w == NULL) {
 		if (r != NULL)
-			end_free(r); /* the last end: frees sh too */
+			cm_end_free(r); /* the last end: frees sh too */
 		else
 			free(sh);
 		return trap_msg(x, s, "out of memory");
@@ -464,7 +478,7 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	int rc;
 
 	memset(&ce, 0, sizeof ce);
-	if (!async && cm_sched_current(s) == NULL)
+	if (!async && !cm_thread_may_block(cm_sched_current(s)))
 		return trap_msg(x, s, CM_MSG_SYNC_BLOCK); /* D4 */
 	e = end_at(inst, (uint32_t)args[0].u.i32, k, cn, &ce);
 	if (e == NULL)
@@ -525,7 +539,7 @@ static wasm_host_status op_cancel(wasm_exec *x, cm_component_instance *inst,
 	cm_end *e;
 
 	memset(&ce, 0, sizeof ce);
-	if (!async && cm_sched_current(s) == NULL)
+	if (!async && !cm_thread_may_block(cm_sched_current(s)))
 		return trap_msg(x, s, CM_MSG_SYNC_BLOCK); /* D4 */
 	e = end_at(inst, (uint32_t)args[0].u.i32, k, cn, &ce);
 	if (e == NULL)
@@ -555,6 +569,7 @@ static wasm_host_status op_drop(wasm_exec *x, cm_component_instance *inst,
 	cabi_error ce;
 	cm_end *e;
 	cm_shared *sh;
+	bool host;
 
 	memset(&ce, 0, sizeof ce);
 	e = end_at(inst, i, k, cn, &ce);
@@ -575,15 +590,19 @@ static wasm_host_status op_drop(wasm_exec *x, cm_component_instance *inst,
 	if (sh->pending != NULL && sh->pending != e)
 		complete(sh->pending, COPY_DROPPED);
 	cabi_table_remove(&inst->handles, i, NULL, NULL);
-	end_free(e);
+	host = sh->host != NULL;
+	cm_end_free(e);
+	if (host) /* sh lives on: the host end holds it */
+		cm_shared_notify_host(sh);
 	return WASM_HOST_OK;
 }
 
 /* ---- error-context ------------------------------------------------------ */
 
 static wasm_host_status error_context(wasm_exec *x, cm_component_instance *inst,
-				      const cm_canon *cn, const wasm_val *args,
-				      wasm_val *results)
+				      const cm_canon *cn,
+				      const cabi_options *opts,
+				      const wasm_val *args, wasm_val *results)
 {
 	cm_store *s = inst->store;
 	cabi_error ce;
@@ -609,11 +628,38 @@ static wasm_host_status error_context(wasm_exec *x, cm_component_instance *inst,
 				      NULL, &ce))
 			return trap_err(x, s, &ce);
 		return WASM_HOST_OK;
-	default:
-		return trap_msg(x, s,
-				"async builtin "
-				"`error-context.debug-message` not "
-				"implemented");
+	default: {
+		/*
+		 * error-context.debug-message: the message was discarded at
+		 * new (digest 3.14), so it is the empty string every time,
+		 * stored through the options' realloc like any string.
+		 */
+		cm_task scratch, *prev;
+		cabi_cx cx;
+		cm_val v;
+		int rc;
+
+		if (cabi_table_get_kind(&inst->handles, (uint32_t)args[0].u.i32,
+					CABI_ELEM_ERROR_CONTEXT, &ce) == NULL)
+			return trap_err(x, s, &ce);
+		memset(&v, 0, sizeof v);
+		if (cm_val_string(&v, "", 0))
+			return trap_msg(x, s, "out of memory");
+		cm_cx_init(&cx, inst, opts);
+		prev = cm_fresh_thread_enter(s, &scratch);
+		rc = cabi_store(&cx, &v, cm_prim(CM_STRING), arg_u(&args[1]));
+		cm_fresh_thread_leave(s, prev);
+		cm_vals_free(&v, 1);
+		if (rc) {
+			ce = cx.err;
+			cabi_cx_release(&cx);
+			if (ce.kind == CABI_ERR_NONE)
+				ce.kind = CABI_ERR_TRAP;
+			return trap_err(x, s, &ce);
+		}
+		cabi_cx_release(&cx);
+		return WASM_HOST_OK;
+	}
 	}
 }
 
@@ -655,7 +701,7 @@ wasm_host_status cm_stream_builtin(wasm_exec *x, cm_component_instance *inst,
 	case CM_CANON_ERROR_CONTEXT_NEW:
 	case CM_CANON_ERROR_CONTEXT_DROP:
 	case CM_CANON_ERROR_CONTEXT_DEBUG_MESSAGE:
-		return error_context(x, inst, cn, args, results);
+		return error_context(x, inst, cn, opts, args, results);
 	default:
 		cabi_fail(&ce, CABI_ERR_TRAP,
 			  "async builtin (canon op %d) not implemented",

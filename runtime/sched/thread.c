@@ -24,7 +24,7 @@ cm_thread *cm_sched_current(cm_store *s)
 {
 	cm_thread *t = s->current_thread;
 
-	/* a sync-typed callee on the nested sync path has no cm_thread */
+	/* the ABI's own guest calls (realloc) run under a scratch task */
 	if (t != NULL && t->task != NULL && &t->task->base == s->current)
 		return t;
 	return NULL;
@@ -97,10 +97,14 @@ static bool gate_turn(cm_thread *t)
 	return true;
 }
 
+/*
+ * A pinned thread (the implicit thread of a sync-typed task whose
+ * sync_wait frame is on the C stack) is resumed only by that frame.
+ */
 static bool candidate(cm_thread *t, struct cm_component_instance *inst,
 		      const cm_task *skip)
 {
-	return (inst == NULL || t->inst == inst) &&
+	return !t->pinned && (inst == NULL || t->inst == inst) &&
 	       (skip == NULL || t->task == NULL || &t->task->base != skip) &&
 	       thread_ready(t) && gate_turn(t);
 }
@@ -109,6 +113,12 @@ cm_thread *cm_sched_pick_other(cm_store *s, struct cm_component_instance *inst,
 			       const cm_task *skip)
 {
 	uint32_t n = 0, k;
+
+	/* A thread stopped mid-code by the fuel goes on first (sched.h). */
+	if (s->fuel_parked != 0)
+		for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
+			if (t->fuel_parked && candidate(t, inst, skip))
+				return t;
 
 	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
 		if (candidate(t, inst, skip)) {
@@ -130,6 +140,68 @@ cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
 	return cm_sched_pick_other(s, inst, NULL);
 }
 
+/*
+ * Digest 3.6 step 3 with the refinement of
+ * during-sync-call-no-exclusive-resume.wast: a thread registered in inst
+ * (so never a gate waiter), ready, not the lock holder, and not the
+ * implicit thread of another task that needs exclusive use of the stack
+ * (a callback task parked in its event loop, another sync-typed task).
+ * The blocked task's own implicit thread is one once ready.
+ */
+static bool sync_candidate(cm_thread *t, struct cm_component_instance *inst,
+			   const cm_atask *self)
+{
+	if (t->inst != inst || t->index == 0 || !thread_ready(t) ||
+	    !gate_turn(t) || t == inst->exclusive_thread)
+		return false;
+	if (t->task == self)
+		return true;
+	return !t->pinned &&
+	       !(t->implicit && t->task != NULL && t->task->needs_exclusive);
+}
+
+cm_thread *cm_sched_pick_sync(cm_store *s, struct cm_component_instance *inst,
+			      const cm_atask *self)
+{
+	uint32_t n = 0, k;
+
+	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
+		if (sync_candidate(t, inst, self)) {
+			if (s->cfg.sched_seed == 0)
+				return t;
+			n++;
+		}
+	if (n == 0)
+		return NULL;
+	k = (uint32_t)(xorshift(&s->rng) % n);
+	for (cm_thread *t = s->wfirst; t != NULL; t = t->wnext)
+		if (sync_candidate(t, inst, self) && k-- == 0)
+			return t;
+	return NULL;
+}
+
+bool cm_thread_may_block(cm_thread *t)
+{
+	const cm_atask *at;
+
+	if (t == NULL)
+		return false; /* a start function, or the ABI's own calls */
+	at = t->task;
+	if (at == NULL || at->func->type->u.func.async ||
+	    at->base.state == CM_TASK_RESOLVED)
+		return true;
+	/*
+	 * A sync-typed task that has not returned: only while some other
+	 * thread of the store is ready (during-sync-call-*.wast; with
+	 * nothing ready at all the suite expects the eager trap, with only
+	 * threads it may not run, the deadlock trap of sync_wait).
+	 */
+	for (cm_thread *u = t->store->wfirst; u != NULL; u = u->wnext)
+		if (u != t && thread_ready(u) && gate_turn(u))
+			return true;
+	return false;
+}
+
 /* Store teardown: the thread never finished; its exec goes with it. */
 static void thread_dispose(cm_store_obj *o)
 {
@@ -149,7 +221,11 @@ cm_thread *cm_thread_new(cm_atask *task, struct cm_component_instance *inst)
 		return NULL;
 	cfg.max_stack_bytes = s->cfg.max_stack_bytes;
 	cfg.max_call_depth = s->cfg.max_call_depth;
-	t->exec = wasm_exec_new(s->wasm, &cfg);
+	/* every lifted call has a thread: reuse a finished thread's exec */
+	if (s->nthread_execs > 0)
+		t->exec = s->thread_execs[--s->nthread_execs];
+	else
+		t->exec = wasm_exec_new(s->wasm, &cfg);
 	if (t->exec == NULL) {
 		free(t);
 		return NULL;
@@ -224,6 +300,8 @@ int cm_thread_exit(cm_thread *t, cabi_error *err)
 	}
 	t->state = CM_THREAD_DONE;
 	cm_sched_dequeue(t);
+	if (at != NULL && at->implicit == t)
+		at->implicit = NULL;
 	if (at != NULL) {
 		for (cm_thread **p = &at->threads; *p != NULL; p = &(*p)->tnext)
 			if (*p == t) {
@@ -245,8 +323,14 @@ int cm_thread_exit(cm_thread *t, cabi_error *err)
 
 static void thread_free(cm_thread *t)
 {
+	cm_store *s = t->store;
+
 	cm_store_untrack(&t->obj);
-	wasm_exec_free(t->exec);
+	if (!t->exec_busy &&
+	    s->nthread_execs < sizeof s->thread_execs / sizeof *s->thread_execs)
+		s->thread_execs[s->nthread_execs++] = t->exec;
+	else
+		wasm_exec_free(t->exec);
 	free(t);
 }
 
@@ -283,6 +367,7 @@ int cm_thread_after_exec(cm_thread *t, wasm_exec_status st, cabi_error *err)
 
 	if (s->fuel != UINT64_MAX)
 		s->fuel = wasm_exec_fuel(t->exec);
+	t->exec_busy = st == WASM_EXEC_BLOCKED || st == WASM_EXEC_OUT_OF_FUEL;
 	switch (st) {
 	case WASM_EXEC_BLOCKED:
 		return 0; /* the built-in recorded how to wake it */
@@ -362,6 +447,8 @@ wasm_host_status cm_thread_block(cm_thread *t, bool waiting,
 static int wake_continue(cm_thread *t, bool cancelled, cabi_error *err)
 {
 	(void)cancelled;
+	t->fuel_parked = false;
+	t->store->fuel_parked--;
 	wasm_exec_set_fuel(t->exec, t->store->fuel);
 	return cm_thread_after_exec(t, wasm_exec_continue(t->exec), err);
 }
@@ -372,6 +459,8 @@ int cm_thread_out_of_fuel(cm_thread *t)
 	t->wake = wake_continue;
 	t->ready = NULL;
 	t->state = CM_THREAD_WAITING;
+	t->fuel_parked = true;
+	t->store->fuel_parked++;
 	cm_sched_enqueue(t);
 	return 0;
 }
@@ -416,7 +505,10 @@ int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err)
 		if (cm_host_pending_deliver(s, err))
 			return -1;
 		t = cm_sched_pick(s, NULL);
-
+		if (t == NULL && s->pending_host_calls > 0 &&
+		    s->cfg.wait_host != NULL &&
+		    s->cfg.wait_host(s->cfg.wait_env) == 0)
+			continue; /* the embedder settled a host call */
 		if (t == NULL)
 			return cabi_fail(err, CABI_ERR_TRAP,
 					 "wasm trap: " CM_MSG_DEADLOCK);
@@ -449,6 +541,8 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 	memset(&ce, 0, sizeof ce);
 	if (fuel == 0)
 		fuel = s->cfg.turn_fuel;
+	if (s->calls != NULL)
+		fuel = cm_calls_turn_fuel(s, fuel);
 	s->fuel = fuel != 0 ? fuel : UINT64_MAX;
 	s->in_turn = true;
 	/* requests made during the turn coalesce into the check below */
@@ -467,14 +561,24 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 		if (t == NULL)
 			break;
 		inst = t->inst;
-		if (cm_thread_resume(t, false, &ce)) {
-			cm_poison(inst, NULL);
-			rc = -1;
-			break;
+		{
+			struct cm_call *owner = cm_calls_owner(s, t);
+			uint64_t before = s->fuel;
+			int r = cm_thread_resume(t, false, &ce);
+
+			if (owner != NULL)
+				cm_calls_charge(owner, before - s->fuel);
+			if (r) {
+				cm_poison(inst, NULL);
+				rc = -1;
+				break;
+			}
 		}
 	}
 	s->in_turn = saved_turn;
 	s->fuel = saved_fuel;
+	if (s->calls != NULL) /* decide them now the guest code stopped */
+		cm_calls_after_turn(s, rc < 0 ? &ce : NULL);
 	s->service_requested = false;
 	if (s->settled_first != NULL || cm_sched_has_ready(s)) {
 		if (s->cfg.request_service != NULL) {
