@@ -12,6 +12,13 @@
  * reads back to the same bits (NaNs as nan, -nan or nan:0xPAYLOAD).
  * Without --invoke, `_start` is called if exported.
  *
+ * A core module importing wasi_snapshot_preview1 (a wasi-libc command)
+ * gets WASI from runtime/wasi/preview1.c instead, configured like a
+ * component's (the arguments after the file, --env, --dir): without
+ * --invoke its `_start` runs and the code it passes to proc_exit becomes
+ * hostel's exit status; with --invoke, `_initialize` (a reactor's) runs
+ * first.
+ *
  * Exit status: 0 when the call returns; 1 with "hostel: trap: MESSAGE"
  * when it traps (also in the start function); 2 on a usage error (bad
  * option, unknown export, bad argument, nothing to call); 3 when the
@@ -42,6 +49,8 @@ typedef struct run_ctx {
 	wasm_instance *inst;
 	wasm_exec *exec;
 	uint64_t fuel;
+	wasi_ctx *wasi; /* preview1 modules only */
+	wasi_p1 *p1;
 } run_ctx;
 
 static void run_usage(FILE *f)
@@ -55,6 +64,9 @@ static void run_usage(FILE *f)
 		   "Loads a core module (imports: spectest only) and calls "
 		   "NAME with ARGS,\n"
 		   "or _start without --invoke; prints one result per line.\n"
+		   "A wasi_snapshot_preview1 module gets WASI like a "
+		   "component (below) and\n"
+		   "exits with the code it passes to proc_exit.\n"
 		   "A component gets WASI 0.2 (arguments, environment, stdio, "
 		   "preopened\n"
 		   "directories); without --invoke its wasi:cli/run is called "
@@ -114,10 +126,28 @@ static int load_error(const run_ctx *c, const wasm_error *err)
 static int link_imports(run_ctx *c, wasm_extern *imports)
 {
 	const wasm_module *m = c->module;
+	uint32_t bad;
 
+	if (c->p1 != NULL && wasi_p1_link(c->p1, c->store, m, imports, &bad)) {
+		if (bad == UINT32_MAX) {
+			fprintf(stderr, "hostel: out of memory\n");
+			return -1;
+		}
+		fprintf(stderr,
+			"hostel: %s: link error: unknown import \"%.*s\" "
+			"\"%.*s\" (not a wasi_snapshot_preview1 function "
+			"of that type)\n",
+			c->path, (int)m->imports[bad].module.len,
+			(const char *)m->imports[bad].module.ptr,
+			(int)m->imports[bad].name.len,
+			(const char *)m->imports[bad].name.ptr);
+		return -1;
+	}
 	for (uint32_t i = 0; i < m->nimports; i++) {
 		const wasm_import *im = &m->imports[i];
 
+		if (c->p1 != NULL && wasi_p1_is_import(im))
+			continue;
 		if (!spectest_is_module_name(im->module.ptr, im->module.len) ||
 		    !spectest_lookup(c->spectest, im->name.ptr, im->name.len,
 				     &imports[i])) {
@@ -134,8 +164,21 @@ static int link_imports(run_ctx *c, wasm_extern *imports)
 	return 0;
 }
 
-/* Load, link and instantiate; returns an exit code (0 = ready). */
-static int instantiate(run_ctx *c)
+/* Does the module import wasi_snapshot_preview1? */
+static bool uses_preview1(const wasm_module *m)
+{
+	for (uint32_t i = 0; i < m->nimports; i++)
+		if (wasi_p1_is_import(&m->imports[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Load, link and instantiate; returns an exit code (0 = ready).  `wo`
+ * configures WASI for a preview1 module; `extra` says the command line
+ * has what only WASI guests take (arguments, --dir, --env).
+ */
+static int instantiate(run_ctx *c, const run_wasi_opts *wo, bool extra)
 {
 	static const uint8_t component_version[4] = {0x0d, 0x00, 0x01, 0x00};
 	wasm_extern *imports;
@@ -158,6 +201,20 @@ static int instantiate(run_ctx *c)
 	memset(&err, 0, sizeof err);
 	if (wasm_module_load(c->bytes, c->len, &c->module, &err))
 		return load_error(c, &err);
+	if (uses_preview1(c->module)) {
+		c->wasi = run_wasi_ctx(wo);
+		if (c->wasi == NULL)
+			return HOSTEL_EXIT_USAGE;
+		c->p1 = wasi_p1_new(c->wasi);
+		if (c->p1 == NULL) {
+			fprintf(stderr, "hostel: out of memory\n");
+			return HOSTEL_EXIT_FAILURE;
+		}
+	} else if (extra) {
+		fprintf(stderr, "hostel: run: arguments, --dir and --env need "
+				"a WASI component or preview1 module\n");
+		return HOSTEL_EXIT_USAGE;
+	}
 	c->store = wasm_store_new(NULL);
 	if (c->store != NULL)
 		c->spectest = spectest_new(c->store);
@@ -178,8 +235,18 @@ static int instantiate(run_ctx *c)
 	rc = wasm_instantiate(c->store, c->module, imports, c->module->nimports,
 			      &c->inst, &trap, &err);
 	free(imports);
+	if (rc == 0 && c->p1 != NULL) {
+		wasm_extern mem;
+
+		if (wasm_instance_export(c->inst, (const uint8_t *)"memory", 6,
+					 &mem) &&
+		    mem.kind == WASM_EXTERN_MEMORY)
+			wasi_p1_set_memory(c->p1, mem.u.memory);
+	}
 	if (rc == 0)
 		return HOSTEL_EXIT_OK;
+	if (c->wasi != NULL && wasi_ctx_exited(c->wasi))
+		return wasi_ctx_exit_code(c->wasi);
 	if (err.kind == WASM_ERR_NONE && trap != WASM_TRAP_NONE) {
 		fprintf(stderr, "hostel: trap: %s\n", wasm_trap_message(trap));
 		return HOSTEL_EXIT_FAILURE;
@@ -493,6 +560,8 @@ static int call(run_ctx *c, const char *name, char **args, uint32_t nargs)
 			return HOSTEL_EXIT_USAGE;
 		}
 	}
+	if (c->exec != NULL) /* a reactor's _initialize ran first */
+		wasm_exec_free(c->exec);
 	c->exec = wasm_exec_new(c->store, NULL);
 	if (c->exec == NULL) {
 		fprintf(stderr, "hostel: out of memory\n");
@@ -510,6 +579,10 @@ static int call(run_ctx *c, const char *name, char **args, uint32_t nargs)
 		free(vals);
 		return HOSTEL_EXIT_OK;
 	case WASM_EXEC_TRAP:
+		if (c->wasi != NULL && wasi_ctx_exited(c->wasi)) {
+			free(vals);
+			return wasi_ctx_exit_code(c->wasi);
+		}
 		fprintf(stderr, "hostel: trap: %s\n",
 			wasm_exec_trap_message(c->exec));
 		break;
@@ -534,6 +607,8 @@ static void run_free(run_ctx *c)
 	spectest_free(c->spectest);
 	if (c->store != NULL)
 		wasm_store_free(c->store);
+	wasi_p1_free(c->p1);
+	wasi_ctx_free(c->wasi);
 	wasm_module_free(c->module);
 	free(c->bytes);
 }
@@ -593,11 +668,6 @@ int cmd_run(int argc, char **argv)
 		free(wasi.envs);
 		return rc;
 	}
-	if (i != argc - 1 || wasi.ndirs || wasi.nenvs) {
-		fprintf(stderr, "hostel: run: arguments, --dir and --env need "
-				"a WASI component\n");
-		return HOSTEL_EXIT_USAGE;
-	}
 	if (invoke != NULL) {
 		invoke = strdup(invoke);
 		if (invoke == NULL ||
@@ -609,11 +679,17 @@ int cmd_run(int argc, char **argv)
 			return HOSTEL_EXIT_USAGE;
 		}
 	}
-	rc = instantiate(&c);
+	rc = instantiate(&c, &wasi, i != argc - 1 || wasi.ndirs || wasi.nenvs);
 	if (rc == HOSTEL_EXIT_OK) {
 		wasm_extern ext;
 
-		if (invoke != NULL)
+		if (invoke != NULL && c.p1 != NULL &&
+		    wasm_instance_export(c.inst, (const uint8_t *)"_initialize",
+					 11, &ext))
+			rc = call(&c, "_initialize", NULL, 0);
+		if (rc != HOSTEL_EXIT_OK)
+			;
+		else if (invoke != NULL)
 			rc = call(&c, name, args, nargs);
 		else if (wasm_instance_export(c.inst, (const uint8_t *)"_start",
 					      6, &ext))
@@ -627,6 +703,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	run_free(&c);
+	free(wasi.dirs);
+	free(wasi.envs);
 	free(args);
 	free(invoke);
 	return rc;

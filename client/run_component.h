@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wasi/wasi.h"
+
 /* WASI configuration from the command line (run.c). */
 typedef struct run_wasi_opts {
 	const char **dirs; /* "HOST::GUEST" (or "DIR": the same both ways) */
@@ -21,6 +23,12 @@ typedef struct run_wasi_opts {
 
 /* Append s to a growing array of strings; -1 (message printed) on OOM. */
 int run_wasi_add(const char ***v, uint32_t *n, const char *s);
+
+/*
+ * A WASI context from the command line (also for preview1 core modules,
+ * run.c); NULL with a message printed on failure.
+ */
+wasi_ctx *run_wasi_ctx(const run_wasi_opts *o);
 
 /* True when the file at path starts with a component preamble. */
 bool run_is_component_file(const char *path);

@@ -5,7 +5,9 @@
 # environment, a file read and a file written in a --dir preopen, a
 # clock sleep, random bytes, exit codes), filesystem confinement (`..`,
 # absolute paths and symlinks out of the preopen fail, symlinks inside
-# work) and a reactor with a custom world called with --invoke.
+# work) and a reactor with a custom world called with --invoke.  The
+# same command as a wasi_snapshot_preview1 core module (hello-preview1)
+# must behave the same, except that preview1 exit codes are exact.
 #
 # Output is TAP-like ("ok N - ..."); exit 0 when all pass, 1 otherwise,
 # 99 when the client is not built.
@@ -65,8 +67,13 @@ ln -s ../input.txt "$T/data/sub/up-link"
 ln -s .. "$T/data/sub/parent"
 ln -s ../.. "$T/data/sub/grandparent"
 
-for v in 0.2.12 0.2.0; do
+for v in 0.2.12 0.2.0 preview1; do
 	C=$G/hello-$v.component.wasm
+	exit3=1 # WASI 0.2 exit carries only ok/err: a nonzero code exits 1
+	if test "$v" = preview1; then
+		C=$G/hello-preview1.wasm
+		exit3=3
+	fi
 	rm -f "$T/data/output.txt"
 	cat >"$T/want" <<-EOF
 	hello from C, argc=4
@@ -93,9 +100,8 @@ for v in 0.2.12 0.2.0; do
 	else
 		bad "$v: stderr missing"
 	fi
-	# WASI 0.2 exit carries only ok/err: a nonzero code exits 1
 	printf 'GREETING=(unset)\n' >"$T/want"
-	check "$v: exit code 3 from main is 1" 1 "$T/want" -- "$C" 3
+	check "$v: exit code 3 from main is $exit3" $exit3 "$T/want" -- "$C" 3
 	check "$v: no preopen: the file read fails, exit 0" 0 "$T/want" -- \
 		"$C" 0
 
@@ -154,6 +160,18 @@ if test $? = 2 && grep -q nonexistent "$T/err"; then
 	ok "a missing --dir is a usage error"
 else
 	bad "missing --dir: $(cat "$T/err")"
+fi
+
+# preview1: --invoke runs the export with the same WASI context
+printf 'arg[1]=5\n' >"$T/want"
+check "preview1: --invoke '_start()' exits with proc_exit's code" 5 \
+	"$T/want" -- --invoke '_start()' "$G/hello-preview1.wasm" 5
+# a core module without WASI imports takes no arguments or preopens
+"$HOSTEL" run "$S/tests/guests/core/demo.wasm" extra >/dev/null 2>"$T/err"
+if test $? = 2 && grep -q 'need a WASI' "$T/err"; then
+	ok "arguments to a core module without WASI are a usage error"
+else
+	bad "core module with arguments: $(cat "$T/err")"
 fi
 
 echo "1..$n"

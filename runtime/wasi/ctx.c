@@ -62,6 +62,8 @@ void wasi_clock_system(wasi_clock *c)
 		c->resolution_ns = (uint64_t)ts.tv_sec * 1000000000u +
 				   (uint64_t)ts.tv_nsec;
 	c->env = NULL;
+	c->arm = NULL;
+	c->arm_env = NULL;
 }
 
 static uint64_t v_now(void *env)
@@ -95,6 +97,8 @@ void wasi_clock_virtual(wasi_clock *c, wasi_vclock *vc)
 	c->sleep_until = v_sleep_until;
 	c->resolution_ns = 1;
 	c->env = vc;
+	c->arm = NULL;
+	c->arm_env = NULL;
 }
 
 /* ---- context ------------------------------------------------------------ */
@@ -109,6 +113,7 @@ wasi_ctx *wasi_ctx_new(void)
 	ctx->out_fd = 1;
 	ctx->err_fd = 2;
 	wasi_clock_system(&ctx->clock);
+	ctx->armed = WASI_NO_DEADLINE;
 	ctx->rng = 0x853c49e6748fea9bull ^ (uint64_t)(uintptr_t)ctx;
 	return ctx;
 }
@@ -153,6 +158,7 @@ void wasi_ctx_free(wasi_ctx *ctx)
 	for (uint32_t i = 1; i < ctx->nobjs; i++)
 		obj_close(&ctx->objs[i]);
 	free(ctx->objs);
+	wasi_waits_free(ctx);
 	free(ctx);
 }
 
@@ -478,7 +484,8 @@ int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l)
 			return -1;
 	}
 	if (wasi_link_cli(ctx, l) || wasi_link_clocks_random(ctx, l) ||
-	    wasi_link_io(ctx, l) || wasi_link_filesystem(ctx, l))
+	    wasi_link_io(ctx, l) || wasi_link_filesystem(ctx, l) ||
+	    wasi_link_clocks_p3(ctx, l))
 		return -1;
 	return 0;
 }

@@ -96,6 +96,12 @@ struct wasi_ctx {
 	int exit_code;
 	uint64_t rng; /* insecure random state (per ctx) */
 
+	/* WASI 0.3 waits (clocks_p3.c): unordered; armed = last arm() */
+	struct wasi_wait *waits;
+	uint32_t nwaits, waits_cap;
+	uint64_t wait_seq, armed;
+	cm_store *wait_store; /* the store whose teardown forgets them */
+
 	wasi_obj *objs; /* index = rep; [0] unused */
 	uint32_t nobjs, cap;
 	const cabi_resource_type *rt[WOBJ_NKINDS];
@@ -134,6 +140,9 @@ int wasi_link_cli(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_clocks_random(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_io(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_filesystem(wasi_ctx *ctx, cm_linker *l);
+int wasi_link_clocks_p3(wasi_ctx *ctx, cm_linker *l);
+/* Forget every 0.3 wait (the ctx is being freed); no arm call. */
+void wasi_waits_free(wasi_ctx *ctx);
 
 /* The wasi:filesystem error-code case for errno e. */
 uint32_t wasi_fs_errno_code(int e);

@@ -1,7 +1,7 @@
 /*
  * wasi.h - hostel's WASI 0.2 host: wasi:cli, wasi:clocks, wasi:random,
- * wasi:io and wasi:filesystem, written against the public runtime API
- * (component/instance.h) only.
+ * wasi:io and wasi:filesystem, and the WASI 0.3 clocks, written against
+ * the public runtime API (component/instance.h) only.
  *
  * Contract:
  *  - One wasi_ctx per store.  It owns every host object the guest can
@@ -26,6 +26,9 @@
  *    (and poll(2) for file descriptors).  Pollables are plain data (a
  *    deadline, an fd and events, or "always ready"), so an embedder can
  *    later turn a block into a pending host call instead of sleeping.
+ *  - WASI 0.3 waits are pending host calls settled by the embedder's
+ *    timers (wasi_clock.arm, wasi_ctx_fire_timers): never a blocked
+ *    OS thread.
  */
 #ifndef HOSTEL_WASI_WASI_H
 #define HOSTEL_WASI_WASI_H
@@ -35,10 +38,44 @@
 #include <stdint.h>
 
 #include "component/instance.h"
+#include "wasm/wasm.h"
 
 #define WASI_EXIT_TRAP_MSG "wasi:cli/exit called"
 
-/* A clock source: monotonic and wall time, and a way to wait. */
+/* "No wait pending": the deadline wasi_clock.arm gets to disarm. */
+#define WASI_NO_DEADLINE UINT64_MAX
+
+/*
+ * A clock source: monotonic and wall time, a way to wait (blocking WASI
+ * 0.2 polls only), and a way to be woken (WASI 0.3 waits).
+ *
+ * Timers (WASI 0.3 wait-for / wait-until; the contract with the
+ * embedder, stable):
+ *  - A 0.3 wait never blocks an OS thread: the host function defers its
+ *    call (cm_host_call_defer) and the ctx keeps it in a timer queue
+ *    ordered by deadline (monotonic nanoseconds, now()'s scale).  A wait
+ *    whose deadline has already passed returns at once.
+ *  - Whenever the earliest pending deadline changes (a new earliest wait,
+ *    the earliest one fired or was cancelled, the last one went), the ctx
+ *    calls arm(arm_env, deadline) with the new earliest deadline, or
+ *    WASI_NO_DEADLINE when no wait is pending.  A call replaces the
+ *    previous one: the embedder keeps one wake-up per ctx.  arm may run
+ *    inside a service turn (from a guest's host call) or inside
+ *    wasi_ctx_fire_timers; it must only (re)schedule the wake-up (e.g.
+ *    evtimer_add with deadline - now()), never call into the ctx or the
+ *    store.  arm may be NULL: the embedder then asks
+ *    wasi_ctx_next_deadline itself.
+ *  - When the wake-up comes (now() >= deadline; early or late is
+ *    harmless), the embedder calls wasi_ctx_fire_timers(ctx), outside
+ *    or inside a service turn.  It settles (cm_host_settle) every wait
+ *    whose deadline has passed, which only records the result and asks
+ *    the store for service through its request_service callback; guest
+ *    code runs in the next cm_store_service_turn.  Then it arms the next
+ *    deadline.
+ *  - A guest cancelling a wait (subtask.cancel) removes it and settles
+ *    it as cancelled; freeing the store forgets its waits (the ctx is
+ *    freed after the store, as always).
+ */
 typedef struct wasi_clock {
 	/* monotonic nanoseconds */
 	uint64_t (*now)(void *env);
@@ -48,6 +85,9 @@ typedef struct wasi_clock {
 	void (*sleep_until)(void *env, uint64_t deadline);
 	uint64_t resolution_ns;
 	void *env;
+	/* schedule wasi_ctx_fire_timers at deadline (see above); may be NULL */
+	void (*arm)(void *arm_env, uint64_t deadline);
+	void *arm_env;
 } wasi_clock;
 
 /* The OS clocks (CLOCK_MONOTONIC, CLOCK_REALTIME, clock_nanosleep). */
@@ -92,8 +132,36 @@ void wasi_ctx_set_clock(wasi_ctx *ctx, const wasi_clock *c);
 int wasi_ctx_preopen(wasi_ctx *ctx, const char *host_path,
 		     const char *guest_path);
 
-/* Register every WASI 0.2 interface this host implements. */
+/*
+ * Register every WASI 0.2 interface this host implements, and the WASI
+ * 0.3 clocks (wasi:clocks/monotonic-clock@0.3.0, system-clock@0.3.0).
+ */
 int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l);
+
+/* ---- WASI 0.3 timers (the contract is at wasi_clock) ------------------- */
+
+/* The earliest pending wait's deadline, or WASI_NO_DEADLINE. */
+uint64_t wasi_ctx_next_deadline(const wasi_ctx *ctx);
+/* Waits pending (deferred and not yet fired or cancelled). */
+uint32_t wasi_ctx_pending_waits(const wasi_ctx *ctx);
+/*
+ * Settle every wait whose deadline is <= now(), then arm the next
+ * deadline.  Returns how many were settled.
+ */
+uint32_t wasi_ctx_fire_timers(wasi_ctx *ctx);
+/*
+ * The built-in driver's idle step (`hostel run`, tests): nothing else is
+ * ready, so sleep (clock.sleep_until; a virtual clock just advances) to
+ * the earliest deadline and fire it.  Returns how many waits were
+ * settled, or -1 when no wait is pending (waiting would never end).
+ */
+int wasi_ctx_sleep_to_next_timer(wasi_ctx *ctx);
+/*
+ * The same with the signature of cm_store_config.wait_host (env is the
+ * wasi_ctx): 0 after settling at least one wait, -1 when none is
+ * pending.
+ */
+int wasi_ctx_wait_host(void *env);
 
 bool wasi_ctx_exited(const wasi_ctx *ctx);
 int wasi_ctx_exit_code(const wasi_ctx *ctx);
@@ -111,5 +179,36 @@ int wasi_ctx_exit_code(const wasi_ctx *ctx);
  */
 int wasi_path_resolve(int root, const char *path, bool follow_last, int *dirfd,
 		      char *name, size_t namecap);
+
+/*
+ * wasi_snapshot_preview1 for core modules (preview1.c), over a wasi_ctx
+ * configured as for WASI 0.2 (args, env, stdio, preopens, clock).
+ * Guest fds 0-2 are stdio, 3.. the ctx's preopens in order; paths are
+ * confined exactly as wasi:filesystem's.  proc_exit sets
+ * wasi_ctx_exited / wasi_ctx_exit_code (the full u32 code) and traps
+ * with WASI_EXIT_TRAP_MSG.  Use: wasi_p1_new, wasi_p1_link (once) before
+ * wasm_instantiate, wasi_p1_set_memory with the instance's "memory"
+ * export before any call; free the wasi_p1 after the store, before the
+ * ctx.
+ */
+#define WASI_P1_MODULE "wasi_snapshot_preview1"
+
+typedef struct wasi_p1 wasi_p1;
+
+wasi_p1 *wasi_p1_new(wasi_ctx *ctx); /* NULL: out of memory or bad fd */
+void wasi_p1_free(wasi_p1 *p);
+/* True when the import comes from module wasi_snapshot_preview1. */
+bool wasi_p1_is_import(const wasm_import *im);
+/*
+ * Fill imports[i] with a host function (created in s) for every
+ * wasi_snapshot_preview1 import of m; other imports are left alone.
+ * Returns -1 with *bad the index of the first import that is not a
+ * preview1 function this host implements with that type (UINT32_MAX:
+ * out of memory, or a second call).
+ */
+int wasi_p1_link(wasi_p1 *p, wasm_store *s, const wasm_module *m,
+		 wasm_extern *imports, uint32_t *bad);
+/* The memory guest pointers refer to (calls before this get FAULT). */
+void wasi_p1_set_memory(wasi_p1 *p, wasm_memory *mem);
 
 #endif

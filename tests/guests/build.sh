@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/guests/build.sh - regenerate the committed WASI guest binaries in
-# tests/guests/wasi/ from their sources (see tests/guests/README.md).
+# tests/guests/build.sh - regenerate the committed guest binaries in
+# tests/guests/ from their sources (see tests/guests/README.md).
 #
 # Needs Debian's clang-14, lld-14, wasi-libc and libclang-rt-14-dev-wasm32,
 # and npm.  jco is installed into a scratch directory OUTSIDE the
@@ -8,7 +8,9 @@
 # node_modules is ever committed.
 #
 #   apt-get install -y clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32
-#   sh tests/guests/build.sh
+#   sh tests/guests/build.sh        # everything
+#   sh tests/guests/build.sh wat    # only the component WAT guests
+#   sh tests/guests/build.sh qjs    # only the componentize-qjs guest qjs/
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/wasi"
@@ -18,10 +20,48 @@ CFLAGS="--target=wasm32-wasi --sysroot=/usr -O2"
 
 mkdir -p "$scratch"
 cd "$scratch"
-if [ ! -d node_modules/@bytecodealliance/jco ]; then
+if [ ! -d node_modules/@bytecodealliance/jco ] ||
+	! grep -q '"version": "0.23.0"' \
+		node_modules/@bytecodealliance/componentize-js/package.json \
+		2>/dev/null; then
 	[ -f package.json ] || { npm init -y >/dev/null; npm pkg set type=module; }
-	npm install @bytecodealliance/jco@1.35.0
+	npm install @bytecodealliance/jco@1.35.0 \
+		@bytecodealliance/componentize-js@0.23.0
 fi
+JCO="node $scratch/node_modules/@bytecodealliance/jco/dist/jco.js"
+
+# The componentize-qjs 0.4.5 guest tests/guests/qjs (async exports, a
+# WASI 0.3 clock wait, streams; tests/qjs-guest.sh).  Its WIT imports
+# wasi:clocks@0.3.0, taken from jco's bundled WASI WIT at build time.
+# `sh build.sh qjs` builds only this one (no clang needed).
+build_qjs_guest() {
+	rm -rf "$scratch/qjs-guest-wit"
+	mkdir -p "$scratch/qjs-guest-wit/deps/clocks"
+	cp "$here/qjs/guest.wit" "$scratch/qjs-guest-wit/"
+	cp node_modules/@bytecodealliance/jco/lib/wit/builtin/0.3.0/wasi-clocks/package.wit \
+		"$scratch/qjs-guest-wit/deps/clocks/"
+	node_modules/.bin/componentize-qjs --wit "$scratch/qjs-guest-wit" \
+		--js "$here/qjs/guest.js" -o "$here/qjs/guest.component.wasm"
+	$JCO wit "$here/qjs/guest.component.wasm" >/dev/null
+}
+if [ "${1:-}" = qjs ]; then
+	build_qjs_guest
+	exit 0
+fi
+
+# Component WAT guests (tests/guests/ticker, tests/guests/async): `jco
+# parse` converts, and does not validate, so `jco wit` checks each one
+# (GUEST-TOOLCHAINS.md section 2).  `sh build.sh wat` stops after these
+# (no clang needed).
+for w in ticker/ticker async/sleep async/park async/churn \
+	hostile/hostile; do
+	$JCO parse "$here/$w.wat" -o "$here/$w.wasm"
+	$JCO wit "$here/$w.wasm" >/dev/null
+done
+if [ "${1:-}" = wat ]; then
+	exit 0
+fi
+
 # The WASI 0.2.0 preview1 adapter ships in jco 1.0.3.
 if [ ! -f adapter-0.2.0-command.wasm ]; then
 	npm pack @bytecodealliance/jco@1.0.3
@@ -51,4 +91,24 @@ $CC $CFLAGS -mexec-model=reactor -Wl,--strip-all "$out/calc.c" \
 cp "$here/componentize.mjs" "$scratch/componentize.mjs"
 node "$scratch/componentize.mjs" "$scratch/calc-core.wasm" \
 	"$out/calc.wit" calc "$out/calc.component.wasm" --wasi-reactor
-ls -l "$out"/*.wasm
+
+# componentize-js 0.23.0 (StarlingMonkey) guest: a sync WASI 0.2
+# component of about 12 MB (20-40 s, ~0.8 GB RSS).  `-d http
+# fetch-event`: no wasi:http imports (hostel has no wasi:http); stdio,
+# clocks and random stay.
+node_modules/.bin/componentize-js "$here/js/strings.js" \
+	--wit "$here/js/strings.wit" --world-name jsguest \
+	-d http fetch-event -o "$here/js/strings.component.wasm"
+
+# componentize-qjs 0.4.5 (QuickJS, a jco dependency) guest:
+# Component-Model-async by default, 1.6 MB.  Its WIT imports
+# wasi:clocks@0.3.0, taken from jco's bundled WASI WIT at build time.
+rm -rf "$scratch/qjs-wit"
+mkdir -p "$scratch/qjs-wit/deps/clocks"
+cp "$here/js/qjs/async.wit" "$scratch/qjs-wit/"
+cp node_modules/@bytecodealliance/jco/lib/wit/builtin/0.3.0/wasi-clocks/package.wit \
+	"$scratch/qjs-wit/deps/clocks/"
+node_modules/.bin/componentize-qjs --wit "$scratch/qjs-wit" \
+	--js "$here/js/qjs/async.js" -o "$here/js/qjs/async.component.wasm"
+build_qjs_guest
+ls -l "$out"/*.wasm "$here"/js/*.wasm "$here"/js/qjs/*.wasm "$here"/qjs/*.wasm
