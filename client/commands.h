@@ -19,6 +19,7 @@ enum {
 	HOSTEL_EXIT_NOT_FOUND = 4,    /* no such service, component, export */
 	HOSTEL_EXIT_CONFLICT = 5,     /* exists, in use, not running */
 	HOSTEL_EXIT_UNAVAILABLE = 69, /* hosteld unreachable (EX_UNAVAILABLE) */
+	HOSTEL_EXIT_NOPERM = 77,      /* PermissionDenied (EX_NOPERM) */
 	HOSTEL_EXIT_PROTOCOL =
 		76, /* hosteld's reply was invalid (EX_PROTOCOL) */
 };
@@ -28,6 +29,7 @@ int cmd_run(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_call(int argc, char **argv);

@@ -102,6 +102,8 @@ int daemon_client_error_exit(const char *error)
 	    ends_with(error, ".NameConflict") ||
 	    ends_with(error, ".ServiceNotRunning"))
 		return HOSTEL_EXIT_CONFLICT;
+	if (ends_with(error, ".PermissionDenied"))
+		return HOSTEL_EXIT_NOPERM;
 	if (ends_with(error, "Unavailable") ||
 	    ends_with(error, "MethodNotFound") ||
 	    ends_with(error, "InterfaceNotFound"))

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "client/commands.h"
+#include "client/daemon-client.h"
 #include "ipc/client.h"
 #include "ipc/socket-path.h"
 
@@ -179,7 +180,7 @@ static int report_error(const struct logs *lg, struct varlink_reply *r)
 	fprintf(stderr, "hostel: hosteld answered %s %s\n", r->error,
 		params ? params : "");
 	free(params);
-	return HOSTEL_EXIT_FAILURE;
+	return daemon_client_error_exit(r->error);
 }
 
 static int lost(const struct logs *lg, int rc)

@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	{"stop", cmd_stop, "stop a service"},
 	{"rm", cmd_rm, "remove a service"},
 	{"logs", cmd_logs, "print (and follow) hosteld's event history"},
+	{"history", cmd_history,
+	 "show every event of one call; prune the history now"},
 	{NULL, NULL, NULL},
 };
 

@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "client/commands.h"
+#include "client/daemon-client.h"
 #include "ipc/client.h"
 #include "ipc/socket-path.h"
 
@@ -179,7 +180,7 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "hostel: hosteld answered %s %s\n", reply.error,
 			params ? params : "");
 		free(params);
-		rc = HOSTEL_EXIT_FAILURE;
+		rc = daemon_client_error_exit(reply.error);
 	}
 out:
 	varlink_reply_clear(&reply);

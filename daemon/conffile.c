@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/access.h"
 #include "daemon/conffile.h"
 #include "daemon/log.h"
 #include "ipc/socket-path.h"
@@ -25,12 +26,21 @@ void config_init(struct config *c)
 	c->db_sync = -1;
 	c->keep_events = -1;
 	c->keep_age = -1;
+	c->history = -1;
+	c->socket_group = NULL;
+	c->allow_call = NULL;
+	c->allow_deploy = NULL;
+	c->allow_admin = NULL;
 }
 
 void config_free(struct config *c)
 {
 	free(c->socket);
 	free(c->state_dir);
+	free(c->socket_group);
+	free(c->allow_call);
+	free(c->allow_deploy);
+	free(c->allow_admin);
 	config_init(c);
 }
 
@@ -127,6 +137,19 @@ static long long duration_parse(const char *v)
 	return n * mult;
 }
 
+/* A group name or number as groupadd accepts them. */
+static bool group_name_ok(const char *v)
+{
+	if (!*v || *v == '-')
+		return false;
+	for (; *v; v++)
+		if (!((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z') ||
+		      (*v >= '0' && *v <= '9') || *v == '_' || *v == '-' ||
+		      *v == '.'))
+			return false;
+	return true;
+}
+
 /* One `key = value` line (already trimmed, not a comment). */
 static int parse_line(const char *name, unsigned lineno, const char *s,
 		      const char *e, struct config *out, char *err,
@@ -134,7 +157,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 {
 	const char *eq = memchr(s, '=', (size_t)(e - s));
 	const char *k = s, *ke, *v, *ve = e;
-	char **slot = NULL;
+	char **slot = NULL, **tslot = NULL;
 	int *islot = NULL;
 	long long *lslot = NULL, n;
 	char *value;
@@ -162,16 +185,29 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		lslot = &out->keep_events;
 	else if (key_is(k, (size_t)(ke - k), "history-keep-age"))
 		lslot = &out->keep_age;
+	else if (key_is(k, (size_t)(ke - k), "socket-group"))
+		tslot = &out->socket_group;
+	else if (key_is(k, (size_t)(ke - k), "allow-call"))
+		tslot = &out->allow_call;
+	else if (key_is(k, (size_t)(ke - k), "allow-deploy"))
+		tslot = &out->allow_deploy;
+	else if (key_is(k, (size_t)(ke - k), "allow-admin"))
+		tslot = &out->allow_admin;
+	else if (key_is(k, (size_t)(ke - k), "history"))
+		islot = &out->history;
 	else
 		return fail(err, errlen, name, lineno,
 			    "unknown key '%.*s' (known: socket, state-dir, "
 			    "log-level, database-synchronous, "
-			    "history-keep-events, history-keep-age)",
+			    "history-keep-events, history-keep-age, "
+			    "socket-group, allow-call, allow-deploy, "
+			    "allow-admin, history)",
 			    (int)(ke - k), k);
 	if (v == ve)
 		return fail(err, errlen, name, lineno, "'%.*s' has no value",
 			    (int)(ke - k), k);
-	if ((slot && *slot) || (islot && *islot >= 0) || (lslot && *lslot >= 0))
+	if ((slot && *slot) || (tslot && *tslot) || (islot && *islot >= 0) ||
+	    (lslot && *lslot >= 0))
 		return fail(err, errlen, name, lineno, "'%.*s' is set twice",
 			    (int)(ke - k), k);
 	value = strndup(v, (size_t)(ve - v));
@@ -186,6 +222,18 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 				    "debug, not '%.*s'",
 				    (int)(ve - v), v);
 		out->log_level = level;
+		return 0;
+	}
+	if (islot == &out->history) {
+		level = !strcmp(value, "on")	? 1
+			: !strcmp(value, "off") ? 0
+						: -1;
+		free(value);
+		if (level < 0)
+			return fail(err, errlen, name, lineno,
+				    "history must be on or off, not '%.*s'",
+				    (int)(ve - v), v);
+		out->history = level;
 		return 0;
 	}
 	if (islot) {
@@ -216,6 +264,25 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 					      "'%.*s'",
 				    (int)(ve - v), v);
 		*lslot = n;
+		return 0;
+	}
+	if (tslot) {
+		char why[200];
+
+		if (tslot != &out->socket_group &&
+		    access_list_check(value, why, sizeof(why))) {
+			free(value);
+			return fail(err, errlen, name, lineno, "%.*s: %s",
+				    (int)(ke - k), k, why);
+		}
+		if (tslot == &out->socket_group && !group_name_ok(value)) {
+			free(value);
+			return fail(err, errlen, name, lineno,
+				    "socket-group must be one group name or "
+				    "number, not '%.*s'",
+				    (int)(ve - v), v);
+		}
+		*tslot = value;
 		return 0;
 	}
 	if (value[0] != '/') {

@@ -16,7 +16,10 @@
  *     info or debug), database-synchronous (full or normal: SQLite's
  *     synchronous level for hostel.db), history-keep-events (newest
  *     events kept per service; 0: no limit) and history-keep-age (a
- *     duration N, Ns, Nm, Nh or Nd; 0: no limit).
+ *     duration N, Ns, Nm, Nh or Nd; 0: no limit), socket-group (the
+ *     group the socket is given; it is created 0660) and allow-call,
+ *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
+ *     history (on or off: whether events are recorded; read at start).
  *   - An unknown key, a line without '=', an empty value, a relative
  *     path or a key given twice is an error naming the file and line.
  *
@@ -40,6 +43,10 @@ struct config {
 	int db_sync;	       /* 0 full, 1 normal, or -1 when not set */
 	long long keep_events; /* -1 when not set; 0: no limit */
 	long long keep_age;    /* seconds; -1 when not set; 0: no limit */
+	int history;	       /* `history`: 1 on, 0 off, -1 when not set */
+	/* Access (daemon/access.h); NULL when not set. */
+	char *socket_group; /* group name or number owning the socket */
+	char *allow_call, *allow_deploy, *allow_admin;
 };
 
 void config_init(struct config *c);

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -149,6 +150,46 @@ static int sched_seed_from_env(struct daemon *d, uint64_t *seed)
 	return 0;
 }
 
+/* The access policy of a configuration (file only: no options). */
+static int build_access(struct daemon *d, const struct config *c,
+			struct access_policy *out)
+{
+	char why[256];
+	int rc = access_policy_build(out, c->allow_call, c->allow_deploy,
+				     c->allow_admin, why, sizeof(why));
+
+	if (rc == -ENOMEM)
+		log_err(&d->log, "access policy: out of memory");
+	else if (rc)
+		log_err(&d->log, "%s: %s", d->config_path, why);
+	return rc;
+}
+
+/* Give the socket its configured group (it is already 0660). */
+static int apply_socket_group(struct daemon *d)
+{
+	const char *name = d->file.socket_group;
+	struct group *gr;
+	char *end;
+	long id;
+
+	if (!name || d->listen.activated)
+		return 0;
+	gr = getgrnam(name);
+	errno = 0;
+	id = gr ? (long)gr->gr_gid : strtol(name, &end, 10);
+	if (!gr && (errno || *end || id < 0)) {
+		log_err(&d->log, "socket-group: unknown group '%s'", name);
+		return -1;
+	}
+	if (chown(d->listen.path, (uid_t)-1, (gid_t)id) < 0) {
+		log_err(&d->log, "socket-group: cannot give %s to group %s: %s",
+			d->listen.path, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int daemon_init(struct daemon *d, const struct daemon_options *opt)
 {
 	char err[512];
@@ -188,6 +229,8 @@ int daemon_init(struct daemon *d, const struct daemon_options *opt)
 		}
 	}
 	d->log.level = effective_log_level(d);
+	if (build_access(d, &d->file, &d->access))
+		return -1;
 
 	d->state_dir = wanted_state_dir(d);
 	if (!d->state_dir)
@@ -223,7 +266,7 @@ int daemon_init(struct daemon *d, const struct daemon_options *opt)
 		log_err(&d->log, "%s", err);
 		return -1;
 	}
-	return 0;
+	return apply_socket_group(d);
 }
 
 void daemon_conn_gone(struct daemon *d)
@@ -338,6 +381,7 @@ static bool report_restart_only(struct daemon *d, const char *key,
 
 void daemon_reload(struct daemon *d)
 {
+	struct access_policy policy;
 	struct config fresh;
 	char err[512];
 	char *socket = NULL, *state_dir = NULL;
@@ -366,6 +410,23 @@ void daemon_reload(struct daemon *d)
 		notify_ready(d);
 		return;
 	}
+	if (build_access(d, &fresh, &policy)) {
+		log_err(&d->log, "reload failed, keeping the current "
+				 "configuration");
+		daemon_history_reloaded(d, "failed", "invalid access policy");
+		config_free(&fresh);
+		notify_ready(d);
+		return;
+	}
+	access_policy_free(&d->access);
+	d->access = policy;
+	if (fresh.socket_group && !d->listen.activated &&
+	    (!d->file.socket_group ||
+	     strcmp(fresh.socket_group, d->file.socket_group)))
+		log_warn(&d->log,
+			 "socket-group changed to %s; the socket "
+			 "keeps its group until hosteld is restarted",
+			 fresh.socket_group);
 	config_free(&d->file);
 	d->file = fresh;
 
@@ -508,6 +569,7 @@ void daemon_fini(struct daemon *d)
 	else if (d->listen.fd >= 0)
 		close(d->listen.fd);
 	listen_unlink(&d->listen);
+	access_policy_free(&d->access);
 	if (d->ev_sigterm)
 		event_free(d->ev_sigterm);
 	if (d->ev_sigint)

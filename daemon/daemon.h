@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "daemon/access.h"
 #include "daemon/conffile.h"
 #include "daemon/listen.h"
 #include "daemon/log.h"
@@ -49,6 +50,8 @@ struct daemon {
 	char *config_path; /* absolute, or NULL */
 	char *state_dir;   /* effective */
 	bool foreground;
+	/* Who may do what (daemon/access.h); rebuilt on reload. */
+	struct access_policy access;
 
 	struct listen_socket listen;
 	struct evconnlistener *listener;

@@ -12,25 +12,27 @@
 #include "ipc/idl.h"
 
 const struct method daemon_methods[] = {
-	{"org.varlink.service.GetInfo", method_service_get_info},
+	{"org.varlink.service.GetInfo", method_service_get_info,
+	 ACCESS_CONNECT},
 	{"org.varlink.service.GetInterfaceDescription",
-	 method_service_get_interface_description},
-	{"io.hostel.Daemon.Status", method_daemon_status},
-	{"io.hostel.History.Read", method_history_read},
-	{"io.hostel.History.Stats", method_history_stats},
-	{"io.hostel.Component.Add", method_component_add},
-	{"io.hostel.Component.List", method_component_list},
-	{"io.hostel.Component.Inspect", method_component_inspect},
-	{"io.hostel.Component.Remove", method_component_remove},
-	{"io.hostel.Service.Create", method_service_create},
-	{"io.hostel.Service.List", method_service_list},
-	{"io.hostel.Service.Inspect", method_service_inspect},
-	{"io.hostel.Service.Start", method_service_start},
-	{"io.hostel.Service.Stop", method_service_stop},
-	{"io.hostel.Service.Remove", method_service_remove},
-	{"io.hostel.Call.Invoke", method_call_invoke},
-	{"io.hostel.Call.Cancel", method_call_cancel},
-	{NULL, NULL},
+	 method_service_get_interface_description, ACCESS_CONNECT},
+	{"io.hostel.Daemon.Status", method_daemon_status, ACCESS_CONNECT},
+	{"io.hostel.History.Read", method_history_read, ACCESS_CALL},
+	{"io.hostel.History.Stats", method_history_stats, ACCESS_ADMIN},
+	{"io.hostel.History.Prune", method_history_prune, ACCESS_ADMIN},
+	{"io.hostel.Component.Add", method_component_add, ACCESS_DEPLOY},
+	{"io.hostel.Component.List", method_component_list, ACCESS_CALL},
+	{"io.hostel.Component.Inspect", method_component_inspect, ACCESS_CALL},
+	{"io.hostel.Component.Remove", method_component_remove, ACCESS_DEPLOY},
+	{"io.hostel.Service.Create", method_service_create, ACCESS_DEPLOY},
+	{"io.hostel.Service.List", method_service_list, ACCESS_CALL},
+	{"io.hostel.Service.Inspect", method_service_inspect, ACCESS_CALL},
+	{"io.hostel.Service.Start", method_service_start, ACCESS_DEPLOY},
+	{"io.hostel.Service.Stop", method_service_stop, ACCESS_DEPLOY},
+	{"io.hostel.Service.Remove", method_service_remove, ACCESS_DEPLOY},
+	{"io.hostel.Call.Invoke", method_call_invoke, ACCESS_CALL},
+	{"io.hostel.Call.Cancel", method_call_cancel, ACCESS_CALL},
+	{NULL, NULL, ACCESS_ADMIN},
 };
 
 const struct method *method_find(const char *name)
@@ -100,12 +102,39 @@ bool call_check_parameters(struct call *call, const char *const *known)
 	return true;
 }
 
+void call_permission_denied(struct call *call, enum access_role needed)
+{
+	call_error(call, "io.hostel.Daemon.PermissionDenied",
+		   json_pack("{ss,ss,sI}", "method", call->req->method, "needs",
+			     access_role_name(needed), "uid",
+			     call->conn->cred.valid
+				     ? (json_int_t)call->conn->cred.uid
+				     : (json_int_t)-1));
+}
+
+bool call_may_see(struct call *call, int64_t owner)
+{
+	if (access_may_see(call->role, &call->conn->cred, owner))
+		return true;
+	call_permission_denied(call, ACCESS_ADMIN);
+	return false;
+}
+
+bool call_may_manage(struct call *call, int64_t owner)
+{
+	if (access_may_manage(call->role, &call->conn->cred, owner))
+		return true;
+	call_permission_denied(call, ACCESS_ADMIN);
+	return false;
+}
+
 void dispatch(struct conn *conn, const struct varlink_request *req)
 {
 	struct call call = {
 		.d = conn->d,
 		.conn = conn,
 		.req = req,
+		.role = access_role_of(&conn->d->access, &conn->cred),
 	};
 	const struct method *m = method_find(req->method);
 	const char *dot;
@@ -124,6 +153,16 @@ void dispatch(struct conn *conn, const struct varlink_request *req)
 	if (req->upgrade) {
 		/* No method of ours switches protocols. */
 		call_invalid_parameter(&call, "upgrade");
+		return;
+	}
+	if (call.role < m->role) {
+		log_info(&conn->d->log,
+			 "%s refused to uid %ld (role %s, needs %s)",
+			 req->method,
+			 conn->cred.valid ? (long)conn->cred.uid : -1L,
+			 access_role_name(call.role),
+			 access_role_name(m->role));
+		call_permission_denied(&call, m->role);
 		return;
 	}
 	m->handler(&call);

@@ -6,6 +6,9 @@
  * IDL agree) and its handler.  A handler validates its parameters, does
  * its work and replies exactly once through call_reply() / call_error(),
  * which honour "oneway" (no reply at all).  Later interfaces add rows.
+ * Each row names the least role (daemon/access.h) a caller needs; a
+ * caller below it gets io.hostel.Daemon.PermissionDenied before the
+ * handler runs.  Handlers check service ownership themselves.
  */
 #ifndef HOSTEL_DAEMON_DISPATCH_H
 #define HOSTEL_DAEMON_DISPATCH_H
@@ -14,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "daemon/access.h"
 #include "ipc/varlink.h"
 
 struct conn;
@@ -23,12 +27,14 @@ struct call {
 	struct daemon *d;
 	struct conn *conn;
 	const struct varlink_request *req;
+	enum access_role role; /* the caller's */
 	bool replied;
 };
 
 struct method {
 	const char *name; /* qualified: "io.hostel.Daemon.Status" */
 	void (*handler)(struct call *call);
+	enum access_role role; /* the least role that may call it */
 };
 
 /* Ends with a {NULL, NULL} entry. */
@@ -55,6 +61,15 @@ void call_invalid_parameter(struct call *call, const char *parameter);
 bool call_check_parameters(struct call *call, const char *const *known);
 
 /*
+ * Whether the caller may see / manage a service of this owner (< 0:
+ * none); if not, reply PermissionDenied and return false.
+ */
+bool call_may_see(struct call *call, int64_t owner);
+/* Reply io.hostel.Daemon.PermissionDenied (the caller needs `needed`). */
+void call_permission_denied(struct call *call, enum access_role needed);
+bool call_may_manage(struct call *call, int64_t owner);
+
+/*
  * The handler answers later: it has taken the call over and replies
  * through conn_send() (varlink_reply_new(..., true) while a stream
  * continues), then ends with conn_release().  The connection reads no
@@ -69,6 +84,7 @@ void method_service_get_interface_description(struct call *call);
 void method_daemon_status(struct call *call);
 void method_history_read(struct call *call);
 void method_history_stats(struct call *call);
+void method_history_prune(struct call *call);
 void method_component_add(struct call *call);
 void method_component_list(struct call *call);
 void method_component_inspect(struct call *call);

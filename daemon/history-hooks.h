@@ -9,12 +9,17 @@
  * turn's batch (store/history.h); the batch is committed once, at the end
  * of the turn, in one transaction.
  *
- * End of a turn: the first event added in a turn activates a libevent
- * event (event_active) that has no fd and no timeout.  libevent runs it
- * after the callbacks that were already active in this loop iteration, so
- * every event recorded by those callbacks lands in one commit; events
- * recorded by callbacks that run later activate it again.  One fsync per
- * turn, however many calls ended in it.
+ * End of a turn: the first event added since the last commit arms a
+ * zero-timeout libevent timer.  A due timer runs in the next loop
+ * iteration, after every callback of the current one (service turns
+ * that follow one another included) and after the I/O callbacks of the
+ * next, so all of their events land in one commit.  (An event_active()
+ * event would run between two service turns and give each call's end a
+ * commit of its own.)  One fsync per turn, however many calls ended in
+ * it.  While calls are open (call_started recorded, call_ended not yet)
+ * the batch waits for their ends, at most 10 ms after its first event,
+ * and the last end commits at once: under load one fsync then serves
+ * many calls, and a lone call never waits.
  *
  * Durability (invariant 6): call_ended() takes a `done` callback.  It
  * runs exactly once: with status 0 and the event's seq after the commit
@@ -130,7 +135,11 @@ struct history *daemon_history_store(struct daemon *d);
 /* Its database (components and services live there too), or NULL. */
 struct db *daemon_history_db(struct daemon *d);
 
-/* Receives every event once it is durable, in order. */
+/*
+ * Receives every event once it is durable, in order (events NULL: a job
+ * that only needs to know when the history goes away, such as a prune
+ * on request; it does not count as a follower).
+ */
 struct history_listener {
 	struct history_listener *prev, *next;
 	void (*events)(struct history_listener *l,

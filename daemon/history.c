@@ -31,8 +31,18 @@
 #define PRUNE_INTERVAL_SEC	60
 #define PRUNE_STEP_ROWS		1000
 #define CHECKPOINT_INTERVAL_SEC 60
-#define RETRY_FIRST_MS		100
-#define RETRY_MAX_MS		5000
+/*
+ * Group commit: while calls started since the last commit are still open,
+ * a batch waits for their ends, at most this long after its first event,
+ * so that one commit (one fsync) serves many calls; with none open it
+ * commits at once.  A lone client never waits.  A call that outlives a
+ * commit (a spinning guest, an async export parked on a timer) no longer
+ * counts: it would make every later batch, every other service's reply,
+ * wait the full bound for as long as it runs.
+ */
+#define COMMIT_WAIT_MAX_US 10000
+#define RETRY_FIRST_MS	   100
+#define RETRY_MAX_MS	   5000
 /* How long to wait for a previous daemon to release the database. */
 #define LOCK_WAIT_MS 10000
 
@@ -51,17 +61,41 @@ struct daemon_history {
 	struct history_retention retention;
 	bool failing;
 	bool stopped_recorded;
+	/* call.started recorded since the last commit, no terminal event
+	 * yet (a call ending that started earlier only makes it smaller,
+	 * which commits sooner: never later than the bound). */
+	uint64_t open_calls;
+	uint64_t batch_first_us; /* when the commit timer was armed */
 	uint64_t fail_since_ms, retry_ms;
 	size_t pruned_in_pass;
 	size_t autostart; /* services to recreate, counted at start */
+	/*
+	 * `history = off` (hostel.conf(5)): nothing is recorded.  The
+	 * `done` callbacks still run at the end of the turn, as after a
+	 * commit, so replies keep their timing minus the write: the cost
+	 * of the history is the difference.
+	 */
+	bool off;
+	struct off_done {
+		history_done_fn fn;
+		void *arg;
+	} * dones;
+	size_t n_dones, cap_dones;
 };
 
-static uint64_t mono_ms(void)
+static void off_flush(struct daemon_history *h);
+
+static uint64_t mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t mono_ms(void)
+{
+	return mono_us() / 1000;
 }
 
 static struct timeval ms_tv(uint64_t ms)
@@ -129,6 +163,7 @@ static void commit_now(struct daemon_history *h, bool final)
 		return;
 	rc = history_commit(h->hist, h->batch);
 	if (rc == 0) {
+		h->open_calls = 0;
 		if (h->failing) {
 			log_info(&h->d->log,
 				 "history: commits work again (%zu event(s) "
@@ -176,10 +211,25 @@ static void commit_now(struct daemon_history *h, bool final)
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
+	uint64_t age = mono_us() - h->batch_first_us;
 
+	if (h->off) {
+		off_flush(h);
+		return;
+	}
 	/* A retry is armed: it commits, in order, when it fires. */
-	if (!evtimer_pending(h->ev_retry, NULL))
-		commit_now(h, false);
+	if (evtimer_pending(h->ev_retry, NULL))
+		return;
+	/* Calls still open end soon: wait for them (bounded), so their
+	 * ends share this commit; the last end brings us back at once. */
+	if (h->open_calls && age < COMMIT_WAIT_MAX_US) {
+		struct timeval tv = {0,
+				     (suseconds_t)(COMMIT_WAIT_MAX_US - age)};
+
+		evtimer_add(h->ev_commit, &tv);
+		return;
+	}
+	commit_now(h, false);
 }
 
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
@@ -187,11 +237,62 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 	commit_now(arg, false);
 }
 
-/* End of this turn: commit what the turn recorded. */
+/*
+ * End of this turn: commit what the turn recorded.  A zero timeout, not
+ * event_active(): an active event would run right after the callback
+ * that is running, between two service turns, so each call's end would
+ * get a commit (and an fsync) of its own.  A due timer runs in the next
+ * loop iteration, after every callback of this one and after the I/O
+ * of the next: one commit groups all of it.
+ */
 static void schedule(struct daemon_history *h)
 {
-	if (!evtimer_pending(h->ev_retry, NULL))
-		event_active(h->ev_commit, EV_TIMEOUT, 1);
+	static const struct timeval now = {0, 0};
+
+	if (!evtimer_pending(h->ev_retry, NULL) &&
+	    !evtimer_pending(h->ev_commit, NULL)) {
+		h->batch_first_us = mono_us();
+		evtimer_add(h->ev_commit, &now);
+	}
+}
+
+/* A call ended: when it was the last open one, commit without waiting. */
+static void call_closed(struct daemon_history *h)
+{
+	static const struct timeval now = {0, 0};
+
+	if (h->open_calls)
+		h->open_calls--;
+	if (!h->open_calls && !evtimer_pending(h->ev_retry, NULL))
+		evtimer_add(h->ev_commit, &now);
+}
+
+/* History off: run the turn's `done` callbacks, in order, as durable. */
+static void off_flush(struct daemon_history *h)
+{
+	/* Callbacks may add more (a reply starts the next call). */
+	for (size_t i = 0; i < h->n_dones; i++)
+		h->dones[i].fn(h->dones[i].arg, 0, 0);
+	h->n_dones = 0;
+}
+
+/* History off: keep `done` for the end of the turn. */
+static int off_done(struct daemon_history *h, history_done_fn fn, void *arg)
+{
+	if (!fn)
+		return 0;
+	if (h->n_dones == h->cap_dones) {
+		size_t cap = h->cap_dones ? h->cap_dones * 2 : 64;
+		struct off_done *v = realloc(h->dones, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->dones = v;
+		h->cap_dones = cap;
+	}
+	h->dones[h->n_dones++] = (struct off_done){fn, arg};
+	schedule(h);
+	return 0;
 }
 
 /* Durable events to the followers (the store's commit hook). */
@@ -202,7 +303,8 @@ static void fan_out(void *arg, const struct history_event *ev, size_t n)
 
 	for (l = h->listeners; l; l = next) {
 		next = l->next;
-		l->events(l, ev, n);
+		if (l->events)
+			l->events(l, ev, n);
 	}
 }
 
@@ -301,6 +403,8 @@ static int hook_call_started(void *ctx, const char *service, const char *call,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return 0;
 	args = dump(arguments, &rc);
 	if (rc)
 		return rc;
@@ -310,6 +414,8 @@ static int hook_call_started(void *ctx, const char *service, const char *call,
 	rc = history_add_call_started(h->batch, service, call, export_name,
 				      args, &who, NULL, NULL);
 	free(args);
+	if (rc == 0)
+		h->open_calls++;
 	return added(h, HISTORY_CALL_STARTED, rc);
 }
 
@@ -333,13 +439,18 @@ static int hook_call_ended(void *ctx, const char *service, const char *call,
 		return -ESHUTDOWN;
 	if ((unsigned)outcome > CALL_INTERRUPTED)
 		return -EINVAL;
+	if (h->off)
+		return off_done(h, done, arg);
 	text = dump(detail, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_call_ended(h->batch, service, call,
 				    outcome_kinds[outcome], text, done, arg);
 	free(text);
-	return added(h, outcome_kinds[outcome], rc);
+	rc = added(h, outcome_kinds[outcome], rc);
+	if (rc == 0)
+		call_closed(h);
+	return rc;
 }
 
 static int hook_hostcall_started(void *ctx, const char *service,
@@ -352,6 +463,8 @@ static int hook_hostcall_started(void *ctx, const char *service,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return 0;
 	args = dump(arguments, &rc);
 	if (rc)
 		return rc;
@@ -371,6 +484,8 @@ static int hook_hostcall_settled(void *ctx, const char *service,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return 0;
 	text = dump(result, &rc);
 	if (rc)
 		return rc;
@@ -389,6 +504,8 @@ static int store_event(void *ctx, const char *kind, const char *service,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return 0;
 	text = dump(detail, &rc);
 	if (rc)
 		return rc;
@@ -423,6 +540,8 @@ static int hook_guest_output(void *ctx, struct guest_output *out,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return 0;
 	return added(h, "guest output",
 		     guest_output_feed(out, h->batch, bytes, len));
 }
@@ -437,6 +556,8 @@ static int hook_event(void *ctx, const char *service, const char *call,
 
 	if (!h)
 		return -ESHUTDOWN;
+	if (h->off)
+		return off_done(h, done, arg);
 	text = dump(payload, &rc);
 	if (rc)
 		return rc;
@@ -490,6 +611,8 @@ static void history_free_state(struct daemon_history *h)
 		event_free(h->ev_prune);
 	if (h->ev_checkpoint)
 		event_free(h->ev_checkpoint);
+	off_flush(h); /* none are left in practice: the loop ran them */
+	free(h->dones);
 	history_batch_free(h->batch);
 	history_free(h->hist);
 	db_close(h->db);
@@ -513,6 +636,8 @@ int daemon_history_open(struct daemon *d)
 		return -1;
 	}
 	h->d = d;
+	/* Read at start only: a running daemon never changes its mind. */
+	h->off = d->file.history == 0;
 	rc = db_open(d->state_dir, &opt, &h->db, err, sizeof(err));
 	if (rc) {
 		log_err(&d->log, "history: %s", err);
@@ -527,7 +652,7 @@ int daemon_history_open(struct daemon *d)
 	history_set_retention(h->hist, &h->retention);
 	history_set_commit_hook(h->hist, fan_out, h);
 	h->batch = history_batch_new(h->hist);
-	h->ev_commit = event_new(d->base, -1, 0, commit_cb, h);
+	h->ev_commit = evtimer_new(d->base, commit_cb, h);
 	h->ev_retry = evtimer_new(d->base, retry_cb, h);
 	h->ev_prune = evtimer_new(d->base, prune_cb, h);
 	h->ev_checkpoint = evtimer_new(d->base, checkpoint_cb, h);
@@ -570,6 +695,11 @@ int daemon_history_open(struct daemon *d)
 				 "history: %zu service(s) marked autostart "
 				 "to recreate",
 				 h->autostart);
+		if (h->off)
+			log_warn(&d->log,
+				 "history: off (hostel.conf): no events are "
+				 "recorded and replies do not wait for a "
+				 "commit");
 		d->history = h;
 		rc = daemon_event(
 			h, HISTORY_DAEMON_STARTED,
@@ -633,6 +763,9 @@ void daemon_history_reloaded(struct daemon *d, const char *status,
 	}
 	h->retention = wanted_retention(d);
 	history_set_retention(h->hist, &h->retention);
+	if ((d->file.history == 0) != h->off)
+		log_warn(&d->log, "history = %s takes effect at the next start",
+			 h->off ? "on" : "off");
 	p = json_pack("{ss?,ss}", "config", d->config_path, "status", status);
 	if (p && error)
 		json_object_set_new(p, "error", json_string(error));
@@ -685,7 +818,8 @@ void daemon_history_listen(struct daemon *d, struct history_listener *l)
 	if (h->listeners)
 		h->listeners->prev = l;
 	h->listeners = l;
-	h->n_listeners++;
+	if (l->events)
+		h->n_listeners++; /* followers; not jobs that only need end() */
 }
 
 void daemon_history_unlisten(struct daemon *d, struct history_listener *l)
@@ -703,7 +837,8 @@ void daemon_history_unlisten(struct daemon *d, struct history_listener *l)
 	if (l->next)
 		l->next->prev = l->prev;
 	l->prev = l->next = NULL;
-	h->n_listeners--;
+	if (l->events)
+		h->n_listeners--;
 }
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out)

@@ -1,7 +1,10 @@
 /*
  * invocation.c - a call's life (see invocation.h): call.started, the
- * queue of its service, the run in the service turn, the terminal event
- * and the reply sent from the history's `done` callback.
+ * queue of its service, the run in the service's turns (cm_call_start:
+ * bounded turns, so a guest that spins holds up only its own service;
+ * several calls of a service in flight at once), the deadline, Cancel,
+ * the terminal event and the reply sent from the history's `done`
+ * callback.
  */
 #include "config.h"
 
@@ -104,12 +107,42 @@ void invocation_cancel(struct invocation *inv, const char *reason)
 		  json_pack("{ss,ss}", "callId", inv->id, "reason", reason));
 }
 
+/* The call did not run: its service's instance is (being) replaced. */
+static void end_poisoned(struct invocation *inv, const char *reason)
+{
+	end_error(inv, CALL_FAILED,
+		  json_pack("{ss,ss}", "error", ERR_PREFIX "ServicePoisoned",
+			    "message", reason),
+		  ERR_PREFIX "ServicePoisoned",
+		  json_pack("{ss,ss}", "name", inv->service_name, "reason",
+			    reason));
+}
+
+/*
+ * Past the deadline: a queued call, or one not begun or waiting at the
+ * entry gate, is cancelled; a running one is stopped (cm_call_cancel:
+ * call.trapped "deadline exceeded", which poisons the instance), the
+ * other calls in flight end, and the store is recreated at once, so the
+ * service keeps answering.
+ */
 static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct invocation *inv = arg;
+	struct service *svc = inv->svc;
+	char why[INVOCATION_ID_MAX + 64];
 
-	if (inv->queued && inv->svc && service_dequeue(inv->svc, inv))
+	if (inv->queued && svc && service_dequeue(svc, inv)) {
 		invocation_cancel(inv, "deadline exceeded before the call ran");
+		return;
+	}
+	if (!inv->call || !svc)
+		return;
+	log_info(&inv->d->log, "service %s: call %s: deadline exceeded",
+		 svc->name, inv->id);
+	snprintf(why, sizeof(why), "call %s exceeded its deadline", inv->id);
+	/* ends inv (which may be freed by now) */
+	if (cm_call_cancel(inv->call, "deadline exceeded") == CM_CALL_TRAPPED)
+		service_poisoned(svc, why);
 }
 
 int invocation_begin(struct call *call, struct service *svc,
@@ -212,10 +245,13 @@ static void returned(struct invocation *inv, const cm_val *results,
 	json_decref(result);
 }
 
+/*
+ * The call trapped; the service notes the poisoning (recorded once,
+ * after the turn: service_note_trap).
+ */
 static void trapped(struct invocation *inv, struct service *svc,
 		    const char *msg)
 {
-	const struct history_hooks *h = daemon_history_hooks(inv->d);
 	bool poisoned = svc->inst && cm_instance_poisoned(svc->inst);
 	char id[INVOCATION_ID_MAX];
 
@@ -223,44 +259,112 @@ static void trapped(struct invocation *inv, struct service *svc,
 	end_error(inv, CALL_TRAPPED, json_pack("{ss}", "trap", msg),
 		  ERR_PREFIX "CallTrapped",
 		  json_pack("{ss,ss}", "callId", id, "message", msg));
-	if (!poisoned)
-		return;
-	svc->state = SERVICE_POISONED;
-	services_set_state(daemon_history_db(svc->d), svc->name,
-			   SERVICE_POISONED);
-	snprintf(svc->reason, sizeof(svc->reason), "call %s trapped: %.180s",
-		 id, msg);
-	log_info(&svc->d->log, "service %s: poisoned: %s", svc->name,
-		 svc->reason);
-	if (h) {
-		json_t *why = json_pack("{ss,ss}", "call", id, "message", msg);
+	if (poisoned)
+		service_note_trap(svc, id, msg);
+}
 
-		h->store_poisoned(h->ctx, svc->name, why);
-		json_decref(why);
+static void failed(struct invocation *inv, const cm_error *err)
+{
+	end_error(inv, CALL_FAILED,
+		  json_pack("{ss,ss}", "error", cm_error_kind_name(err->kind),
+			    "message", err->msg),
+		  ERR_PREFIX "CallFailed",
+		  json_pack("{ss,ss,ss}", "callId", inv->id, "kind",
+			    cm_error_kind_name(err->kind), "message",
+			    err->msg));
+}
+
+/*
+ * The runtime decided a call in flight (cm_call_done_fn): at the end of
+ * the service turn that did, or inside cm_call_cancel.  Ends it exactly
+ * once; never frees the store nor ends other calls (the service does,
+ * after the turn or the cancel: service_poisoned, service_turn).
+ */
+static void call_done(void *ctx, cm_call_outcome outcome, const cm_val *results,
+		      uint32_t nres, const cm_error *err)
+{
+	struct invocation *inv = ctx;
+	struct service *svc = inv->svc;
+	char why[CM_ERROR_MSG_MAX + 96];
+
+	inv->call = NULL;
+	service_running_remove(svc, inv);
+	svc->calls++;
+	switch (outcome) {
+	case CM_CALL_RETURNED:
+		returned(inv, results, nres);
+		break;
+	case CM_CALL_CANCELLED:
+		/* no guest code of it ran */
+		if (inv->aborting)
+			end_poisoned(inv, err->msg);
+		else
+			invocation_cancel(inv, err->msg);
+		break;
+	case CM_CALL_TRAPPED:
+		if (inv->stopping) {
+			invocation_cancel(inv, err->msg);
+		} else if (inv->cancelling) {
+			snprintf(why, sizeof(why),
+				 "%s while running (the instance is poisoned; "
+				 "the store is recreated)",
+				 err->msg);
+			invocation_cancel(inv, why);
+		} else if (err->kind == CM_ERR_TRAP) {
+			trapped(inv, svc, err->msg);
+		} else {
+			failed(inv, err);
+		}
+		break;
 	}
+	/* room under the cap for a queued call */
+	if (svc->queue_head)
+		service_request(svc);
+}
+
+void invocation_stop(struct invocation *inv, const char *reason)
+{
+	if (!inv->call)
+		return;
+	/* Not a trap of the guest's: the store goes anyway. */
+	inv->stopping = true;
+	cm_call_cancel(inv->call, reason);
+}
+
+void invocation_abort(struct invocation *inv, const char *why)
+{
+	if (!inv->call)
+		return;
+	inv->aborting = true;
+	cm_call_cancel(inv->call, why);
+}
+
+void invocation_cancel_running(struct invocation *inv, const char *reason)
+{
+	struct service *svc = inv->svc;
+	char why[INVOCATION_ID_MAX + 64];
+
+	if (!inv->call || !svc)
+		return;
+	snprintf(why, sizeof(why), "call %s was cancelled while running",
+		 inv->id);
+	inv->cancelling = true;
+	/* ends inv (which may be freed by now) */
+	if (cm_call_cancel(inv->call, reason) == CM_CALL_TRAPPED)
+		service_poisoned(svc, why);
 }
 
 void invocation_run(struct invocation *inv)
 {
 	struct service *svc = inv->svc;
-	cm_val results[1];
-	uint32_t nres = 0;
 	cm_error err;
 	cm_func *f;
 
-	if (inv->ev_deadline)
-		event_del(inv->ev_deadline);
 	if (svc->state == SERVICE_POISONED) {
 		char reason[sizeof(svc->reason)];
 
 		memcpy(reason, svc->reason, sizeof(reason));
-		end_error(inv, CALL_FAILED,
-			  json_pack("{ss,ss}", "error",
-				    ERR_PREFIX "ServicePoisoned", "message",
-				    reason),
-			  ERR_PREFIX "ServicePoisoned",
-			  json_pack("{ss,ss}", "name", svc->name, "reason",
-				    reason));
+		end_poisoned(inv, reason);
 		/* The next call finds fresh state. */
 		service_start(svc, NULL);
 		return;
@@ -284,37 +388,29 @@ void invocation_run(struct invocation *inv)
 					      service_state_name(svc->state)));
 		return;
 	}
-	cm_store_set_fuel(svc->store, svc->limits.fuel_per_call
-					      ? svc->limits.fuel_per_call
-					      : UINT64_MAX);
+	/* It runs in the service's turns, its fuel counted across them. */
 	memset(&err, 0, sizeof(err));
-	if (cm_invoke(svc->store, f, inv->args, inv->nargs, results, &nres,
-		      &err) == 0) {
+	if (cm_call_start(svc->store, f, inv->args, inv->nargs,
+			  svc->limits.fuel_per_call, call_done, inv, &inv->call,
+			  &err)) {
 		svc->calls++;
-		returned(inv, results, nres);
-		cm_vals_free(results, nres);
+		failed(inv, &err);
 		return;
 	}
-	svc->calls++;
-	if (err.kind == CM_ERR_TRAP) {
-		trapped(inv, svc, err.msg);
-		return;
-	}
-	end_error(inv, CALL_FAILED,
-		  json_pack("{ss,ss}", "error", cm_error_kind_name(err.kind),
-			    "message", err.msg),
-		  ERR_PREFIX "CallFailed",
-		  json_pack("{ss,ss,ss}", "callId", inv->id, "kind",
-			    cm_error_kind_name(err.kind), "message", err.msg));
+	service_running_add(svc, inv);
 }
 
-struct invocation *invocation_find_queued(struct daemon *d, const char *id)
+struct invocation *invocation_find(struct daemon *d, const char *id)
 {
 	if (!d->services)
 		return NULL;
-	for (struct service *s = d->services->head; s; s = s->next)
+	for (struct service *s = d->services->head; s; s = s->next) {
 		for (struct invocation *i = s->queue_head; i; i = i->next)
 			if (!strcmp(i->id, id))
 				return i;
+		for (struct invocation *i = s->run_head; i; i = i->next)
+			if (!strcmp(i->id, id))
+				return i;
+	}
 	return NULL;
 }

@@ -12,6 +12,10 @@
  *    io.hostel.Call.HistoryUnavailable).  The connection is held
  *    (call_hold) meanwhile; if the client goes away, the call still runs
  *    and ends in the history.
+ *  - A running call's deadline stops it (invocation.c deadline_cb).
+ *  - Calls of one service run concurrently (service.h): each in-flight
+ *    call is on its service's run list from invocation_run() until its
+ *    on_done, and is stopped, cancelled or aborted on its own.
  *  - After invocation_end() the invocation belongs to the history until
  *    `done`; it never touches its service again, so a service may be
  *    removed while replies are in flight.
@@ -25,6 +29,7 @@
 #include <jansson.h>
 
 #include "cabi/val.h"
+#include "component/instance.h"
 #include "component/types.h"
 #include "daemon/history-hooks.h"
 
@@ -37,8 +42,9 @@ struct service;
 
 struct invocation {
 	struct daemon *d;
-	struct invocation *next, *prev; /* in the service's queue */
-	struct service *svc;		/* until it ends */
+	/* in the service's queue, then its run list */
+	struct invocation *next, *prev;
+	struct service *svc; /* until it ends */
 	char id[INVOCATION_ID_MAX];
 	char *service_name;
 	char *export_name;
@@ -49,6 +55,10 @@ struct invocation {
 	bool more;
 	bool queued;
 	bool ended;
+	cm_call *call;	 /* while in flight (its service's run list) */
+	bool stopping;	 /* invocation_stop: a stop ends it cancelled */
+	bool cancelling; /* Call.Cancel of a running call: cancelled */
+	bool aborting;	 /* another call poisoned its instance */
 	struct event *ev_deadline;
 	json_t *reply; /* the message `done` sends */
 };
@@ -62,8 +72,37 @@ int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,
 		     uint32_t nargs);
 
-/* Run it now, in its service's turn (the service is running). */
+/*
+ * Begin it in its service's turn (under the service's cap of calls in
+ * flight): it joins the service's run list, its guest code runs in the
+ * service's turns (cm_store_service_turn) beside the other calls in
+ * flight until it ends; or it ends at once (poisoned or stopped
+ * service, unknown export).
+ */
 void invocation_run(struct invocation *inv);
+
+/*
+ * End the running call now, as cancelled with `reason` (the service
+ * stops or its store goes); its instance is poisoned if its guest code
+ * had begun.
+ */
+void invocation_stop(struct invocation *inv, const char *reason);
+
+/*
+ * Another call (or background work) poisoned the instance under this
+ * call in flight: end it now, trapped with `why` if its guest code had
+ * begun, else failed with ServicePoisoned (no guest code ran).
+ */
+void invocation_abort(struct invocation *inv, const char *why);
+
+/*
+ * Call.Cancel of a call in flight (cm_call_cancel): one not begun, or
+ * waiting at its instance's entry gate, ends cancelled and the store is
+ * untouched; one whose guest code has begun ends cancelled too, but
+ * stopping it midway poisons the instance, so the service records the
+ * poisoning, ends the other calls in flight and recreates the store.
+ */
+void invocation_cancel_running(struct invocation *inv, const char *reason);
 
 /*
  * End it: outcome, the history detail (borrowed), and the reply to send
@@ -75,7 +114,7 @@ void invocation_end(struct invocation *inv, enum call_outcome outcome,
 /* End a queued call as cancelled (already taken out of its queue). */
 void invocation_cancel(struct invocation *inv, const char *reason);
 
-/* A queued call by id, in any service; NULL if none. */
-struct invocation *invocation_find_queued(struct daemon *d, const char *id);
+/* A queued or in-flight call by id, in any service; NULL if none. */
+struct invocation *invocation_find(struct daemon *d, const char *id);
 
 #endif

@@ -3,7 +3,8 @@
  * WAVE text, parsed against the export's real type) and Cancel.  The
  * handler validates everything it can before call.started is recorded,
  * so a refused call leaves no trace in the history; after that the call
- * belongs to daemon/invocation.c.
+ * belongs to daemon/invocation.c.  Cancel finds a call queued or in
+ * flight and ends it exactly once (invocation.h).
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"
@@ -84,6 +85,8 @@ void method_call_invoke(struct call *call)
 			   json_pack("{sO}", "name", jsvc));
 		return;
 	}
+	if (!call_may_see(call, svc->owner))
+		return;
 	if ((svc->state != SERVICE_RUNNING && svc->state != SERVICE_POISONED) ||
 	    !svc->inst) {
 		call_error(call, ERR("ServiceNotRunning"),
@@ -178,12 +181,18 @@ void method_call_cancel(struct call *call)
 		call_invalid_parameter(call, "callId");
 		return;
 	}
-	inv = invocation_find_queued(call->d, json_string_value(id));
-	if (!inv || !service_dequeue(inv->svc, inv)) {
+	inv = invocation_find(call->d, json_string_value(id));
+	if (inv && !call_may_see(call, inv->svc->owner))
+		return;
+	if (inv && service_dequeue(inv->svc, inv)) {
+		invocation_cancel(inv, "cancelled by a client");
+	} else if (inv && inv->call) {
+		/* in flight: cm_call_cancel decides (invocation.h) */
+		invocation_cancel_running(inv, "cancelled by a client");
+	} else {
 		call_error(call, ERR("CallNotFound"),
 			   json_pack("{sO}", "callId", id));
 		return;
 	}
-	invocation_cancel(inv, "cancelled by a client");
 	call_reply(call, json_object());
 }

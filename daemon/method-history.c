@@ -23,11 +23,14 @@
 #include <time.h>
 
 #include <event2/event.h>
+#include <sqlite3.h>
 
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/history-hooks.h"
+#include "daemon/service.h"
+#include "store/db.h"
 #include "store/history.h"
 
 #define HISTORY_ERROR_LAGGED	  "io.hostel.History.Lagged"
@@ -109,6 +112,41 @@ static bool opt_int(struct call *call, const char *name, json_int_t min,
 	return true;
 }
 
+/*
+ * Non-admins read the history of one service they may see (access.h):
+ * named, or found through the call they name.  On false a reply has been
+ * sent.
+ */
+static bool visible(struct call *call, struct filter *f)
+{
+	struct db *db = daemon_history_db(call->d);
+	struct service *s;
+
+	if (call->role == ACCESS_ADMIN)
+		return true;
+	if (!f->service && f->call && db) {
+		sqlite3_stmt *st;
+
+		if (db_prepare(db, "SELECT service FROM calls WHERE call = ?1",
+			       &st) == 0) {
+			sqlite3_bind_text(st, 1, f->call, -1, SQLITE_STATIC);
+			if (sqlite3_step(st) == SQLITE_ROW &&
+			    sqlite3_column_text(st, 0))
+				f->service = strdup(
+					(const char *)sqlite3_column_text(st,
+									  0));
+			sqlite3_finalize(st);
+		}
+	}
+	s = f->service ? service_find(call->d, f->service) : NULL;
+	if (!s) {
+		/* The whole history, or a service that is gone: admins only. */
+		call_permission_denied(call, ACCESS_ADMIN);
+		return false;
+	}
+	return call_may_see(call, s->owner);
+}
+
 /* Parse Read's parameters; on false a reply has been sent. */
 static bool read_params(struct call *call, struct filter *f, uint64_t *since,
 			size_t *limit)
@@ -158,6 +196,8 @@ static bool read_params(struct call *call, struct filter *f, uint64_t *since,
 			f->n_kinds++;
 		}
 	}
+	if (!visible(call, f))
+		goto fail;
 	return true;
 fail:
 	filter_free(f);
@@ -557,4 +597,166 @@ void method_history_stats(struct call *call)
 			     (json_int_t)st.keep_events, "keepAge",
 			     (json_int_t)st.keep_age, "followers",
 			     (json_int_t)st.followers));
+}
+
+/* ---- Prune ------------------------------------------------------------- */
+
+/* Rows one step of a requested pass examines: one short transaction. */
+#define PRUNE_STEP_ROWS 1000
+
+/*
+ * A retention pass on request.  It runs one bounded step per loop turn
+ * (a zero timer, so I/O and commits go on between steps) and answers
+ * when the pass is complete.  It listens to the history only to learn
+ * when the history goes away (its end()), because the pruner must not
+ * outlive it.  A client that leaves does not stop the pass.
+ */
+struct prune_job {
+	struct history_listener l; /* first: listener -> job */
+	struct daemon *d;
+	struct conn *conn; /* NULL once the client left */
+	struct history_pruner *pr;
+	struct event *ev_step;
+	uint64_t deleted;
+	bool oneway;
+};
+
+static void prune_job_free(struct prune_job *j)
+{
+	daemon_history_unlisten(j->d, &j->l);
+	if (j->ev_step)
+		event_free(j->ev_step);
+	history_pruner_free(j->pr);
+	free(j);
+}
+
+/* Send the answer (consumed), let the connection go on, free the job. */
+static void prune_finish(struct prune_job *j, json_t *msg)
+{
+	struct conn *c = j->conn;
+
+	j->conn = NULL;
+	if (c && !j->oneway)
+		conn_send(c, msg);
+	else
+		json_decref(msg);
+	if (c)
+		conn_release(c);
+	prune_job_free(j);
+}
+
+static void prune_unavailable(struct prune_job *j, const char *why)
+{
+	char reason[320];
+
+	snprintf(reason, sizeof(reason), "%s (%llu event(s) removed before)",
+		 why, (unsigned long long)j->deleted);
+	prune_finish(j, varlink_error_new(HISTORY_ERROR_UNAVAILABLE,
+					  json_pack("{ss}", "reason", reason)));
+}
+
+static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct prune_job *j = arg;
+	struct history *h = daemon_history_store(j->d);
+	struct timeval now = {0, 0};
+	size_t n = 0;
+	int rc = history_pruner_step(j->pr, PRUNE_STEP_ROWS, &n);
+
+	j->deleted += n;
+	if (rc == 1) {
+		evtimer_add(j->ev_step, &now);
+		return;
+	}
+	if (rc < 0) {
+		struct db *db = daemon_history_db(j->d);
+
+		log_warn(&j->d->log, "history: pruning on request: %s",
+			 db ? db_errmsg(db) : strerror(-rc));
+		prune_unavailable(j, db ? db_errmsg(db) : strerror(-rc));
+		return;
+	}
+	if (j->deleted)
+		log_info(&j->d->log,
+			 "history: pruning on request removed %llu event(s)",
+			 (unsigned long long)j->deleted);
+	prune_finish(
+		j, varlink_reply_new(json_pack("{sI,sI}", "deleted",
+					       (json_int_t)j->deleted, "last",
+					       (json_int_t)history_last_seq(h)),
+				     false));
+}
+
+/* The history goes away (the daemon stops): end the pass now. */
+static void prune_end(struct history_listener *l)
+{
+	prune_unavailable((struct prune_job *)l, "hosteld is stopping");
+}
+
+static void prune_conn_freed(void *arg)
+{
+	struct prune_job *j = arg;
+
+	j->conn = NULL; /* the pass goes on; nobody gets the answer */
+}
+
+void method_history_prune(struct call *call)
+{
+	static const char *const known[] = {"service", "keepEvents", "keepAge",
+					    NULL};
+	struct history_prune_spec spec;
+	struct history *h;
+	struct prune_job *j;
+	struct timeval now = {0, 0};
+	json_int_t ke, ka;
+	char *service = NULL;
+	int rc;
+
+	if (!call_check_parameters(call, known) ||
+	    !opt_int(call, "keepEvents", 0, INT64_MAX, -1, &ke) ||
+	    !opt_int(call, "keepAge", 0, INT64_MAX / 1000000000, -1, &ka) ||
+	    !opt_string(call, "service", &service))
+		return;
+	if (!available(call, &h)) {
+		free(service);
+		return;
+	}
+	spec = (struct history_prune_spec){
+		.service = service,
+		.keep_events = ke,
+		.keep_age = ka,
+	};
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		free(service);
+		call_reply(call, NULL);
+		return;
+	}
+	j->d = call->d;
+	rc = history_pruner_new(h, &spec, db_now_ns(), &j->pr);
+	free(service);
+	if (rc == -EINVAL) {
+		free(j);
+		call_invalid_parameter(call, "service");
+		return;
+	}
+	if (rc == 0)
+		j->ev_step = evtimer_new(call->d->base, prune_step_cb, j);
+	if (rc || !j->ev_step) {
+		struct db *db = daemon_history_db(call->d);
+
+		history_pruner_free(j->pr);
+		free(j);
+		call_error(
+			call, HISTORY_ERROR_UNAVAILABLE,
+			json_pack("{ss}", "reason",
+				  rc && db ? db_errmsg(db) : "out of memory"));
+		return;
+	}
+	j->conn = call->conn;
+	j->oneway = call->req->oneway;
+	j->l.end = prune_end;
+	call_hold(call, NULL, prune_conn_freed, j);
+	daemon_history_listen(j->d, &j->l);
+	evtimer_add(j->ev_step, &now);
 }

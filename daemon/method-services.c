@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "component/wit.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/history-hooks.h"
@@ -45,7 +46,7 @@ static int bool_param(struct call *call, const char *key, bool dflt)
 }
 
 /* The named service, or NULL after replying ServiceNotFound. */
-static struct service *find(struct call *call)
+static struct service *find_any(struct call *call)
 {
 	const char *name = str_param(call, "name");
 	struct service *s;
@@ -57,6 +58,50 @@ static struct service *find(struct call *call)
 		call_error(call, ERR("ServiceNotFound"),
 			   json_pack("{ss}", "name", name));
 	return s;
+}
+
+/* The named service if the caller may see it (access.h). */
+static struct service *find(struct call *call)
+{
+	struct service *s = find_any(call);
+
+	return s && call_may_see(call, s->owner) ? s : NULL;
+}
+
+/* The named service if the caller may start, stop or remove it. */
+static struct service *find_managed(struct call *call)
+{
+	struct service *s = find_any(call);
+
+	return s && call_may_manage(call, s->owner) ? s : NULL;
+}
+
+/*
+ * The owner a new service gets: the "owner" parameter (admins may give
+ * any uid; others only their own), else nobody for admins and the
+ * caller for everyone else.  -2 after replying.
+ */
+static int64_t owner_param(struct call *call)
+{
+	json_t *v = json_object_get(call->req->parameters, "owner");
+	const struct conn_cred *cred = &call->conn->cred;
+	json_int_t n;
+
+	if (!v || json_is_null(v))
+		return call->role == ACCESS_ADMIN || !cred->valid
+			       ? -1
+			       : (int64_t)cred->uid;
+	n = json_is_integer(v) ? json_integer_value(v) : -1;
+	if (n < 0 || n >= 0xffffffffLL) {
+		call_invalid_parameter(call, "owner");
+		return -2;
+	}
+	if (call->role != ACCESS_ADMIN &&
+	    !(cred->valid && (json_int_t)cred->uid == n)) {
+		call_may_manage(call, n); /* replies PermissionDenied */
+		return -2;
+	}
+	return (int64_t)n;
 }
 
 static void reply_info(struct call *call, struct service *s)
@@ -76,7 +121,8 @@ static void start_failed(struct call *call, struct service *s, const char *kind)
 void method_service_create(struct call *call)
 {
 	static const char *const known[] = {"name",	 "component", "config",
-					    "autostart", "start",     NULL};
+					    "autostart", "start",     "owner",
+					    NULL};
 	struct component_info ci = {0};
 	struct db *db = daemon_history_db(call->d);
 	struct service_limits lim;
@@ -86,12 +132,14 @@ void method_service_create(struct call *call)
 	char *config_text;
 	char why[200];
 	int autostart, start, rc;
+	int64_t owner;
 
 	if (!call_check_parameters(call, known) ||
 	    !(name = str_param(call, "name")) ||
 	    !(ref = str_param(call, "component")) ||
 	    (autostart = bool_param(call, "autostart", true)) < 0 ||
-	    (start = bool_param(call, "start", true)) < 0)
+	    (start = bool_param(call, "start", true)) < 0 ||
+	    (owner = owner_param(call)) < -1)
 		return;
 	if (!service_name_valid(name)) {
 		call_error(call, ERR("InvalidName"),
@@ -129,7 +177,7 @@ void method_service_create(struct call *call)
 		goto out;
 	}
 	rc = service_create(call->d, name, ci.sha256, config_text,
-			    autostart != 0, &s);
+			    autostart != 0, owner, &s);
 	if (rc == -EEXIST) {
 		call_error(call, ERR("ServiceExists"),
 			   json_pack("{ss}", "name", name));
@@ -177,7 +225,8 @@ void method_service_list(struct call *call)
 	for (struct service *s = call->d->services ? call->d->services->head
 						   : NULL;
 	     s; s = s->next)
-		n++;
+		if (access_may_see(call->role, &call->conn->cred, s->owner))
+			n++;
 	v = calloc(n ? n : 1, sizeof(*v));
 	arr = json_array();
 	if (!v || !arr) {
@@ -187,9 +236,10 @@ void method_service_list(struct call *call)
 		return;
 	}
 	i = 0;
-	for (struct service *s = n ? call->d->services->head : NULL; s;
+	for (struct service *s = n ? call->d->services->head : NULL; s && i < n;
 	     s = s->next)
-		v[i++] = s;
+		if (access_may_see(call->role, &call->conn->cred, s->owner))
+			v[i++] = s;
 	qsort(v, n, sizeof(*v), by_name);
 	for (i = 0; i < n; i++)
 		if (json_array_append_new(arr, service_info_json(v[i]))) {
@@ -294,7 +344,7 @@ void method_service_start(struct call *call)
 	const char *kind = "";
 	struct service *s;
 
-	if (!call_check_parameters(call, known) || !(s = find(call)))
+	if (!call_check_parameters(call, known) || !(s = find_managed(call)))
 		return;
 	if (service_start(s, &kind) < 0)
 		start_failed(call, s, kind);
@@ -307,7 +357,7 @@ void method_service_stop(struct call *call)
 	static const char *const known[] = {"name", NULL};
 	struct service *s;
 
-	if (!call_check_parameters(call, known) || !(s = find(call)))
+	if (!call_check_parameters(call, known) || !(s = find_managed(call)))
 		return;
 	service_stop(s, "the service was stopped");
 	reply_info(call, s);
@@ -319,7 +369,7 @@ void method_service_remove(struct call *call)
 	struct service *s;
 	int rc;
 
-	if (!call_check_parameters(call, known) || !(s = find(call)))
+	if (!call_check_parameters(call, known) || !(s = find_managed(call)))
 		return;
 	rc = service_remove(s);
 	if (rc)

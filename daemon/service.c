@@ -11,20 +11,47 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
+#include "cabi/cabi.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
 #include "daemon/invocation.h"
+#include "daemon/service-wasi.h"
 #include "daemon/service.h"
 #include "store/components.h"
 #include "store/db.h"
 
 #define WASM_PAGE 65536u
 /*
- * Fuel one service turn may spend on background work (threads readied by
- * settled host calls) before the loop gets a say again (invariant 3).
+ * Fuel one service turn may spend (the call in flight and background
+ * work) before the loop gets a say again (invariant 3).  A round trip of
+ * another service's call spans a few loop iterations, each of which may
+ * hold one such turn of a spinning guest: at the interpreter's slowest
+ * (a tight branch loop, about 25M fuel/s on the reference machine) this
+ * is under 1 ms a turn, which keeps that call's p99 under 5 ms
+ * (bench/call-latency); the loop's own cost per turn is microseconds.
  */
-#define SERVICE_TURN_FUEL 1000000u
+#define SERVICE_TURN_FUEL 20000u
+
+/*
+ * Queued calls one turn begins (under the cap of calls in flight): a
+ * flood of short calls then ends a few per loop iteration, not a burst
+ * of hundreds of events that the history's followers must absorb at
+ * once; long calls still all get in flight within a few iterations.
+ */
+#ifndef SERVICE_STARTS_PER_TURN
+#define SERVICE_STARTS_PER_TURN 8u
+#endif
+
+/*
+ * Trap storm back-off (service.h): the first poisoning in a row is
+ * recreated at once, the next after BACKOFF_FIRST_MS, doubling up to
+ * BACKOFF_MAX_MS; a store that lived BACKOFF_QUIET_MS ends the row.
+ */
+#define SERVICE_BACKOFF_FIRST_MS 100u
+#define SERVICE_BACKOFF_MAX_MS	 30000u
+#define SERVICE_BACKOFF_QUIET_MS 60000u
 
 static void store_wants_service(void *env);
 
@@ -81,11 +108,32 @@ static int limit_value(json_t *limits, const char *key, uint64_t *out,
 	return 0;
 }
 
+/* A count bound of the runtime: 1 ..= 2^28 - 1 (the spec's table size). */
+static int limit_count(json_t *limits, const char *key, uint64_t *out,
+		       char *why, size_t whylen)
+{
+	if (limit_value(limits, key, out, why, whylen))
+		return -1;
+	if (json_is_integer(json_object_get(limits, key)) &&
+	    (*out == 0 || *out > CABI_TABLE_MAX_LENGTH)) {
+		snprintf(why, whylen, "limits.%s: expected 1 to %u", key,
+			 CABI_TABLE_MAX_LENGTH);
+		return -1;
+	}
+	return 0;
+}
+
 int service_parse_limits(const char *config, struct service_limits *out,
 			 char *why, size_t whylen)
 {
-	static const char *const known[] = {"memory", "fuelPerCall",
-					    "deadlineMs", NULL};
+	static const char *const known[] = {"memory",
+					    "fuelPerCall",
+					    "deadlineMs",
+					    "maxHandles",
+					    "maxThreads",
+					    "maxPendingHostCalls",
+					    "maxConcurrentCalls",
+					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
 	const char *key;
@@ -96,6 +144,9 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		snprintf(why, whylen, "config: expected an object");
 		goto out;
 	}
+	/* The WASI keys are checked here too, so Create refuses them. */
+	if (service_wasi_check_config(root, why, whylen))
+		goto out;
 	limits = json_object_get(root, "limits");
 	if (limits && !json_is_null(limits)) {
 		if (!json_is_object(limits)) {
@@ -111,7 +162,10 @@ int service_parse_limits(const char *config, struct service_limits *out,
 			if (!*k) {
 				snprintf(why, whylen,
 					 "limits: unknown limit \"%s\" (known: "
-					 "memory, fuelPerCall, deadlineMs)",
+					 "memory, fuelPerCall, deadlineMs, "
+					 "maxHandles, maxThreads, "
+					 "maxPendingHostCalls, "
+					 "maxConcurrentCalls)",
 					 key);
 				goto out;
 			}
@@ -120,7 +174,15 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		    limit_value(limits, "fuelPerCall", &out->fuel_per_call, why,
 				whylen) ||
 		    limit_value(limits, "deadlineMs", &out->deadline_ms, why,
-				whylen))
+				whylen) ||
+		    limit_count(limits, "maxHandles", &out->max_handles, why,
+				whylen) ||
+		    limit_count(limits, "maxThreads", &out->max_threads, why,
+				whylen) ||
+		    limit_count(limits, "maxPendingHostCalls",
+				&out->max_pending_host_calls, why, whylen) ||
+		    limit_count(limits, "maxConcurrentCalls",
+				&out->max_concurrent_calls, why, whylen))
 			goto out;
 		if (out->memory && out->memory < WASM_PAGE) {
 			snprintf(why, whylen,
@@ -135,22 +197,168 @@ out:
 	return rc;
 }
 
+/* ---- trap storm back-off -------------------------------------------------
+ */
+
+uint64_t service_backoff_ms(uint32_t streak)
+{
+	uint64_t ms = SERVICE_BACKOFF_FIRST_MS;
+
+	if (streak == 0)
+		return 0;
+	while (--streak > 0 && ms < SERVICE_BACKOFF_MAX_MS)
+		ms *= 2;
+	return ms < SERVICE_BACKOFF_MAX_MS ? ms : SERVICE_BACKOFF_MAX_MS;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The symptom of an earlier poisoning, never its cause. */
+#define CANNOT_ENTER "cannot enter component instance"
+
+void service_note_trap(struct service *s, const char *call_id, const char *msg)
+{
+	if (s->state == SERVICE_RUNNING) {
+		s->state = SERVICE_POISONED;
+		if (db_of(s))
+			services_set_state(db_of(s), s->name, SERVICE_POISONED);
+		s->poison_pending = true;
+	} else if (!s->poison_pending || !strstr(s->poison_msg, CANNOT_ENTER) ||
+		   strstr(msg, CANNOT_ENTER)) {
+		return; /* recorded, or the cause is known already */
+	}
+	snprintf(s->poison_call, sizeof(s->poison_call), "%s", call_id);
+	snprintf(s->poison_msg, sizeof(s->poison_msg), "%s", msg);
+	set_reason(s, "call %s trapped: %.180s", call_id, msg);
+}
+
+/* store.poisoned of a call's trap, once the turn's calls reported. */
+static void record_poison(struct service *s)
+{
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+
+	if (!s->poison_pending)
+		return;
+	s->poison_pending = false;
+	log_info(&s->d->log, "service %s: poisoned: %s", s->name, s->reason);
+	if (h) {
+		json_t *why = json_pack("{ss,ss}", "call", s->poison_call,
+					"message", s->poison_msg);
+
+		h->store_poisoned(h->ctx, s->name, why);
+		json_decref(why);
+	}
+}
+
+/*
+ * A poisoning not yet seen here: count it in the row, pick its back-off,
+ * say in the reason (what ServicePoisoned replies carry) when the store
+ * comes back, and arm the timer that brings it back.
+ */
+static void note_poisoned(struct service *s)
+{
+	uint64_t now = mono_ns();
+	char suffix[128], when[40];
+	struct timespec wall;
+	struct tm tm;
+	size_t room;
+
+	record_poison(s);
+	if (s->state != SERVICE_POISONED || s->poison_noted)
+		return;
+	if (s->trap_streak > 0 &&
+	    now - s->recreated_ns >
+		    (uint64_t)SERVICE_BACKOFF_QUIET_MS * 1000000u)
+		s->trap_streak = 0;
+	s->backoff_ms = service_backoff_ms(s->trap_streak);
+	if (s->trap_streak < UINT32_MAX)
+		s->trap_streak++;
+	s->poison_noted = true;
+	s->recreate_at_ns = now + s->backoff_ms * 1000000u;
+	if (s->backoff_ms == 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	wall.tv_sec += (time_t)(s->backoff_ms / 1000);
+	wall.tv_nsec += (long)(s->backoff_ms % 1000) * 1000000;
+	if (wall.tv_nsec >= 1000000000) {
+		wall.tv_sec++;
+		wall.tv_nsec -= 1000000000;
+	}
+	gmtime_r(&wall.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(suffix, sizeof(suffix),
+		 "; trap %u in a row: recreated in %llu ms (at %s.%03ldZ)",
+		 s->trap_streak, (unsigned long long)s->backoff_ms, when,
+		 wall.tv_nsec / 1000000);
+	room = sizeof(s->reason) - 1 - strlen(suffix);
+	if (strlen(s->reason) > room)
+		s->reason[room] = '\0';
+	strcat(s->reason, suffix);
+	log_info(&s->d->log, "service %s: trap storm: recreation in %llu ms",
+		 s->name, (unsigned long long)s->backoff_ms);
+	if (s->ev_recreate) {
+		struct timeval tv = {(time_t)(s->backoff_ms / 1000),
+				     (suseconds_t)(s->backoff_ms % 1000) *
+					     1000};
+
+		evtimer_add(s->ev_recreate, &tv);
+	}
+}
+
+/* The back-off is over: fresh state, then the calls that wait. */
+static void recreate_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+	const char *kind = "";
+
+	if (s->state != SERVICE_POISONED)
+		return;
+	service_start(s, &kind);
+	if (s->queue_head)
+		service_request(s);
+}
+
 /* ---- stores -------------------------------------------------------------- */
 
+/*
+ * Stop every call in flight (cancelled: the store goes).  Each ends
+ * inside cm_call_cancel and leaves the run list then.
+ */
+static void stop_running(struct service *s, const char *reason)
+{
+	struct invocation *inv, *next;
+
+	for (inv = s->run_head; inv; inv = next) {
+		next = inv->next;
+		invocation_stop(inv, reason);
+	}
+}
+
+/* The store first: its dropped handles call back into the WASI ctx. */
 static void drop_store(struct service *s)
 {
+	/* never free a store under a call */
+	stop_running(s, "the store is dropped");
 	if (s->store)
 		cm_store_free(s->store); /* frees the instance too */
 	s->store = NULL;
 	s->inst = NULL;
+	service_wasi_free(s->wasi);
+	s->wasi = NULL;
+	if (s->linker)
+		cm_linker_free(s->linker);
+	s->linker = NULL;
 }
 
 static void drop_live(struct service *s)
 {
 	drop_store(s);
-	if (s->linker)
-		cm_linker_free(s->linker);
-	s->linker = NULL;
 	if (s->comp)
 		cm_component_free(s->comp);
 	s->comp = NULL;
@@ -185,13 +393,6 @@ static int load_component(struct service *s, const char **kind)
 		s->comp = NULL;
 		return -1;
 	}
-	/* No host imports yet: WASI is defined here when it lands. */
-	s->linker = cm_linker_new();
-	if (!s->linker) {
-		*kind = "out of memory";
-		set_reason(s, "out of memory");
-		return -1;
-	}
 	return 0;
 }
 
@@ -206,9 +407,26 @@ static int new_store(struct service *s, const char **kind)
 		.service_env = s,
 		.turn_fuel = SERVICE_TURN_FUEL,
 		.sched_seed = s->d->sched_seed,
+		.max_handles = (uint32_t)s->limits.max_handles,
+		.max_threads = (uint32_t)s->limits.max_threads,
+		.max_pending_host_calls =
+			(uint32_t)s->limits.max_pending_host_calls,
 	};
 	cm_error err;
 
+	/* Host imports: WASI 0.2, from this service's config. */
+	s->linker = cm_linker_new();
+	if (!s->linker) {
+		*kind = "out of memory";
+		set_reason(s, "out of memory");
+		return -1;
+	}
+	s->wasi = service_wasi_new(s, s->linker, s->reason, sizeof(s->reason));
+	if (!s->wasi) {
+		*kind = "config";
+		drop_store(s);
+		return -1;
+	}
 	s->store = cm_store_new(&cfg);
 	if (!s->store) {
 		*kind = "out of memory";
@@ -234,23 +452,46 @@ int service_start(struct service *s, const char **kind)
 	bool recreate = s->state == SERVICE_POISONED && s->comp;
 	const char *k = "";
 
+	if (s->state == SERVICE_POISONED) {
+		note_poisoned(s);
+		/* the daemon on its own waits out a trap storm's back-off */
+		if (!kind && mono_ns() < s->recreate_at_ns)
+			return -1;
+	}
 	if (!kind)
 		kind = &k;
 	if (s->state == SERVICE_RUNNING && s->inst)
 		return 0;
+	if (s->ev_recreate)
+		evtimer_del(s->ev_recreate);
 	drop_store(s);
 	if (!s->comp && load_component(s, kind) < 0)
 		goto failed;
 	if (new_store(s, kind) < 0)
 		goto failed;
 	if (h) {
-		if (recreate)
+		if (recreate && h->event) {
+			/* store.recreated's own shape, with the back-off */
+			json_t *p =
+				json_pack("{ss,s{sI,si}}", "component",
+					  s->component, "detail", "backoffMs",
+					  (json_int_t)s->backoff_ms, "traps",
+					  (int)s->trap_streak);
+
+			if (p)
+				h->event(h->ctx, s->name, NULL,
+					 "store.recreated", p, NULL, NULL);
+			json_decref(p);
+		} else if (recreate) {
 			h->store_recreated(h->ctx, s->name, s->component);
-		else
+		} else {
 			h->store_created(h->ctx, s->name, s->component);
+		}
 	}
 	if (recreate)
 		s->recreated++;
+	s->poison_noted = false;
+	s->recreated_ns = mono_ns();
 	s->calls = 0;
 	set_state(s, SERVICE_RUNNING);
 	log_info(&s->d->log, "service %s: %s", s->name,
@@ -279,12 +520,18 @@ static void cancel_queue(struct service *s, const char *reason)
 		service_dequeue(s, inv);
 		invocation_cancel(inv, reason);
 	}
+	/* and those in flight (their store may be about to go) */
+	stop_running(s, reason);
 }
 
 void service_stop(struct service *s, const char *reason)
 {
 	cancel_queue(s, reason);
 	drop_live(s);
+	if (s->ev_recreate)
+		evtimer_del(s->ev_recreate);
+	s->poison_noted = false;
+	s->trap_streak = 0;
 	if (s->state != SERVICE_STOPPED) {
 		set_state(s, SERVICE_STOPPED);
 		log_info(&s->d->log, "service %s: stopped", s->name);
@@ -294,12 +541,14 @@ void service_stop(struct service *s, const char *reason)
 /* ---- the pump ------------------------------------------------------------ */
 
 /*
- * Background work of a running store with no call in flight: deliver
- * settled host calls and run the threads they ready, within one turn's
+ * One turn of a running store: the call in flight and background work
+ * (settled host calls and the threads they ready), within one turn's
  * fuel (the runtime requests another turn when work remains).  A trap
- * here poisons the instance; it surfaces on the next call.
+ * of the call in flight ends it (the runtime calls invocation.c back,
+ * which records the poisoning); a trap with no call to blame poisons
+ * the instance and surfaces on the next call.
  */
-static void background_turn(struct service *s)
+static void store_turn(struct service *s)
 {
 	const struct history_hooks *h;
 	cm_error err;
@@ -309,36 +558,130 @@ static void background_turn(struct service *s)
 	memset(&err, 0, sizeof(err));
 	if (cm_store_service_turn(s->store, 0, &err) >= 0)
 		return;
+	if (s->state != SERVICE_RUNNING)
+		return; /* the call that trapped reported it */
 	s->state = SERVICE_POISONED;
 	if (db_of(s))
 		services_set_state(db_of(s), s->name, SERVICE_POISONED);
 	set_reason(s, "background work trapped: %.200s", err.msg);
+	note_poisoned(s);
 	log_info(&s->d->log, "service %s: poisoned: %s", s->name, s->reason);
 	h = daemon_history_hooks(s->d);
 	if (h) {
-		json_t *why = json_pack("{ss}", "message", err.msg);
+		json_t *why = json_pack("{ss,sI}", "message", err.msg,
+					"backoffMs", (json_int_t)s->backoff_ms);
 
 		h->store_poisoned(h->ctx, s->name, why);
 		json_decref(why);
 	}
 }
 
+static uint32_t max_in_flight(const struct service *s)
+{
+	uint64_t max = s->limits.max_concurrent_calls;
+
+	return max ? (uint32_t)max : SERVICE_MAX_CONCURRENT_CALLS;
+}
+
 /*
- * One service turn: run the first queued call, then ask for another turn
- * if more wait, so the loop gets a say between calls.
+ * The instance is poisoned: every call still in flight ends now, once
+ * (invocation_abort: trapped if its guest code began, else failed
+ * ServicePoisoned), so none waits on threads that will never run again.
+ */
+static void abort_running(struct service *s)
+{
+	struct invocation *inv, *next;
+	char why[sizeof(s->reason) + 64];
+
+	if (!s->run_head)
+		return;
+	snprintf(why, sizeof(why), "the instance was poisoned (%s)",
+		 s->reason[0] ? s->reason : "a trap");
+	for (inv = s->run_head; inv; inv = next) {
+		next = inv->next;
+		invocation_abort(inv, why);
+	}
+}
+
+void service_poisoned(struct service *s, const char *why)
+{
+	const struct history_hooks *h;
+
+	record_poison(s);
+	if (s->state == SERVICE_RUNNING) {
+		s->state = SERVICE_POISONED;
+		if (db_of(s))
+			services_set_state(db_of(s), s->name, SERVICE_POISONED);
+		set_reason(s, "%.250s", why);
+		log_info(&s->d->log, "service %s: poisoned: %s", s->name,
+			 s->reason);
+		h = daemon_history_hooks(s->d);
+		if (h) {
+			json_t *p = json_pack("{ss}", "message", why);
+
+			h->store_poisoned(h->ctx, s->name, p);
+			json_decref(p);
+		}
+	}
+	if (s->state != SERVICE_POISONED)
+		return;
+	abort_running(s);
+	/* fresh state now, or when the back-off allows (its timer) */
+	service_start(s, NULL); /* store.recreated */
+	if (s->queue_head)
+		service_request(s);
+}
+
+void service_running_add(struct service *s, struct invocation *inv)
+{
+	inv->prev = NULL;
+	inv->next = s->run_head;
+	if (s->run_head)
+		s->run_head->prev = inv;
+	s->run_head = inv;
+	s->nrunning++;
+}
+
+void service_running_remove(struct service *s, struct invocation *inv)
+{
+	if (inv->prev)
+		inv->prev->next = inv->next;
+	else if (s->run_head == inv)
+		s->run_head = inv->next;
+	else
+		return; /* not on the list */
+	if (inv->next)
+		inv->next->prev = inv->prev;
+	inv->next = inv->prev = NULL;
+	s->nrunning--;
+}
+
+/*
+ * One service turn: start queued calls while the cap allows (at most
+ * SERVICE_STARTS_PER_TURN), run one bounded store turn (which drives
+ * every call in flight and background work), end the calls a poisoning
+ * in that turn left in flight.  The runtime asks for the next turn
+ * while work is ready; the turn asks for one while calls wait with room
+ * under the cap, and a call that ends asks for one when calls wait.
  */
 static void service_turn(evutil_socket_t fd, short what, void *arg)
 {
 	struct service *s = arg;
-	struct invocation *inv;
+	uint32_t max = max_in_flight(s), starts = 0;
 
-	background_turn(s);
-	inv = s->queue_head;
-	if (!inv)
-		return;
-	service_dequeue(s, inv);
-	invocation_run(inv);
-	if (s->queue_head)
+	while (s->queue_head && s->nrunning < max &&
+	       starts++ < SERVICE_STARTS_PER_TURN) {
+		struct invocation *inv = s->queue_head;
+
+		service_dequeue(s, inv);
+		invocation_run(inv);
+	}
+	store_turn(s);
+	/* a call that trapped in this turn poisoned the instance */
+	note_poisoned(s);
+	if (s->state == SERVICE_POISONED)
+		abort_running(s);
+	if (s->queue_head && s->nrunning < max)
 		service_request(s);
 }
 
@@ -354,9 +697,17 @@ static void store_wants_service(void *env)
 
 void service_request(struct service *s)
 {
-	/* Active already: this request joins the pending turn. */
+	static const struct timeval now = {0, 0};
+
+	/*
+	 * Pending already: this request joins that turn.  A zero timeout,
+	 * not event_active: libevent runs an event activated from its own
+	 * callback again in the same pass, without polling, so a store
+	 * that always has work (a spinning call) would starve the sockets
+	 * and timers; an expired timer waits for the next poll.
+	 */
 	if (!event_pending(s->ev_service, EV_TIMEOUT, NULL))
-		event_active(s->ev_service, EV_TIMEOUT, 1);
+		evtimer_add(s->ev_service, &now);
 }
 
 void service_enqueue(struct service *s, struct invocation *inv)
@@ -426,9 +777,12 @@ static struct service *service_new(struct daemon *d,
 	s->name = strdup(rec->name);
 	s->config = strdup(rec->config ? rec->config : "{}");
 	s->ev_service = event_new(d->base, -1, 0, service_turn, s);
-	if (!s->name || !s->config || !s->ev_service) {
+	s->ev_recreate = evtimer_new(d->base, recreate_cb, s);
+	if (!s->name || !s->config || !s->ev_service || !s->ev_recreate) {
 		if (s->ev_service)
 			event_free(s->ev_service);
+		if (s->ev_recreate)
+			event_free(s->ev_recreate);
 		free(s->name);
 		free(s->config);
 		free(s);
@@ -436,6 +790,7 @@ static struct service *service_new(struct daemon *d,
 	}
 	memcpy(s->component, rec->component, sizeof(s->component));
 	s->autostart = rec->autostart;
+	s->owner = rec->has_owner ? (int64_t)rec->owner : -1;
 	s->state = SERVICE_STOPPED;
 	if (service_parse_limits(s->config, &s->limits, why, sizeof(why)))
 		log_warn(&d->log, "service %s: %s; limits ignored", s->name,
@@ -460,6 +815,7 @@ static void service_free(struct service *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	event_free(s->ev_service);
+	event_free(s->ev_recreate);
 	free(s->name);
 	free(s->config);
 	free(s);
@@ -536,7 +892,8 @@ void service_registry_free(struct daemon *d)
 }
 
 int service_create(struct daemon *d, const char *name, const char *component,
-		   const char *config, bool autostart, struct service **out)
+		   const char *config, bool autostart, int64_t owner,
+		   struct service **out)
 {
 	struct db *db = daemon_history_db(d);
 	struct service_record rec = {0};
@@ -553,6 +910,8 @@ int service_create(struct daemon *d, const char *name, const char *component,
 	rec.state = SERVICE_STOPPED;
 	rec.keep_events = -1;
 	rec.keep_age = -1;
+	rec.has_owner = owner >= 0;
+	rec.owner = owner >= 0 ? (uint32_t)owner : 0;
 	rc = services_create(db, &rec);
 	if (rc)
 		return rc;
@@ -583,11 +942,13 @@ json_t *service_info_json(const struct service *s)
 
 	if (!config)
 		config = json_object();
-	return json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI}", "name", s->name,
+	return json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so}", "name", s->name,
 			 "component", s->component, "state",
 			 service_state_name(s->state), "autostart",
 			 s->autostart, "config", config, "reason",
 			 s->reason[0] ? s->reason : NULL, "queued",
-			 (json_int_t)s->queued, "calls", (json_int_t)s->calls,
-			 "recreated", (json_int_t)s->recreated);
+			 (json_int_t)s->queued, "inFlight",
+			 (json_int_t)s->nrunning, "calls", (json_int_t)s->calls,
+			 "recreated", (json_int_t)s->recreated, "owner",
+			 s->owner >= 0 ? json_integer(s->owner) : json_null());
 }

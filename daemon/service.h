@@ -10,21 +10,44 @@
  *  - A running service owns one cm_store and one instance of its
  *    component; state persists from call to call.  Per-service limits
  *    come from config.limits: memory (bytes, per memory), fuelPerCall,
- *    deadlineMs.
+ *    deadlineMs, and the per-store bounds maxHandles, maxThreads and
+ *    maxPendingHostCalls (past one the guest traps).
  *  - The settlement pump: each service has one libevent event without fd
  *    (its service event).  service_request() activates it; activating an
  *    active event is a no-op, so requests coalesce.  Guest code of the
- *    store runs only in that event's callback (the service turn), one
- *    call per turn, so other services, the listener and the history
- *    commit get the loop between calls (bounded turns on the sync path).
- *    The async scheduler (runtime/sched) will call service_request()
- *    through its "needs service" callback when a host call settles.
+ *    store runs only in that event's callback (the service turn): it
+ *    starts queued calls (cm_call_start; a few per turn, so a flood of
+ *    short calls does not burst the history) while fewer than
+ *    limits.maxConcurrentCalls (default SERVICE_MAX_CONCURRENT_CALLS)
+ *    are in flight, then runs one cm_store_service_turn, bounded by
+ *    SERVICE_TURN_FUEL, so a call that spins holds up only its own
+ *    service; other services, the listener and the history commit get
+ *    the loop between turns.  The runtime requests service (coalesced)
+ *    while work remains and when a host call settles.
+ *  - Calls in flight run concurrently under the Component Model's rules,
+ *    which the runtime enforces (a sync export's instance is exclusive,
+ *    backpressure, the entry gate); the daemon adds no serialization of
+ *    its own beyond the cap.  Each ends on its own (its on_done), with
+ *    its own fuel budget and deadline.
  *  - A trap poisons the instance (the spec's rule): the service turns
  *    "poisoned", store.poisoned is recorded, and the next call fails with
  *    io.hostel.Call.ServicePoisoned while the store is recreated
- *    (store.recreated) with fresh state.
+ *    (store.recreated) with fresh state.  A trap storm backs off: the
+ *    first poisoning is recreated at once, each further one in a row
+ *    waits 100 ms, doubling up to 30 s (a store that lives 60 s ends
+ *    the row); calls meanwhile fail fast with ServicePoisoned saying
+ *    when, a timer recreates the store, and store.recreated carries
+ *    {backoffMs, traps}.  A call still running at its deadline is
+ *    stopped (call.trapped "deadline exceeded", poisoning the instance)
+ *    and the store is recreated at once (or after the back-off).
+ *  - A poisoning ends every other call in flight on that store at once,
+ *    each exactly once: one whose guest code had begun ends trapped
+ *    ("the instance was poisoned ..."), one that had not (or waited at
+ *    the entry gate) fails with ServicePoisoned; calls the trapping
+ *    turn itself decided end trapped with the trap's message.
  *  - Start/Stop/Remove never free what a queued call still needs: a
- *    stopped service ends its queued calls as cancelled first.
+ *    stopped service ends its queued calls and those in flight as
+ *    cancelled first.
  */
 #ifndef HOSTEL_DAEMON_SERVICE_H
 #define HOSTEL_DAEMON_SERVICE_H
@@ -46,7 +69,17 @@ struct service_limits {
 	uint64_t memory;	/* bytes per memory; 0: the component's */
 	uint64_t fuel_per_call; /* 0: unlimited */
 	uint64_t deadline_ms;	/* 0: none */
+	/* per-store bounds (cm_store_config); 0: the runtime's default */
+	uint64_t max_handles;
+	uint64_t max_threads;
+	uint64_t max_pending_host_calls;
+	/* calls in flight at once; 0: SERVICE_MAX_CONCURRENT_CALLS */
+	uint64_t max_concurrent_calls;
 };
+
+#ifndef SERVICE_MAX_CONCURRENT_CALLS
+#define SERVICE_MAX_CONCURRENT_CALLS 64u
+#endif
 
 struct service {
 	struct daemon *d;
@@ -55,6 +88,7 @@ struct service {
 	char component[SHA256_HEX_SIZE];
 	char *config; /* JSON object text, as stored */
 	bool autostart;
+	int64_t owner; /* uid it belongs to, -1: nobody (daemon/access.h) */
 	enum service_state state;
 	char reason[256]; /* why failed/poisoned; "" otherwise */
 	struct service_limits limits;
@@ -62,13 +96,40 @@ struct service {
 	/* Live while running or poisoned. */
 	cm_component *comp;
 	cm_linker *linker;
+	struct service_wasi *wasi; /* per store (daemon/service-wasi.h) */
 	cm_store *store;
 	cm_component_instance *inst;
 
 	/* The service event: the pump's entry point. */
 	struct event *ev_service;
 	struct invocation *queue_head, *queue_tail;
+	/*
+	 * The calls in flight (started with cm_call_start, not yet ended;
+	 * linked through their next/prev like the queue), nrunning of them.
+	 */
+	struct invocation *run_head;
+	uint32_t nrunning;
 	uint64_t queued, calls, recreated;
+
+	/*
+	 * Trap storm (service.c): poisonings in a row (reset once a store
+	 * lived SERVICE_BACKOFF_QUIET_MS), the back-off of the poisoning in
+	 * force, when (CLOCK_MONOTONIC ns) its store may be recreated, and
+	 * the timer that recreates it then.
+	 */
+	uint32_t trap_streak;
+	/*
+	 * A call's trap poisoned the store in this turn: store.poisoned
+	 * is recorded once the turn's calls have all reported (the trap
+	 * that caused it, not a later call's "cannot enter").
+	 */
+	bool poison_pending;
+	char poison_call[48];
+	char poison_msg[CM_ERROR_MSG_MAX];
+	bool poison_noted;
+	uint64_t backoff_ms;
+	uint64_t recreate_at_ns, recreated_ns;
+	struct event *ev_recreate;
 };
 
 struct service_registry {
@@ -90,14 +151,19 @@ struct service *service_find(struct daemon *d, const char *name);
 
 /*
  * Create a service (already validated name, resolved component sha256,
- * config text).  -EEXIST, -EINVAL (config), or a database error.
+ * config text, owner uid or -1).  -EEXIST, -EINVAL (config), or a
+ * database error.
  */
 int service_create(struct daemon *d, const char *name, const char *component,
-		   const char *config, bool autostart, struct service **out);
+		   const char *config, bool autostart, int64_t owner,
+		   struct service **out);
 
 /*
  * Start (instantiate).  0, or -1 with the service left "failed" and
- * s->reason / *kind saying why ("link error", "trap", ...).
+ * s->reason / *kind saying why ("link error", "trap", ...).  kind NULL
+ * (the daemon recreating a poisoned store on its own) respects the trap
+ * storm back-off: -1 with the service left poisoned while it lasts; an
+ * explicit start (kind not NULL) recreates at once.
  */
 int service_start(struct service *s, const char **kind);
 void service_stop(struct service *s, const char *reason);
@@ -112,13 +178,38 @@ void service_enqueue(struct service *s, struct invocation *inv);
 /* Take a still-queued call out; false when it is not queued. */
 bool service_dequeue(struct service *s, struct invocation *inv);
 
+/*
+ * The instance was poisoned outside a turn (a running call was stopped:
+ * deadline, Cancel): record it once (store.poisoned, why), end the other
+ * calls in flight, and recreate the store at once or after the trap
+ * storm back-off.
+ */
+void service_poisoned(struct service *s, const char *why);
+
+/*
+ * A call trapped and its instance is poisoned: the service turns
+ * poisoned (ServicePoisoned replies say why); store.poisoned is recorded
+ * after the turn, once, blaming the call whose trap caused it.
+ */
+void service_note_trap(struct service *s, const char *call_id, const char *msg);
+
+/* A call in flight / that ended (invocation.c keeps the list). */
+void service_running_add(struct service *s, struct invocation *inv);
+void service_running_remove(struct service *s, struct invocation *inv);
+
 /* Resolve "f" / "iface#f" in the running instance; NULL if absent. */
 cm_func *service_export(struct service *s, const char *name);
 
 /* {name, component, state, autostart, config, ...}; NULL: no memory. */
 json_t *service_info_json(const struct service *s);
 
-/* Parse config text into limits; -1 with why on a bad shape. */
+/* The back-off before recreating after `streak` poisonings in a row. */
+uint64_t service_backoff_ms(uint32_t streak);
+
+/*
+ * Parse config text into limits; -1 with why on a bad shape (of the
+ * limits or of the WASI keys env, args, preopens: service-wasi.h).
+ */
 int service_parse_limits(const char *config, struct service_limits *out,
 			 char *why, size_t whylen);
 

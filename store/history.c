@@ -45,6 +45,27 @@ struct prune_group {
 
 enum prune_phase { PRUNE_COUNT, PRUNE_DELETE };
 
+/*
+ * One retention pass: its groups and where it stands.  The background
+ * pass lives in the history; a pass on request (history_pruner) has its
+ * own, so the two never disturb each other's cursors.  Both only delete
+ * events that are expired for their own limits, so running them side by
+ * side is safe.
+ */
+struct prune_pass {
+	struct history *h;
+	bool active;
+	struct prune_group *groups;
+	size_t n, cur;
+	enum prune_phase phase;
+	uint64_t top, remaining, count_cut, cursor;
+};
+
+struct history_pruner {
+	struct prune_pass pass;
+	bool done;
+};
+
 struct history {
 	struct db *db;
 	sqlite3_stmt *insert;
@@ -54,13 +75,7 @@ struct history {
 	void *hook_arg;
 	struct history_retention defaults;
 	struct history_stats stats;
-	struct {
-		bool active;
-		struct prune_group *groups;
-		size_t n, cur;
-		enum prune_phase phase;
-		uint64_t top, remaining, count_cut, cursor;
-	} prune;
+	struct prune_pass prune; /* the background pass */
 };
 
 /* ---- kinds ------------------------------------------------------------------
@@ -184,6 +199,7 @@ int history_open(struct db *db, struct history **out)
 	if (!h)
 		return db_failf(db, -ENOMEM, "out of memory");
 	h->db = db;
+	h->prune.h = h;
 	rc = db_prepare(db,
 			"INSERT INTO events (time, service, call, kind, "
 			"payload) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -204,12 +220,15 @@ int history_open(struct db *db, struct history **out)
 	return 0;
 }
 
-static void prune_reset(struct history *h)
+static void prune_reset(struct prune_pass *p)
 {
-	for (size_t i = 0; i < h->prune.n; i++)
-		free(h->prune.groups[i].service);
-	free(h->prune.groups);
-	memset(&h->prune, 0, sizeof(h->prune));
+	struct history *h = p->h;
+
+	for (size_t i = 0; i < p->n; i++)
+		free(p->groups[i].service);
+	free(p->groups);
+	memset(p, 0, sizeof(*p));
+	p->h = h;
 }
 
 void history_free(struct history *h)
@@ -218,7 +237,7 @@ void history_free(struct history *h)
 		return;
 	sqlite3_finalize(h->insert);
 	sqlite3_finalize(h->check_json);
-	prune_reset(h);
+	prune_reset(&h->prune);
 	free(h);
 }
 
@@ -953,72 +972,106 @@ int history_read(struct history *h, const struct history_query *q,
  * ------------------------------------------------------------------------------------
  */
 
-static int add_group(struct history *h, const char *service,
+static int add_group(struct prune_pass *p, const char *service,
 		     uint64_t keep_events, uint64_t keep_age, int64_t now)
 {
+	struct history *h = p->h;
 	struct prune_group *g;
 
 	if (keep_events == 0 && keep_age == 0)
 		return 0;
-	g = realloc(h->prune.groups, (h->prune.n + 1) * sizeof(*g));
+	g = realloc(p->groups, (p->n + 1) * sizeof(*g));
 	if (!g)
 		return db_failf(h->db, -ENOMEM, "out of memory");
-	h->prune.groups = g;
-	g = &g[h->prune.n];
+	p->groups = g;
+	g = &g[p->n];
 	g->service = NULL;
 	if (service && !(g->service = strdup(service)))
 		return db_failf(h->db, -ENOMEM, "out of memory");
 	g->keep_events = keep_events;
 	g->age_cut = keep_age ? now - (int64_t)keep_age * 1000000000 : 0;
-	h->prune.n++;
+	p->n++;
 	return 0;
 }
 
-static bool have_group(struct history *h, const char *service)
+static bool have_group(const struct prune_pass *p, const char *service)
 {
-	for (size_t i = 0; i < h->prune.n; i++)
-		if (h->prune.groups[i].service &&
-		    !strcmp(h->prune.groups[i].service, service))
+	for (size_t i = 0; i < p->n; i++)
+		if (p->groups[i].service &&
+		    !strcmp(p->groups[i].service, service))
 			return true;
 	return false;
 }
 
-/*
- * The groups of a pass: every service with its limits, the services
- * that only the history still names, and the daemon's own events.
- */
-static int start_pass(struct history *h, int64_t now)
+/* A limit of the spec when it gives one (>= 0), else the configured. */
+static uint64_t limit_of(int64_t wanted, uint64_t configured)
 {
+	return wanted >= 0 ? (uint64_t)wanted : configured;
+}
+
+/*
+ * A service's group with its limits (a column, else the default; the
+ * spec's override, if any).  A service without limits still gets a
+ * group (keep_events UINT64_MAX: nothing to do), so the scan of the
+ * services only the history names does not give it the defaults.
+ */
+static int add_service_group(struct prune_pass *p, sqlite3_stmt *st,
+			     const struct history_prune_spec *spec, int64_t now)
+{
+	const struct history_retention *def = &p->h->defaults;
+	uint64_t ke = sqlite3_column_type(st, 1) == SQLITE_NULL
+			      ? def->keep_events
+			      : (uint64_t)sqlite3_column_int64(st, 1);
+	uint64_t ka = sqlite3_column_type(st, 2) == SQLITE_NULL
+			      ? def->keep_age
+			      : (uint64_t)sqlite3_column_int64(st, 2);
+
+	ke = limit_of(spec->keep_events, ke);
+	ka = limit_of(spec->keep_age, ka);
+	if (ke == 0 && ka == 0)
+		ke = UINT64_MAX;
+	return add_group(p, (const char *)sqlite3_column_text(st, 0), ke, ka,
+			 now);
+}
+
+/*
+ * The groups of a pass: every service with its limits (or only the
+ * spec's service), the services that only the history still names, and
+ * the daemon's own events.
+ */
+static int start_pass(struct prune_pass *p,
+		      const struct history_prune_spec *spec, int64_t now)
+{
+	struct history *h = p->h;
+	uint64_t def_ke = limit_of(spec->keep_events, h->defaults.keep_events);
+	uint64_t def_ka = limit_of(spec->keep_age, h->defaults.keep_age);
 	sqlite3_stmt *st;
 	char *after = NULL;
+	bool found = false;
 	int rc;
 
-	prune_reset(h);
+	prune_reset(p);
 	rc = db_prepare(h->db,
-			"SELECT name, keep_events, keep_age FROM services "
-			"ORDER BY name",
+			spec->service ? "SELECT name, keep_events, keep_age "
+					"FROM services WHERE name = ?1"
+				      : "SELECT name, keep_events, keep_age "
+					"FROM services ORDER BY name",
 			&st);
+	if (rc == 0 && spec->service)
+		sqlite3_bind_text(st, 1, spec->service, -1, SQLITE_STATIC);
 	while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t ke = sqlite3_column_type(st, 1) == SQLITE_NULL
-				      ? h->defaults.keep_events
-				      : (uint64_t)sqlite3_column_int64(st, 1);
-		uint64_t ka = sqlite3_column_type(st, 2) == SQLITE_NULL
-				      ? h->defaults.keep_age
-				      : (uint64_t)sqlite3_column_int64(st, 2);
-
-		/*
-		 * A service without limits still gets a group (keep_events
-		 * UINT64_MAX: nothing to do), so the scan below does not
-		 * give it the defaults.
-		 */
-		if (ke == 0 && ka == 0)
-			ke = UINT64_MAX;
-		rc = add_group(h, (const char *)sqlite3_column_text(st, 0), ke,
-			       ka, now);
+		found = true;
+		rc = add_service_group(p, st, spec, now);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE && rc != 0)
 		return rc > 0 ? db_fail(h->db, rc, "listing services") : rc;
+	if (spec->service) {
+		/* A service only the history names: the defaults. */
+		rc = found ? 0
+			   : add_group(p, spec->service, def_ke, def_ka, now);
+		goto out;
+	}
 	/* Services known only to the history: one index seek each. */
 	rc = db_prepare(h->db,
 			"SELECT service FROM events WHERE service > ?1 "
@@ -1040,42 +1093,42 @@ static int start_pass(struct history *h, int64_t now)
 		}
 		free(after);
 		after = name;
-		rc = have_group(h, name)
+		rc = have_group(p, name)
 			     ? 0
-			     : add_group(h, name, h->defaults.keep_events,
-					 h->defaults.keep_age, now);
+			     : add_group(p, name, def_ke, def_ka, now);
 	}
 	free(after);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE && rc != 0)
 		return rc > 0 ? db_fail(h->db, rc, "listing services") : rc;
-	rc = add_group(h, NULL, h->defaults.keep_events, h->defaults.keep_age,
-		       now);
+	rc = add_group(p, NULL, def_ke, def_ka, now);
+out:
 	if (rc)
 		return rc;
-	h->prune.active = true;
-	h->prune.cur = 0;
+	p->active = true;
+	p->cur = 0;
 	return 0;
 }
 
-static void group_begin(struct history *h)
+static void group_begin(struct prune_pass *p)
 {
-	struct prune_group *g = &h->prune.groups[h->prune.cur];
+	struct prune_group *g = &p->groups[p->cur];
 
-	h->prune.phase = g->keep_events && g->keep_events != UINT64_MAX
-				 ? PRUNE_COUNT
-				 : PRUNE_DELETE;
-	h->prune.top = h->last_seq + 1;
-	h->prune.remaining = g->keep_events;
-	h->prune.count_cut = 0;
-	h->prune.cursor = 0;
+	p->phase = g->keep_events && g->keep_events != UINT64_MAX
+			   ? PRUNE_COUNT
+			   : PRUNE_DELETE;
+	p->top = p->h->last_seq + 1;
+	p->remaining = g->keep_events;
+	p->count_cut = 0;
+	p->cursor = 0;
 }
 
 /* Walk down from the newest event to find the oldest one to keep. */
-static int count_step(struct history *h, struct prune_group *g, size_t max_rows)
+static int count_step(struct prune_pass *p, struct prune_group *g,
+		      size_t max_rows)
 {
-	uint64_t k =
-		h->prune.remaining < max_rows ? h->prune.remaining : max_rows;
+	struct history *h = p->h;
+	uint64_t k = p->remaining < max_rows ? p->remaining : max_rows;
 	sqlite3_stmt *st;
 	int rc = db_prepare(h->db,
 			    "SELECT seq FROM events WHERE service IS ?1 AND "
@@ -1085,21 +1138,21 @@ static int count_step(struct history *h, struct prune_group *g, size_t max_rows)
 	if (rc)
 		return rc;
 	bind_text(st, 1, g->service);
-	sqlite3_bind_int64(st, 2, (int64_t)h->prune.top);
+	sqlite3_bind_int64(st, 2, (int64_t)p->top);
 	sqlite3_bind_int64(st, 3, (int64_t)k - 1);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		h->prune.top = (uint64_t)sqlite3_column_int64(st, 0);
-		h->prune.remaining -= k;
-		if (h->prune.remaining == 0) {
-			h->prune.count_cut = h->prune.top;
-			h->prune.phase = PRUNE_DELETE;
+		p->top = (uint64_t)sqlite3_column_int64(st, 0);
+		p->remaining -= k;
+		if (p->remaining == 0) {
+			p->count_cut = p->top;
+			p->phase = PRUNE_DELETE;
 		}
 		rc = SQLITE_OK;
 	} else if (rc == SQLITE_DONE) {
 		/* Fewer events than the limit: the count keeps them all. */
-		h->prune.count_cut = 0;
-		h->prune.phase = PRUNE_DELETE;
+		p->count_cut = 0;
+		p->phase = PRUNE_DELETE;
 		rc = SQLITE_OK;
 	}
 	sqlite3_finalize(st);
@@ -1126,9 +1179,10 @@ static int delete_seqs(struct history *h, const uint64_t *seqs, size_t n)
  * expired ones that belong to no open call.  *done when the group has
  * nothing more to prune.
  */
-static int delete_step(struct history *h, struct prune_group *g,
+static int delete_step(struct prune_pass *p, struct prune_group *g,
 		       size_t max_rows, size_t *deleted, bool *done)
 {
+	struct history *h = p->h;
 	uint64_t *seqs = malloc(max_rows * sizeof(*seqs));
 	size_t n = 0, seen = 0;
 	sqlite3_stmt *st = NULL;
@@ -1137,7 +1191,7 @@ static int delete_step(struct history *h, struct prune_group *g,
 	*done = false;
 	if (!seqs)
 		return db_failf(h->db, -ENOMEM, "out of memory");
-	if (h->prune.count_cut == 0 && g->age_cut == 0) {
+	if (p->count_cut == 0 && g->age_cut == 0) {
 		*done = true;
 		free(seqs);
 		return 0;
@@ -1153,7 +1207,7 @@ static int delete_step(struct history *h, struct prune_group *g,
 			&st);
 	if (rc == 0) {
 		bind_text(st, 1, g->service);
-		sqlite3_bind_int64(st, 2, (int64_t)h->prune.cursor);
+		sqlite3_bind_int64(st, 2, (int64_t)p->cursor);
 		sqlite3_bind_int64(st, 3, (int64_t)max_rows);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			uint64_t seq = (uint64_t)sqlite3_column_int64(st, 0);
@@ -1161,13 +1215,13 @@ static int delete_step(struct history *h, struct prune_group *g,
 			bool open = sqlite3_column_int(st, 2) != 0;
 
 			seen++;
-			if (seq >= h->prune.count_cut &&
+			if (seq >= p->count_cut &&
 			    !(g->age_cut && t < g->age_cut)) {
 				/* Kept, and so is everything after it. */
 				*done = true;
 				break;
 			}
-			h->prune.cursor = seq + 1;
+			p->cursor = seq + 1;
 			if (!open)
 				seqs[n++] = seq;
 		}
@@ -1193,56 +1247,121 @@ static int delete_step(struct history *h, struct prune_group *g,
 	return 0;
 }
 
-int history_prune_step(struct history *h, size_t max_rows, int64_t now,
-		       size_t *deleted)
+/* One bounded step of an active pass: 1 more to do, 0 done, or -errno. */
+static int pass_step(struct prune_pass *p, size_t max_rows, size_t *deleted)
 {
 	int rc;
 
-	*deleted = 0;
-	if (max_rows == 0)
-		max_rows = 1000;
-	if (!h->prune.active) {
-		rc = start_pass(h, now);
-		if (rc) {
-			prune_reset(h);
-			return rc;
-		}
-		if (h->prune.n == 0) {
-			prune_reset(h);
-			return 0;
-		}
-		group_begin(h);
-	}
 	for (;;) {
-		struct prune_group *g = &h->prune.groups[h->prune.cur];
+		struct prune_group *g = &p->groups[p->cur];
 		bool done = false;
 
 		if (g->keep_events == UINT64_MAX) {
 			done = true; /* a service without limits */
-		} else if (h->prune.phase == PRUNE_COUNT) {
+		} else if (p->phase == PRUNE_COUNT) {
 			/* Up to max_rows index entries: a step's work. */
-			rc = count_step(h, g, max_rows);
+			rc = count_step(p, g, max_rows);
 			if (rc)
 				goto fail;
 			return 1;
 		} else {
-			rc = delete_step(h, g, max_rows, deleted, &done);
+			rc = delete_step(p, g, max_rows, deleted, &done);
 			if (rc)
 				goto fail;
 		}
 		if (!done)
 			return 1;
-		if (++h->prune.cur == h->prune.n) {
-			prune_reset(h);
+		if (++p->cur == p->n) {
+			prune_reset(p);
 			return 0;
 		}
-		group_begin(h);
+		group_begin(p);
 		if (*deleted)
 			return 1; /* one transaction's work per step */
 	}
 fail:
-	prune_reset(h);
+	prune_reset(p);
 	return rc;
+}
+
+int history_prune_step(struct history *h, size_t max_rows, int64_t now,
+		       size_t *deleted)
+{
+	static const struct history_prune_spec configured = {
+		.keep_events = -1,
+		.keep_age = -1,
+	};
+	struct prune_pass *p = &h->prune;
+	int rc;
+
+	*deleted = 0;
+	if (max_rows == 0)
+		max_rows = 1000;
+	if (!p->active) {
+		rc = start_pass(p, &configured, now);
+		if (rc) {
+			prune_reset(p);
+			return rc;
+		}
+		if (p->n == 0) {
+			prune_reset(p);
+			return 0;
+		}
+		group_begin(p);
+	}
+	return pass_step(p, max_rows, deleted);
+}
+
+int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
+		       int64_t now, struct history_pruner **out)
+{
+	struct history_pruner *pr;
+	int rc;
+
+	*out = NULL;
+	if (spec->service && !name_valid(spec->service))
+		return db_failf(h->db, -EINVAL, "invalid service name");
+	pr = calloc(1, sizeof(*pr));
+	if (!pr)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	pr->pass.h = h;
+	rc = start_pass(&pr->pass, spec, now);
+	if (rc) {
+		history_pruner_free(pr);
+		return rc;
+	}
+	if (pr->pass.n == 0) {
+		prune_reset(&pr->pass);
+		pr->done = true;
+	} else {
+		group_begin(&pr->pass);
+	}
+	*out = pr;
+	return 0;
+}
+
+int history_pruner_step(struct history_pruner *pr, size_t max_rows,
+			size_t *deleted)
+{
+	int rc;
+
+	*deleted = 0;
+	if (pr->done)
+		return 0;
+	if (max_rows == 0)
+		max_rows = 1000;
+	rc = pass_step(&pr->pass, max_rows, deleted);
+	if (rc <= 0)
+		pr->done = true;
+	return rc;
+}
+
+void history_pruner_free(struct history_pruner *pr)
+{
+	if (!pr)
+		return;
+	prune_reset(&pr->pass);
+	free(pr);
 }
 
 int history_prune_before(struct history *h, const char *service,

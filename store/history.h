@@ -282,6 +282,32 @@ int history_prune_step(struct history *h, size_t max_rows, int64_t now,
 		       size_t *deleted);
 
 /*
+ * A retention pass on request (`hostel history prune`): the same bounded
+ * steps as history_prune_step(), with state of its own, over one service
+ * or all of them, with limits that may replace the configured ones for
+ * this pass only.  It runs beside the background pass safely: each only
+ * deletes what its own limits expire, never events of an open call.
+ */
+struct history_prune_spec {
+	const char *service; /* NULL: every service and the daemon's events */
+	int64_t keep_events; /* < 0: as configured; 0: no count limit */
+	int64_t keep_age;    /* seconds; < 0: as configured; 0: none */
+};
+
+struct history_pruner;
+
+/* Plan a pass (ages are measured from `now`, unix ns).  The pruner must
+ * be freed before the history. */
+int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
+		       int64_t now, struct history_pruner **out);
+/* One step of at most max_rows rows in one transaction: 1 when more
+ * remains, 0 when the pass is complete (and stays so), or -errno (the
+ * pass is over then).  *deleted counts what this step removed. */
+int history_pruner_step(struct history_pruner *p, size_t max_rows,
+			size_t *deleted);
+void history_pruner_free(struct history_pruner *p);
+
+/*
  * Manual pruning: delete events with seq < before_seq (of one service,
  * or of every service and the daemon when service is NULL), at most
  * max_rows per call, never events of an open call.  Returns 1 when more

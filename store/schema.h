@@ -14,13 +14,15 @@
  *   2  calls: one row per call, the exactly-once terminal rule enforced
  *      by triggers (existing events are backfilled); per-service
  *      retention columns on services
+ *   3  service owners
+ *   4  no index of events by kind: appending is the hot path
  */
 #ifndef HOSTEL_STORE_SCHEMA_H
 #define HOSTEL_STORE_SCHEMA_H
 
 struct db;
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 4
 
 /* The version of the open database (0: empty). */
 int schema_version(struct db *db, int *version);

@@ -135,6 +135,15 @@ static int in_transaction(struct db *db, int rc)
 	return rc;
 }
 
+static void bind_owner(sqlite3_stmt *st, int col,
+		       const struct service_record *rec)
+{
+	if (rec->has_owner)
+		sqlite3_bind_int64(st, col, rec->owner);
+	else
+		sqlite3_bind_null(st, col);
+}
+
 int services_create(struct db *db, const struct service_record *rec)
 {
 	int64_t now = db_now_ns();
@@ -151,8 +160,8 @@ int services_create(struct db *db, const struct service_record *rec)
 		rc = db_prepare(db,
 				"INSERT INTO services (name, component, "
 				"config, autostart, state, created, updated, "
-				"keep_events, keep_age) VALUES (?1, ?2, ?3, "
-				"?4, ?5, ?6, ?6, ?7, ?8)",
+				"keep_events, keep_age, owner) VALUES (?1, "
+				"?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
 				&st);
 	if (rc == 0) {
 		sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
@@ -165,6 +174,7 @@ int services_create(struct db *db, const struct service_record *rec)
 		sqlite3_bind_int64(st, 6, now);
 		bind_limit(st, 7, rec->keep_events);
 		bind_limit(st, 8, rec->keep_age);
+		bind_owner(st, 9, rec);
 		rc = write_one(db, st, "creating a service", rec->name, false);
 	}
 	return in_transaction(db, rc);
@@ -199,12 +209,14 @@ static int fill(struct db *db, sqlite3_stmt *st, struct service_record *out)
 	out->keep_age = sqlite3_column_type(st, 8) == SQLITE_NULL
 				? -1
 				: sqlite3_column_int64(st, 8);
+	out->has_owner = sqlite3_column_type(st, 9) != SQLITE_NULL;
+	out->owner = out->has_owner ? (uint32_t)sqlite3_column_int64(st, 9) : 0;
 	return 0;
 }
 
 #define SELECT_SERVICE                                                         \
 	"SELECT name, component, config, autostart, state, created, "          \
-	"updated, keep_events, keep_age FROM services"
+	"updated, keep_events, keep_age, owner FROM services"
 
 int services_get(struct db *db, const char *name, struct service_record *out)
 {
@@ -275,8 +287,8 @@ int services_update(struct db *db, const struct service_record *rec)
 		rc = db_prepare(db,
 				"UPDATE services SET component = ?2, config = "
 				"?3, autostart = ?4, state = ?5, updated = ?6, "
-				"keep_events = ?7, keep_age = ?8 WHERE name = "
-				"?1",
+				"keep_events = ?7, keep_age = ?8, owner = ?9 "
+				"WHERE name = ?1",
 				&st);
 	if (rc == 0) {
 		sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
@@ -289,6 +301,7 @@ int services_update(struct db *db, const struct service_record *rec)
 		sqlite3_bind_int64(st, 6, db_now_ns());
 		bind_limit(st, 7, rec->keep_events);
 		bind_limit(st, 8, rec->keep_age);
+		bind_owner(st, 9, rec);
 		rc = write_one(db, st, "updating a service", rec->name, true);
 	}
 	return in_transaction(db, rc);

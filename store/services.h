@@ -45,6 +45,8 @@ struct service_record {
 	int64_t created, updated;
 	int64_t keep_events; /* -1: the daemon's default; 0: unlimited */
 	int64_t keep_age;    /* seconds; -1: default; 0: unlimited */
+	bool has_owner;	     /* false: the service belongs to nobody */
+	uint32_t owner;	     /* its uid (daemon/access.h) */
 };
 
 bool service_name_valid(const char *name);
@@ -68,7 +70,7 @@ typedef int (*services_list_fn)(void *arg, const struct service_record *rec);
 int services_list(struct db *db, bool autostart_only, services_list_fn fn,
 		  void *arg);
 
-/* Replace component, config, autostart, state and retention by name. */
+/* Replace component, config, autostart, state, retention and owner. */
 int services_update(struct db *db, const struct service_record *rec);
 
 int services_set_state(struct db *db, const char *name,

@@ -1035,6 +1035,137 @@ START_TEST(manual_prune)
 }
 END_TEST
 
+static size_t pruner_run(struct fixture *f,
+			 const struct history_prune_spec *spec, size_t max_rows,
+			 int64_t now)
+{
+	struct history_pruner *pr;
+	size_t total = 0, deleted;
+	int rc, steps = 0;
+
+	ck_assert_int_eq(history_pruner_new(f->h, spec, now, &pr), 0);
+	do {
+		rc = history_pruner_step(pr, max_rows, &deleted);
+		ck_assert_msg(rc >= 0, "pruner: %d %s", rc, db_errmsg(f->db));
+		ck_assert_uint_le(deleted, max_rows);
+		total += deleted;
+		ck_assert_int_lt(++steps, 10000);
+	} while (rc == 1);
+	/* A finished pass stays finished. */
+	ck_assert_int_eq(history_pruner_step(pr, max_rows, &deleted), 0);
+	ck_assert_uint_eq(deleted, 0);
+	history_pruner_free(pr);
+	return total;
+}
+
+START_TEST(pruner_on_request)
+{
+	struct fixture f;
+	struct history_pruner *pr;
+	int64_t now = db_now_ns(), day = 86400LL * 1000000000;
+	size_t deleted, bg = 0, fg = 0;
+	int rc_bg = 1, rc_fg = 1;
+
+	setup(&f);
+	/* Times grow with seq, as retention assumes. */
+	ck_assert_int_eq(history_batch_add(f.b,
+					   &(struct history_record){
+						   .service = "b",
+						   .call = "open",
+						   .kind = HISTORY_CALL_STARTED,
+						   .time = now - 30 * day},
+					   NULL, NULL),
+			 0);
+	for (int i = 0; i < 60; i++) {
+		struct history_record r = {
+			.service = i % 3 == 0	? "a"
+				   : i % 3 == 1 ? "b"
+						: NULL,
+			.kind = i % 3 == 2 ? "daemon.tick" : "service.tick",
+			/* Oldest first, one day apart per round of three. */
+			.time = now - (20 - i / 3) * day,
+		};
+
+		ck_assert_int_eq(history_batch_add(f.b, &r, NULL, NULL), 0);
+	}
+	commit(&f); /* a: 20, b: 21 (one open call), daemon: 20 */
+	/* No limits configured: "as configured" prunes nothing. */
+	history_set_retention(f.h, &(struct history_retention){0});
+	ck_assert_uint_eq(pruner_run(&f,
+				     &(struct history_prune_spec){
+					     .keep_events = -1, .keep_age = -1},
+				     3, now),
+			  0);
+	/* One service, a count that overrides: only "a" shrinks. */
+	ck_assert_uint_eq(
+		pruner_run(&f,
+			   &(struct history_prune_spec){.service = "a",
+							.keep_events = 5,
+							.keep_age = -1},
+			   4, now),
+		15);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'a'"),
+			 5);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 46);
+	/* Every service and the daemon by age: older than 10 days go,
+	 * never the open call. */
+	ck_assert_uint_eq(pruner_run(&f,
+				     &(struct history_prune_spec){
+					     .keep_events = -1,
+					     .keep_age = 10 * 86400 + 60},
+				     7, now),
+			  10 + 10);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'b'"),
+			 11);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "call = 'open'"),
+			 1);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "service IS NULL"),
+			 10);
+	/* Beside the background pass, with other limits: each deletes
+	 * only what its own limits expire; together the stricter wins. */
+	history_set_retention(f.h,
+			      &(struct history_retention){.keep_events = 8});
+	ck_assert_int_eq(
+		history_pruner_new(f.h,
+				   &(struct history_prune_spec){
+					   .keep_events = 3, .keep_age = -1},
+				   now, &pr),
+		0);
+	while (rc_bg == 1 || rc_fg == 1) {
+		if (rc_fg == 1) {
+			rc_fg = history_pruner_step(pr, 2, &deleted);
+			fg += deleted;
+		}
+		if (rc_bg == 1) {
+			rc_bg = history_prune_step(f.h, 2, now, &deleted);
+			bg += deleted;
+		}
+		ck_assert_int_ge(rc_fg, 0);
+		ck_assert_int_ge(rc_bg, 0);
+	}
+	history_pruner_free(pr);
+	/* a: 5 -> 3; b: 10 closed + open -> 3 + open; daemon: 10 -> 3. */
+	ck_assert_uint_eq(bg + fg, 2 + 7 + 7);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 3 + 4 + 3);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "call = 'open'"),
+			 1);
+	/* Bad service names are refused. */
+	ck_assert_int_eq(
+		history_pruner_new(f.h,
+				   &(struct history_prune_spec){
+					   .service = "", .keep_events = 1},
+				   now, &pr),
+		-EINVAL);
+	ck_assert_ptr_null(pr);
+	teardown(&f);
+}
+END_TEST
+
 /* ---- typed payloads and guest output
  * --------------------------------------------------------- */
 
@@ -1206,6 +1337,7 @@ Suite *make_suite(void)
 	tcase_add_test(prune_tc, prune_by_count_in_steps_sparing_open_calls);
 	tcase_add_test(prune_tc, prune_by_age_and_per_service_limits);
 	tcase_add_test(prune_tc, manual_prune);
+	tcase_add_test(prune_tc, pruner_on_request);
 	suite_add_tcase(s, commit_tc);
 	suite_add_tcase(s, read_tc);
 	suite_add_tcase(s, prune_tc);

@@ -326,6 +326,76 @@ START_TEST(done_only_after_commit_one_commit_per_turn)
 }
 END_TEST
 
+/*
+ * Group commit: while calls are open a batch waits for their ends, so
+ * one commit serves them all; the last end commits at once; an open
+ * call holds a batch back at most COMMIT_WAIT_MAX_US (10 ms).
+ */
+START_TEST(group_commit_waits_for_open_calls)
+{
+	struct env e;
+	struct done o[3];
+	struct daemon_history_status st0, st;
+	const struct history_hooks *hk;
+	struct timespec t0, t1;
+
+	env_init(&e);
+	env_open(&e);
+	hk = daemon_history_hooks(&e.d);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st0), 0);
+	for (int i = 0; i < 3; i++) {
+		char call[8];
+
+		o[i] = (struct done){.e = &e};
+		snprintf(call, sizeof(call), "g%d", i);
+		ck_assert_int_eq(hk->call_started(hk->ctx, "svc", call, "run",
+						  NULL, NULL),
+				 0);
+	}
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g0", CALL_RETURNED,
+					NULL, done_cb, &o[0]),
+			 0);
+	turn(&e);
+	turn(&e);
+	/* Two calls are open: the batch waits for them. */
+	ck_assert_int_eq(o[0].calls, 0);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.stats.commits, st0.stats.commits);
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g1", CALL_TRAPPED,
+					NULL, done_cb, &o[1]),
+			 0);
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g2", CALL_CANCELLED,
+					NULL, done_cb, &o[2]),
+			 0);
+	/* The last end: the very next turn commits all six, once. */
+	turn(&e);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(o[i].calls, 1);
+		ck_assert_int_eq(o[i].status, 0);
+	}
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
+	ck_assert_uint_eq(st.stats.max_batch, 6);
+	/* A call that stays open holds others back 10 ms at most. */
+	ck_assert_int_eq(
+		hk->call_started(hk->ctx, "svc", "long", "run", NULL, NULL), 0);
+	ck_assert_int_eq(tick(&e, 1), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		turn(&e);
+		usleep(200);
+		ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
+	} while (st.pending_events);
+	ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 2);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000000000L +
+				 (t1.tv_nsec - t0.tv_nsec),
+			 9000000L); /* the wait, less the clock's slack */
+	env_fini(&e);
+}
+END_TEST
+
 START_TEST(failing_commit_is_retried)
 {
 	struct env e;
@@ -341,7 +411,15 @@ START_TEST(failing_commit_is_retried)
 	hk = daemon_history_hooks(&e.d);
 	ck_assert_int_eq(
 		hk->call_started(hk->ctx, "svc", "c1", "run", NULL, NULL), 0);
-	turn(&e);
+	/* An open call: its start commits within the group-commit wait. */
+	for (int i = 0; i < 1000; i++) {
+		ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+		if (st.pending_events == 0)
+			break;
+		turn(&e);
+		usleep(1000);
+	}
+	ck_assert_uint_eq(st.pending_events, 0);
 	/* The daemon's own connection: cap its file where it is. */
 	db = daemon_history_db(&e.d);
 	ck_assert_ptr_nonnull(db);
@@ -498,6 +576,53 @@ START_TEST(follow_every_seq_exactly_once)
 	for (size_t k = 0; k < n; k++)
 		ck_assert_uint_eq(seen[k], k + 1);
 	ck_assert_int_gt(pages, 3);
+	ck_assert_ptr_null(try_recv(&e, 50));
+	free(seen);
+	env_fini(&e);
+}
+END_TEST
+
+/*
+ * A follower from sequence 0 (the beginning) while 10,000 events are
+ * appended in batches of varying size, one commit per loop turn, as it
+ * pages and after it went live: each seq exactly once, in order.
+ */
+START_TEST(follow_from_zero_10000_events)
+{
+	enum { N = 10000 };
+	struct env e;
+	uint64_t *seen = calloc(N + 16, sizeof(*seen));
+	size_t n = 0;
+	int i = 0, rounds = 0;
+
+	ck_assert_ptr_nonnull(seen);
+	env_init(&e);
+	env_open(&e);
+	for (; i < 300; i++) /* some backlog before the follower comes */
+		ck_assert_int_eq(tick(&e, i), 0);
+	turn(&e);
+	connect_client(&e);
+	client_send(&e, "{\"method\":\"io.hostel.History.Read\","
+			"\"parameters\":{\"since\":0},\"more\":true}");
+	while (n < N + 1) {
+		json_t *m;
+
+		ck_assert_int_lt(++rounds, 1000000);
+		/* 1, 2, ... 37 events per turn, then the turn's commit. */
+		for (int k = 0; k <= rounds % 37 && i < N; k++)
+			ck_assert_int_eq(tick(&e, i++), 0);
+		m = try_recv(&e, 2);
+		if (!m)
+			continue;
+		ck_assert_msg(continues(m), "a follower's replies continue");
+		ck_assert_ptr_null(json_object_get(m, "error"));
+		take_seqs(m, seen, &n, N + 16);
+		json_decref(m);
+	}
+	/* daemon.started and 10,000 ticks, each once, in order. */
+	ck_assert_uint_eq(history_last_seq(daemon_history_store(&e.d)), N + 1);
+	for (size_t k = 0; k < n; k++)
+		ck_assert_uint_eq(seen[k], k + 1);
 	ck_assert_ptr_null(try_recv(&e, 50));
 	free(seen);
 	env_fini(&e);
@@ -666,8 +791,10 @@ Suite *make_suite(void)
 	tcase_add_test(tc, open_recovers_and_records_start);
 	tcase_add_test(tc, done_only_after_commit_one_commit_per_turn);
 	tcase_add_test(tc, failing_commit_is_retried);
+	tcase_add_test(tc, group_commit_waits_for_open_calls);
 	tcase_add_test(tc, read_once);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
+	tcase_add_test(tc, follow_from_zero_10000_events);
 	tcase_add_test(tc, slow_follower_lags_loop_goes_on);
 	tcase_add_test(tc, stop_ends_streams_then_pipelined_calls_run);
 	tcase_add_test(tc, client_gone_while_following);

@@ -235,7 +235,7 @@ START_TEST(migrate_v1_data_to_v2)
 	sqlite3_close(raw);
 
 	db = open_ok(dir, &defaults);
-	ck_assert_int_eq(pragma(db, "PRAGMA user_version"), 2);
+	ck_assert_int_eq(pragma(db, "PRAGMA user_version"), SCHEMA_VERSION);
 	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM calls"), 3);
 	ck_assert_int_eq(pragma(db, "SELECT ended FROM calls WHERE call = "
 				    "'c1'"),
