@@ -1,0 +1,246 @@
+#!/bin/sh
+# inspect-exports.sh - `hostel inspect` on every component binary of
+# $HOSTEL_SHARED/cm-testsuite (issue 4: "hostel inspect on every
+# instantiable component of the suite prints WIT that names every export
+# with its type").
+#
+# Where the expected answers come from, and why.  The test must not echo
+# our own decoder back, so it uses two sources that share no code with
+# runtime/:
+#
+# 1. The reference implementation.  tests/inspect-exports.expected holds,
+#    for every component the suite loads successfully (the files of its
+#    `module`, `module_definition` and `assert_uninstantiable` commands),
+#    the world-level `export` items of the WIT that wasm-tools prints for
+#    it (`wasm-tools component wit`, run through jco's JS API by
+#    `$0 --regenerate`; the tool version is in the file's header).  For
+#    each such component our WIT must have exactly the same set of export
+#    items, each normalised to one line (blank lines and indentation
+#    dropped), so every export is named and carries the same type as the
+#    reference gives it, nested interface bodies included.  A few suite
+#    components have no WIT form for wasm-tools (it refuses them: exported
+#    core modules, exported types, interface bodies with nested
+#    instances...); the file marks them with "!" and the reason.
+# 2. An independent binary reader, tests/cm-export-names.c (its own
+#    LEB128 and export-section grammar, nothing from runtime/), lists each
+#    component's top-level exports with their sorts.  Every one must appear
+#    in our WIT as an item of that sort: `export N: func(...)` (or async),
+#    `export N;` / `export N: ...` for an instance, a definition of N
+#    after `// exported type:` for a type, `// export N: component` (core
+#    module, value) for the sorts WIT cannot express.  This covers the
+#    components of (1) that have no reference WIT and guards the reference
+#    file against a suite that changed under it.
+#
+# Every other .wasm of the suite (assert_invalid / assert_malformed
+# binaries) must be refused with exit status 3 and a "hostel inspect:"
+# message, never a crash.  KNOWN below lists components whose WIT differs
+# from the reference for a reason understood and not yet fixed; they are
+# reported as TODO, and one that starts matching fails (remove it).
+#
+# Exit 0 when all pass, 1 otherwise, 77 (skip) without the suite, 99 when
+# a program is missing.  `$0 --regenerate` rewrites the reference file; it
+# needs node and JCO_API=/path/to/@bytecodealliance/jco/dist/api.js.
+
+NAME=inspect-exports
+B=${HOSTEL_BUILDDIR:-.}
+SRC=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
+SUITE=${HOSTEL_SHARED:-$SRC/../shared}/cm-testsuite
+EXPECTED=$SRC/tests/inspect-exports.expected
+HOSTEL=$B/client/hostel
+NAMES=$B/tests/cm-export-names
+
+# Exports carrying an `implements` attribute (attributes.wast: (export
+# "a" (implements "a:b/c") (instance $a))): wasm-tools prints
+# `export a: a:b/c;`, the label and the interface it implements; our WIT
+# (runtime/component/wit.c, world_item) prints the instance's own empty
+# body, `export a: interface { }`, and drops the implemented interface.
+KNOWN="validation/attributes.0.wasm validation/attributes.1.wasm"
+
+# The world-level export items of a WIT text, one line each.  Input lines
+# "### FILE" (regenerate mode) start a new file and are passed through.
+NORMALISE='
+/^### / { print; inw = 0; blk = ""; next }
+/^!!! / { print; next }
+/^world / { inw = 1; next }
+/^}/ { inw = 0; next }
+!inw { next }
+{ sub(/[ \t\r]+$/, "") }
+blk != "" {
+	l = $0; sub(/^[ \t]+/, "", l)
+	if (l != "") blk = blk " " l
+	if ($0 ~ /^  }/) { print blk; blk = "" }
+	next
+}
+/^  export / {
+	l = $0; sub(/^  /, "", l)
+	if (l ~ /;$/) print l; else blk = l
+}'
+
+if test "${1:-}" = --regenerate; then
+	if ! test -d "$SUITE" || ! command -v node >/dev/null ||
+		! test -r "${JCO_API:-}"; then
+		echo "$0 --regenerate: needs $SUITE, node and" \
+			"JCO_API=.../@bytecodealliance/jco/dist/api.js" >&2
+		exit 2
+	fi
+	gen=$(mktemp "${TMPDIR:-/tmp}/inspect-exports.XXXXXX.mjs") || exit 1
+	trap 'rm -f "$gen"' EXIT
+	cat >"$gen" <<'EOF'
+// The valid components of the suite (by its JSON commands) and the WIT
+// wasm-tools gives each.  A refusal poisons the wasm-tools instance, so
+// the remaining files go to a fresh process.
+import { readFileSync, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+const { componentWit } = await import(process.env.JCO_API);
+let files = process.argv.slice(3);
+if (process.argv[2] === 'list') {
+	const suite = process.env.SUITE, set = new Set();
+	for (const d of readdirSync(suite, { withFileTypes: true })) {
+		if (!d.isDirectory()) continue;
+		for (const j of readdirSync(`${suite}/${d.name}`)) {
+			if (!j.endsWith('.json')) continue;
+			const s = JSON.parse(readFileSync(`${suite}/${d.name}/${j}`));
+			for (const c of s.commands)
+				if (['module', 'module_definition',
+				     'assert_uninstantiable'].includes(c.type))
+					set.add(`${d.name}/${c.filename}`);
+		}
+	}
+	files = [...set].sort();
+}
+for (let i = 0; i < files.length; i++) {
+	process.stdout.write(`### ${files[i]}\n`);
+	try {
+		const w = await componentWit(readFileSync(
+			`${process.env.SUITE}/${files[i]}`));
+		process.stdout.write(w.endsWith('\n') ? w : w + '\n');
+	} catch (e) {
+		process.stdout.write(`!!! ${String(e).split('\n')[0]}\n`);
+		const r = spawnSync(process.argv[0],
+			[process.argv[1], 'files', ...files.slice(i + 1)],
+			{ stdio: ['ignore', 'inherit', 'ignore'] });
+		process.exit(r.status);
+	}
+}
+EOF
+	ver=$(node -e 'const p=require(process.argv[1]);console.log(p.version)' \
+		"$(dirname "$JCO_API")/../package.json" 2>/dev/null)
+	{
+		echo "# Reference for tests/inspect-exports.sh: the world-level"
+		echo "# exports of wasm-tools' WIT (jco ${ver:-?}) for each valid"
+		echo "# component of cm-testsuite.  Generated by"
+		echo "# tests/inspect-exports.sh --regenerate; do not edit."
+		SUITE=$SUITE node "$gen" list | awk "$NORMALISE" |
+			sed -e 's/^### /= /' -e 's/^!!! /! wasm-tools: /'
+	} >"$EXPECTED.tmp" && mv "$EXPECTED.tmp" "$EXPECTED"
+	echo "wrote $EXPECTED: $(grep -c '^= ' "$EXPECTED") components"
+	exit 0
+fi
+
+if ! test -d "$SUITE"; then
+	echo "$NAME: SKIP: $SUITE is absent (set HOSTEL_SHARED)"
+	exit 77
+fi
+. "$SRC/tests/tap.sh"
+need_programs "$HOSTEL" "$NAMES"
+if ! test -r "$EXPECTED"; then
+	echo "$NAME: $EXPECTED is missing" >&2
+	exit 99
+fi
+tap_tmpdir
+
+# has_item FILE SORT NAME: FILE (our WIT) has an item of SORT called NAME.
+has_item() {
+	awk -v s="$2" -v n="$3" '
+	function item(p) {
+		return index($0, "  export " p) == 1 ||
+			index($0, "  export %" p) == 1
+	}
+	s == "func" && (item(n ": func(") || item(n ": async func(")) { f = 1 }
+	s == "instance" && ($0 == "  export " n ";" || item(n ": ")) { f = 1 }
+	s == "type" && typed {
+		w = $2; sub(/^%/, "", w); sub(/[;{]$/, "", w)
+		if (w == n) f = 1
+	}
+	{ typed = ($0 == "  // exported type:") }
+	s == "component" && $0 == "  // export " n ": component" { f = 1 }
+	s == "core-module" && $0 == "  // export " n ": core module" { f = 1 }
+	s == "value" && $0 == "  // export " n ": value" { f = 1 }
+	END { exit !f }' "$1"
+}
+
+valid=$T/valid
+sed -n 's/^= //p' "$EXPECTED" >"$valid"
+for f in $(cat "$valid"); do
+	why=
+	if ! test -r "$SUITE/$f"; then
+		not_ok "$f: listed in $EXPECTED but absent from the suite"
+		continue
+	fi
+	"$HOSTEL" inspect "$SUITE/$f" >"$T/wit" 2>"$T/err"
+	rc=$?
+	if test $rc -ne 0; then
+		not_ok "$f: hostel inspect exited $rc: $(head -n 1 "$T/err")"
+		continue
+	fi
+	# (2) every export the independent reader finds, with its sort.
+	if ! "$NAMES" "$SUITE/$f" >"$T/names"; then
+		not_ok "$f: cm-export-names cannot read it"
+		continue
+	fi
+	nn=0
+	while read -r sort name; do
+		nn=$((nn + 1))
+		has_item "$T/wit" "$sort" "$name" ||
+			why="$why; no $sort item named '$name'"
+	done <"$T/names"
+	# (1) the export items against wasm-tools' WIT.
+	awk -v f="$f" '$0 == "= " f { on = 1; next } /^= / { on = 0 } on' \
+		"$EXPECTED" >"$T/exp"
+	ref="export items match wasm-tools' WIT"
+	if grep -q '^! ' "$T/exp"; then
+		ref="no WIT from wasm-tools ($(sed -n 's/^! wasm-tools: //p' "$T/exp"))"
+	else
+		awk "$NORMALISE" "$T/wit" | sort >"$T/got"
+		sort "$T/exp" >"$T/want"
+		if ! cmp -s "$T/got" "$T/want"; then
+			why="$why; export items differ from wasm-tools':"
+			why="$why$(diff "$T/want" "$T/got" | sed -n 's/^\([<>]\)/ \1/p' |
+				tr '\n' ' ' | cut -c1-400)"
+		fi
+	fi
+	known=
+	case " $KNOWN " in *" $f "*) known=1 ;; esac
+	if test -z "$why" && test -n "$known"; then
+		not_ok "$f: matches now: remove it from KNOWN"
+	elif test -z "$why"; then
+		ok "$f: $nn exports named with their sorts; $ref"
+	elif test -n "$known"; then
+		ok "$f # TODO known difference${why}"
+	else
+		not_ok "$f${why}"
+	fi
+done
+
+# Every other binary of the suite is invalid: refused cleanly.
+for d in "$SUITE"/*/; do
+	d=$(basename "$d")
+	nr=0 bad=
+	for w in "$SUITE/$d"/*.wasm; do
+		test -e "$w" || continue
+		grep -qxF "$d/$(basename "$w")" "$valid" && continue
+		nr=$((nr + 1))
+		"$HOSTEL" inspect "$w" >/dev/null 2>"$T/err"
+		rc=$?
+		if test $rc -ne 3 || ! grep -q '^hostel inspect: ' "$T/err"; then
+			bad="$bad $(basename "$w")(exit $rc)"
+		fi
+	done
+	test $nr -gt 0 || continue
+	if test -z "$bad"; then
+		ok "$d/: $nr invalid binaries refused with exit 3 and a message"
+	else
+		not_ok "$d/: not refused cleanly:$bad"
+	fi
+done
+tap_finish
