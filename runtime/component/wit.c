@@ -520,6 +520,12 @@ static void world_item(wctx *w, const char *dir, const cm_extern_decl *d)
 			put(&w->out, "%s %s;\n", dir, n);
 			break;
 		}
+		/* (implements "a:b/c"): a labelled instance of it */
+		if (d->name.has_implements) {
+			put(&w->out, "%s %s%s: %s;\n", dir, ID(n),
+			    d->name.implements.ptr);
+			break;
+		}
 		put(&w->out, "%s %s%s: interface {\n", dir, ID(n));
 		iface_body(w, &e->type->u.comp, NULL, 2);
 		indent(w, 1);
