@@ -1,10 +1,11 @@
 #!/bin/sh
 # wasi-p3-run.sh - `hostel run` drives Component Model async exports that
 # wait on the WASI 0.3 monotonic clock (tests/guests/async/sleep.wasm,
-# tests/guests/ticker/ticker.wasm; binaries committed): the call returns
-# after the wait (the client sleeps to the next deadline; no thread
-# blocks in a host call), without --invoke the async wasi:cli/run@0.3.0
-# export runs, and the ticker's start returns at once.
+# tests/guests/ticker/ticker.wasm, the C guest tests/guests/wasi/p3sleep;
+# binaries committed): the call returns after the wait (the client
+# sleeps to the next deadline; no thread blocks in a host call), without
+# --invoke the async wasi:cli/run@0.3.0 export runs, and the ticker's
+# start returns at once.
 
 set -u
 NAME=wasi-p3-run
@@ -42,6 +43,28 @@ check "sleep(0) took < 100 ms by the guest's clock" \
 # no --invoke: wasi:cli/run@0.3.0 (async), waits 10 ms, returns ok
 "$HOSTEL" run "$SLEEP" >"$T/out" 2>"$T/err"
 check "async wasi:cli/run@0.3.0 exits 0" test $? -eq 0
+
+# p3sleep: a C guest (hand-written async lift with a callback, async
+# lower of wait-for; tests/guests/wasi/p3sleep.c)
+C3=$S/tests/guests/wasi/p3sleep.component.wasm
+API=hostel:p3sleep/api@0.1.0
+t0=$(now_ms)
+"$HOSTEL" run --invoke "$API#sleep-ms(50)" "$C3" >"$T/out" 2>"$T/err"
+rc=$?
+t1=$(now_ms)
+check "C async sleep-ms(50) returns" test "$rc" -eq 0
+ns=$(cat "$T/out")
+case $ns in '' | *[!0-9]*) ns=0 ;; esac
+check "the C guest saw >= 50 ms pass ($ns ns)" test "$ns" -ge 50000000
+check "the C call took >= 50 ms and < 2 s ($((t1 - t0)) ms)" \
+	test $((t1 - t0)) -ge 50 -a $((t1 - t0)) -lt 2000
+"$HOSTEL" run --invoke "$API#sleep-ms(0)" "$C3" >"$T/out" 2>"$T/err"
+check "C async sleep-ms(0) returns at once" \
+	test "$(cat "$T/out")" -lt 100000000
+"$HOSTEL" run --invoke "$API#waited(20)" "$C3" >"$T/out" 2>"$T/err"
+check "C async waited(20) is true" test "$(cat "$T/out")" = true
+"$HOSTEL" run --invoke "$API#add(2, 40)" "$C3" >"$T/out" 2>"$T/err"
+check "its sync add(2, 40) is 42" test "$(cat "$T/out")" = 42
 
 # the ticker: start returns at once (its task goes on in the background)
 "$HOSTEL" run --invoke 'start()' "$TICKER" >"$T/out" 2>"$T/err"

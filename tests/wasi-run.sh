@@ -5,7 +5,8 @@
 # environment, a file read and a file written in a --dir preopen, a
 # clock sleep, random bytes, exit codes), filesystem confinement (`..`,
 # absolute paths and symlinks out of the preopen fail, symlinks inside
-# work) and a reactor with a custom world called with --invoke.  The
+# work), a reactor with a custom world called with --invoke, and a C
+# reactor calling WASI 0.2 pollables directly (p2poll).  The
 # same command as a wasi_snapshot_preview1 core module (hello-preview1)
 # must behave the same, except that preview1 exit codes are exact.
 #
@@ -153,6 +154,40 @@ check "reactor: greet" 0 "$T/want" -- \
 printf 'log: from wasi\n' >"$T/want"
 check "reactor: WASI stdout from an export" 0 "$T/want" -- \
 	--invoke 'hostel:calc/api@0.1.0#log-now("from wasi")' "$R"
+
+# p2poll: C calling wasi:io/poll@0.2.12 and monotonic-clock
+# subscribe-duration directly (no adapter): wait-all polls until every
+# pollable was ready and returns the ns that passed
+P=$G/p2poll.component.wasm
+API=hostel:poll/api@0.1.0
+"$HOSTEL" run --invoke "$API#wait-all([30, 10, 60, 20])" "$P" \
+	>"$T/out" 2>"$T/err"
+rc=$?
+ns=$(cat "$T/out")
+case $ns in '' | *[!0-9]*) ns=-1 ;; esac
+if test $rc = 0 && test "$ns" -ge 60000000 && test "$ns" -lt 2000000000; then
+	ok "p2poll: wait-all([30, 10, 60, 20]) took >= 60 ms ($ns ns)"
+else
+	bad "p2poll: wait-all: exit $rc, $(cat "$T/out" "$T/err")"
+fi
+printf '0\n' >"$T/want"
+check "p2poll: poll-count([]) polls nothing" 0 "$T/want" -- \
+	--invoke "$API#poll-count([])" "$P"
+printf '1\n' >"$T/want"
+check "p2poll: three ready pollables need one poll" 0 "$T/want" -- \
+	--invoke "$API#poll-count([0, 0, 0])" "$P"
+"$HOSTEL" run --invoke "$API#poll-count([100, 10])" "$P" >"$T/out" 2>&1
+if test "$(cat "$T/out")" = 2; then
+	ok "p2poll: 10 ms and 100 ms pollables become ready in two polls"
+else
+	bad "p2poll: poll-count([100, 10]): $(cat "$T/out")"
+fi
+printf 'true\n' >"$T/want"
+check "p2poll: pollable.ready of a 0 ms subscription" 0 "$T/want" -- \
+	--invoke "$API#ready-now(0)" "$P"
+printf 'false\n' >"$T/want"
+check "p2poll: pollable.ready of a 60 s subscription" 0 "$T/want" -- \
+	--invoke "$API#ready-now(60000)" "$P"
 
 "$HOSTEL" run --dir "$T/nonexistent::/x" "$G/hello-0.2.12.component.wasm" \
 	>/dev/null 2>"$T/err"

@@ -11,6 +11,7 @@
 #   sh tests/guests/build.sh        # everything
 #   sh tests/guests/build.sh wat    # only the component WAT guests
 #   sh tests/guests/build.sh qjs    # only the componentize-qjs guest qjs/
+#   sh tests/guests/build.sh direct # only wasi/p2poll and wasi/p3sleep
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/wasi"
@@ -46,6 +47,41 @@ build_qjs_guest() {
 }
 if [ "${1:-}" = qjs ]; then
 	build_qjs_guest
+	exit 0
+fi
+
+# C guests calling WASI directly, with hand-written canonical-ABI glue
+# and no preview1 adapter (wasi/p2poll: WASI 0.2 pollables; wasi/p3sleep:
+# Component-Model-async exports waiting on WASI 0.3 wait-for).  Their
+# WIT uses jco's bundled WASI packages as deps/, so `jco embed --wit DIR`
+# is used, with ../shared/tools/preopen-root.mjs (jco 1.35's --wit path
+# bug, GUEST-TOOLCHAINS.md 1.3).  jco embed + jco new handle async
+# funcs: no component WAT is needed.  `sh build.sh direct` builds only
+# these two.
+build_direct_guests() {
+	preopen=${HOSTEL_SHARED:-$here/../../../shared}/tools/preopen-root.mjs
+	jcop="node --import $preopen node_modules/@bytecodealliance/jco/dist/jco.js"
+	wit=node_modules/@bytecodealliance/jco/lib/wit/builtin
+	rm -rf "$scratch/p2poll-wit" "$scratch/p3sleep-wit"
+	mkdir -p "$scratch/p2poll-wit/deps/clocks" "$scratch/p2poll-wit/deps/io" \
+		"$scratch/p3sleep-wit/deps/clocks"
+	cp "$out/p2poll.wit" "$scratch/p2poll-wit/"
+	cp $wit/0.2.12/wasi-clocks/package.wit "$scratch/p2poll-wit/deps/clocks/"
+	cp $wit/0.2.12/wasi-io/package.wit "$scratch/p2poll-wit/deps/io/"
+	cp "$out/p3sleep.wit" "$scratch/p3sleep-wit/"
+	cp $wit/0.3.0/wasi-clocks/package.wit "$scratch/p3sleep-wit/deps/clocks/"
+	for g in p2poll p3sleep; do
+		$CC $CFLAGS -mexec-model=reactor -Wl,--strip-all "$out/$g.c" \
+			-o "$scratch/$g-core.wasm"
+		$jcop embed --wit "$scratch/$g-wit" "$scratch/$g-core.wasm" \
+			-o "$scratch/$g-embedded.wasm"
+		$jcop new "$scratch/$g-embedded.wasm" \
+			-o "$out/$g.component.wasm"
+		$JCO wit "$out/$g.component.wasm" >/dev/null
+	done
+}
+if [ "${1:-}" = direct ]; then
+	build_direct_guests
 	exit 0
 fi
 
@@ -91,6 +127,7 @@ $CC $CFLAGS -mexec-model=reactor -Wl,--strip-all "$out/calc.c" \
 cp "$here/componentize.mjs" "$scratch/componentize.mjs"
 node "$scratch/componentize.mjs" "$scratch/calc-core.wasm" \
 	"$out/calc.wit" calc "$out/calc.component.wasm" --wasi-reactor
+build_direct_guests
 
 # componentize-js 0.23.0 (StarlingMonkey) guest: a sync WASI 0.2
 # component of about 12 MB (20-40 s, ~0.8 GB RSS).  `-d http

