@@ -95,9 +95,11 @@ callout c0 calm 'ping()'
 check "the calm service answers" eq "$(cat "$T/c0.out")/$rc" "1/0"
 RSS0=$(rss_kb)
 # RSS bounds are for plain builds; ASan (configure --enable-sanitizers)
-# costs several times the memory for the same allocations
+# and Valgrind (scripts/test --valgrind) cost several times the memory
+# for the same allocations
 X=1
 grep -q __asan_init "$HOSTELD" 2>/dev/null && X=4
+test -n "${HOSTEL_VG_LOGDIR:-}" && X=4
 
 # ---- an endless loop under a fuel limit ----------------------------------
 H deploy "$WASM" --name spinner --fuel 100000000 >/dev/null 2>&1

@@ -338,11 +338,13 @@ START_TEST(group_commit_waits_for_open_calls)
 	struct daemon_history_status st0, st;
 	const struct history_hooks *hk;
 	struct timespec t0, t1;
+	bool fast;
 
 	env_init(&e);
 	env_open(&e);
 	hk = daemon_history_hooks(&e.d);
 	ck_assert_int_eq(daemon_history_status(&e.d, &st0), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 3; i++) {
 		char call[8];
 
@@ -357,10 +359,17 @@ START_TEST(group_commit_waits_for_open_calls)
 			 0);
 	turn(&e);
 	turn(&e);
-	/* Two calls are open: the batch waits for them. */
-	ck_assert_int_eq(o[0].calls, 0);
-	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
-	ck_assert_uint_eq(st.stats.commits, st0.stats.commits);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Two calls are open: the batch waits for them (when the two turns
+	 * took less than the bound: not so under Valgrind). */
+	fast = (t1.tv_sec - t0.tv_sec) * 1000000 +
+		       (t1.tv_nsec - t0.tv_nsec) / 1000 <
+	       5000; /* half of history.c's COMMIT_WAIT_MAX_US */
+	if (fast) {
+		ck_assert_int_eq(o[0].calls, 0);
+		ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+		ck_assert_uint_eq(st.stats.commits, st0.stats.commits);
+	}
 	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g1", CALL_TRAPPED,
 					NULL, done_cb, &o[1]),
 			 0);
@@ -374,9 +383,12 @@ START_TEST(group_commit_waits_for_open_calls)
 		ck_assert_int_eq(o[i].status, 0);
 	}
 	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
-	ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
-	ck_assert_uint_eq(st.stats.max_batch, 6);
+	if (fast) {
+		ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
+		ck_assert_uint_eq(st.stats.max_batch, 6);
+	}
 	/* A call that stays open holds others back 10 ms at most. */
+	ck_assert_int_eq(daemon_history_status(&e.d, &st0), 0);
 	ck_assert_int_eq(
 		hk->call_started(hk->ctx, "svc", "long", "run", NULL, NULL), 0);
 	ck_assert_int_eq(tick(&e, 1), 0);
@@ -388,10 +400,12 @@ START_TEST(group_commit_waits_for_open_calls)
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 5);
 	} while (st.pending_events);
-	ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 2);
-	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000000000L +
-				 (t1.tv_nsec - t0.tv_nsec),
-			 9000000L); /* the wait, less the clock's slack */
+	ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
+	if (fast)
+		ck_assert_int_ge(
+			(t1.tv_sec - t0.tv_sec) * 1000000000L +
+				(t1.tv_nsec - t0.tv_nsec),
+			9000000L); /* the wait, less the clock's slack */
 	env_fini(&e);
 }
 END_TEST
