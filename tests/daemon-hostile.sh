@@ -80,6 +80,10 @@ backoffs() {
 		sed -n 's/.*"backoffMs":\([0-9]*\).*/\1/p' | tr '\n' ' '
 }
 
+# ASan keeps freed memory in quarantine (256 MiB by default) before it
+# reuses it; the reuse check below needs the allocator to reuse it.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8"
+export ASAN_OPTIONS
 "$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" 2>>"$LOG" &
 DPID=$!
 PIDS="$PIDS $DPID"
