@@ -136,6 +136,14 @@ struct history *daemon_history_store(struct daemon *d);
 struct db *daemon_history_db(struct daemon *d);
 
 /*
+ * The writer thread's own connection, or NULL when commits run on the
+ * loop.  For tests that inject faults into commits; touch it only while
+ * nothing is in flight (daemon_history_status(): pending_events 0, or a
+ * failed batch waiting for its retry).
+ */
+struct db *daemon_history_writer_db(struct daemon *d);
+
+/*
  * Receives every event once it is durable, in order (events NULL: a job
  * that only needs to know when the history goes away, such as a prune
  * on request; it does not count as a follower).

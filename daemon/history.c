@@ -3,16 +3,28 @@
  * database opened at start, recovery, the per-turn batch committed at
  * the end of each loop turn, retries, retention and checkpoint timers,
  * and the fan-out of durable events to followers.
+ *
+ * The commits themselves run on a writer thread with a connection of its
+ * own, one batch at a time, so the loop never waits for a disk: while a
+ * batch is written (and fsynced), the loop goes on serving calls and
+ * gathers the next batch.  Everything else (the batch being filled,
+ * accounting, callbacks, followers, reads, retention) stays on the loop's
+ * thread and connection; the writer touches only its connection and the
+ * one batch it was handed (store/history.h: history_write()).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <fcntl.h>
+#include <pthread.h>
 
 #include <event2/event.h>
 
@@ -49,11 +61,37 @@
 _Static_assert(DB_SYNC_FULL == 0 && DB_SYNC_NORMAL == 1,
 	       "conffile.h's database-synchronous values");
 
+/*
+ * The writer thread.  mu guards the fields below it; the loop hands a
+ * batch over in `job` and learns of the end through a byte on the pipe.
+ */
+struct writer {
+	struct db *db;	      /* the writer's own connection */
+	struct history *hist; /* statements on it */
+	pthread_t thread;
+	bool running;
+	int pipe[2];
+	struct event *ev_done;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct history_batch *job; /* handed over, not yet written */
+	bool done;		   /* a written job waits for the loop */
+	int rc;
+	uint64_t ns;
+	bool checkpoint; /* a PASSIVE checkpoint is wanted */
+	int checkpoint_rc;
+	int sync_want; /* enum db_sync, applied before the next job */
+	bool quit;
+};
+
 struct daemon_history {
 	struct daemon *d;
 	struct db *db;
 	struct history *hist;
 	struct history_batch *batch;
+	/* The batch the writer has (NULL: idle) and an empty one to swap in. */
+	struct history_batch *inflight, *spare;
+	struct writer w;
 	struct history_hooks hooks;
 	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
 	struct history_listener *listeners;
@@ -149,34 +187,28 @@ static void set_status(struct daemon_history *h, const char *fmt, ...)
 	notify_send(msg);
 }
 
-/*
- * Commit the batch.  On failure the batch stays and a retry is armed,
- * until HISTORY_RETRY_LIMIT_MS of failures (or `final`) fail it.
- */
-static void commit_now(struct daemon_history *h, bool final)
+static void commit_succeeded(struct daemon_history *h, size_t n)
 {
-	size_t n = history_batch_count(h->batch);
-	uint64_t now;
-	int rc;
-
-	if (n == 0)
-		return;
-	rc = history_commit(h->hist, h->batch);
-	if (rc == 0) {
-		h->open_calls = 0;
-		if (h->failing) {
-			log_info(&h->d->log,
-				 "history: commits work again (%zu event(s) "
-				 "committed)",
-				 n);
-			set_status(h, "Listening on %s",
-				   daemon_socket_path(h->d));
-		}
-		h->failing = false;
-		h->retry_ms = 0;
-		return;
+	if (h->failing) {
+		log_info(&h->d->log,
+			 "history: commits work again (%zu event(s) committed)",
+			 n);
+		set_status(h, "Listening on %s", daemon_socket_path(h->d));
 	}
-	now = mono_ms();
+	h->failing = false;
+	h->retry_ms = 0;
+}
+
+/*
+ * A commit of the batch (h->batch, n events) failed with rc: the batch
+ * stays and a retry is armed, until HISTORY_RETRY_LIMIT_MS of failures
+ * (or `final`) fail it.
+ */
+static void commit_failed(struct daemon_history *h, int rc, size_t n,
+			  bool final)
+{
+	uint64_t now = mono_ms();
+
 	if (!h->failing) {
 		h->failing = true;
 		h->fail_since_ms = now;
@@ -206,6 +238,271 @@ static void commit_now(struct daemon_history *h, bool final)
 
 		evtimer_add(h->ev_retry, &tv);
 	}
+}
+
+/*
+ * The writer finished the batch in flight: account for it on the loop's
+ * thread (callbacks, followers), then send what gathered meanwhile.
+ */
+static void writer_finish(struct daemon_history *h)
+{
+	struct history_batch *b = h->inflight;
+	size_t n = history_batch_count(b);
+	uint64_t ns;
+	int rc;
+
+	pthread_mutex_lock(&h->w.mu);
+	rc = h->w.rc;
+	ns = h->w.ns;
+	h->w.done = false;
+	pthread_mutex_unlock(&h->w.mu);
+	h->inflight = NULL;
+	rc = history_write_done(h->hist, b, h->w.hist, rc, ns);
+	if (rc == 0) {
+		h->spare = b;
+		commit_succeeded(h, n);
+	} else if (history_batch_take(b, h->batch) == 0) {
+		/* Retry the old events first, then what came meanwhile. */
+		h->spare = h->batch;
+		h->batch = b;
+		commit_failed(h, rc, history_batch_count(b), false);
+	} else {
+		history_batch_fail(b, rc); /* out of memory: order first */
+		h->spare = b;
+	}
+	if (history_batch_count(h->batch) &&
+	    !evtimer_pending(h->ev_retry, NULL)) {
+		static const struct timeval now = {0, 0};
+
+		evtimer_add(h->ev_commit, &now);
+	}
+}
+
+/* Wait for the batch in flight, if any, and account for it. */
+static void writer_wait(struct daemon_history *h)
+{
+	char buf[8];
+
+	if (!h->inflight)
+		return;
+	pthread_mutex_lock(&h->w.mu);
+	while (!h->w.done)
+		pthread_cond_wait(&h->w.cv, &h->w.mu);
+	pthread_mutex_unlock(&h->w.mu);
+	while (read(h->w.pipe[0], buf, sizeof(buf)) > 0)
+		;
+	writer_finish(h);
+}
+
+static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon_history *h = arg;
+	char buf[8];
+	bool done;
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	if (!h->inflight)
+		return;
+	pthread_mutex_lock(&h->w.mu);
+	done = h->w.done;
+	pthread_mutex_unlock(&h->w.mu);
+	if (done)
+		writer_finish(h);
+}
+
+/* Hand the batch to the writer; false when it cannot take it now. */
+static bool writer_take(struct daemon_history *h)
+{
+	if (!h->w.running || h->inflight)
+		return false;
+	if (!h->spare && !(h->spare = history_batch_new(h->hist)))
+		return false;
+	h->inflight = h->batch;
+	h->batch = h->spare;
+	h->spare = NULL;
+	h->open_calls = 0;
+	pthread_mutex_lock(&h->w.mu);
+	h->w.job = h->inflight;
+	pthread_cond_signal(&h->w.cv);
+	pthread_mutex_unlock(&h->w.mu);
+	return true;
+}
+
+/*
+ * Commit the batch: on the writer thread when there is one and it is
+ * idle (a busy writer comes back for it when it finishes); synchronously
+ * at start, at the end (`final`) and without a writer.
+ */
+static void commit_now(struct daemon_history *h, bool final)
+{
+	size_t n;
+	int rc;
+
+	if (history_batch_count(h->batch) == 0)
+		return;
+	if (!final && h->w.running) {
+		if (h->inflight || writer_take(h))
+			return;
+	}
+	writer_wait(h);
+	n = history_batch_count(h->batch);
+	if (n == 0)
+		return;
+	rc = history_commit(h->hist, h->batch);
+	if (rc == 0) {
+		h->open_calls = 0;
+		commit_succeeded(h, n);
+		return;
+	}
+	commit_failed(h, rc, n, final);
+}
+
+/* ---- the writer thread
+ * ---------------------------------------------------------- */
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	int sync = -1;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		struct history_batch *b;
+		bool checkpoint;
+		int want;
+
+		while (!w->quit && !w->job && !w->checkpoint &&
+		       w->sync_want == sync)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->quit && !w->job)
+			break;
+		b = w->job;
+		checkpoint = w->checkpoint;
+		want = w->sync_want;
+		pthread_mutex_unlock(&w->mu);
+		if (want != sync) {
+			db_set_sync(w->db, (enum db_sync)want);
+			sync = want;
+		}
+		if (b) {
+			uint64_t ns = 0;
+			int rc = history_write(w->hist, b, &ns);
+
+			pthread_mutex_lock(&w->mu);
+			w->rc = rc;
+			w->ns = ns;
+			w->job = NULL;
+			w->done = true;
+			pthread_cond_broadcast(&w->cv);
+			pthread_mutex_unlock(&w->mu);
+			/* Non-blocking: one byte per job, one job at a time. */
+			if (write(w->pipe[1], "w", 1) < 0) {
+				/* The loop also finds `done` on its next look.
+				 */
+			}
+		}
+		if (checkpoint) {
+			/* PASSIVE never waits; a busy WAL goes later. */
+			int rc = db_checkpoint(w->db, false);
+
+			pthread_mutex_lock(&w->mu);
+			w->checkpoint = false;
+			w->checkpoint_rc = rc;
+			pthread_mutex_unlock(&w->mu);
+		}
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/*
+ * Start the writer: its connection (no lock: this daemon holds it), the
+ * wake-up pipe, the thread.  On failure the daemon commits on its loop,
+ * as it did before there was a writer, and says so.
+ */
+static void writer_start(struct daemon_history *h)
+{
+	struct writer *w = &h->w;
+	struct db_options opt = {.sync = h->db->sync, .lock_wait_ms = -1};
+	sigset_t all, old;
+	char err[512];
+	int rc;
+
+	w->pipe[0] = w->pipe[1] = -1;
+	w->sync_want = (int)h->db->sync;
+	if (pthread_mutex_init(&w->mu, NULL) || pthread_cond_init(&w->cv, NULL))
+		goto fail_sync;
+	rc = db_open(h->d->state_dir, &opt, &w->db, err, sizeof(err));
+	if (rc == 0 && (rc = history_open(w->db, &w->hist)))
+		snprintf(err, sizeof(err), "%s", db_errmsg(w->db));
+	if (rc)
+		goto fail;
+	snprintf(err, sizeof(err), "%s", "cannot start the writer thread");
+	if (pipe(w->pipe) < 0)
+		goto fail;
+	for (int i = 0; i < 2; i++)
+		if (fcntl(w->pipe[i], F_SETFL, O_NONBLOCK) < 0 ||
+		    fcntl(w->pipe[i], F_SETFD, FD_CLOEXEC) < 0)
+			goto fail;
+	w->ev_done = event_new(h->d->base, w->pipe[0], EV_READ | EV_PERSIST,
+			       writer_done_cb, h);
+	if (!w->ev_done || event_add(w->ev_done, NULL) < 0)
+		goto fail;
+	/* Signals are the loop's business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, writer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto fail;
+	w->running = true;
+	return;
+fail:
+	log_warn(&h->d->log, "history: %s; commits run on the event loop", err);
+	if (w->ev_done)
+		event_free(w->ev_done);
+	w->ev_done = NULL;
+	for (int i = 0; i < 2; i++)
+		if (w->pipe[i] >= 0)
+			close(w->pipe[i]);
+	history_free(w->hist);
+	w->hist = NULL;
+	db_close(w->db);
+	w->db = NULL;
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	return;
+fail_sync:
+	log_warn(&h->d->log, "history: cannot start the writer thread; "
+			     "commits run on the event loop");
+}
+
+/* Finish the batch in flight and end the thread (idempotent). */
+static void writer_stop(struct daemon_history *h)
+{
+	struct writer *w = &h->w;
+
+	if (!w->running)
+		return;
+	writer_wait(h);
+	pthread_mutex_lock(&w->mu);
+	w->quit = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->running = false;
+	event_free(w->ev_done);
+	w->ev_done = NULL;
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	history_free(w->hist);
+	w->hist = NULL;
+	db_close(w->db);
+	w->db = NULL;
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
 }
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
@@ -350,10 +647,21 @@ static void checkpoint_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon_history *h = arg;
 	struct timeval tv = {CHECKPOINT_INTERVAL_SEC, 0};
 
-	/* PASSIVE never waits; a busy WAL is simply checkpointed later. */
-	if (db_checkpoint(h->db, false) < 0)
+	if (h->w.running) {
+		/* The writer checkpoints between two batches. */
+		pthread_mutex_lock(&h->w.mu);
+		if (h->w.checkpoint_rc < 0)
+			log_debug(&h->d->log,
+				  "history: the last checkpoint failed (%d)",
+				  h->w.checkpoint_rc);
+		h->w.checkpoint = true;
+		pthread_cond_signal(&h->w.cv);
+		pthread_mutex_unlock(&h->w.mu);
+	} else if (db_checkpoint(h->db, false) < 0) {
+		/* PASSIVE never waits; a busy WAL is checkpointed later. */
 		log_debug(&h->d->log, "history: checkpoint: %s",
 			  db_errmsg(h->db));
+	}
 	evtimer_add(h->ev_checkpoint, &tv);
 }
 
@@ -613,7 +921,9 @@ static void history_free_state(struct daemon_history *h)
 		event_free(h->ev_checkpoint);
 	off_flush(h); /* none are left in practice: the loop ran them */
 	free(h->dones);
+	writer_stop(h);
 	history_batch_free(h->batch);
+	history_batch_free(h->spare);
 	history_free(h->hist);
 	db_close(h->db);
 	free(h);
@@ -714,6 +1024,8 @@ int daemon_history_open(struct daemon *d)
 		rc = history_commit(h->hist, h->batch);
 	if (rc)
 		goto fail;
+	if (!h->off)
+		writer_start(h);
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
 	return 0;
@@ -736,8 +1048,12 @@ void daemon_history_stopping(struct daemon *d)
 			     json_pack("{sI}", "uptimeMs",
 				       (json_int_t)daemon_uptime_ms(d)));
 	}
-	if (!evtimer_pending(h->ev_retry, NULL))
+	/* Followers see everything up to daemon.stopped before they end. */
+	if (!evtimer_pending(h->ev_retry, NULL)) {
+		writer_wait(h);
 		commit_now(h, false);
+		writer_wait(h);
+	}
 	end_listeners(h);
 }
 
@@ -752,6 +1068,12 @@ void daemon_history_reloaded(struct daemon *d, const char *status,
 		return;
 	sync = wanted_sync(d);
 	if (sync != h->db->sync) {
+		if (h->w.running) {
+			pthread_mutex_lock(&h->w.mu);
+			h->w.sync_want = (int)sync;
+			pthread_cond_signal(&h->w.cv);
+			pthread_mutex_unlock(&h->w.mu);
+		}
 		if (db_set_sync(h->db, sync) == 0)
 			log_info(&d->log, "database-synchronous is now %s",
 				 db_sync_name(sync));
@@ -786,6 +1108,7 @@ void daemon_history_close(struct daemon *d)
 				       "graceful", 0));
 	}
 	/* Whatever cannot be committed now is failed, with its callers. */
+	writer_stop(h);
 	commit_now(h, true);
 	end_listeners(h);
 	if (db_checkpoint(h->db, true) < 0)
@@ -807,6 +1130,11 @@ struct history *daemon_history_store(struct daemon *d)
 struct db *daemon_history_db(struct daemon *d)
 {
 	return d->history ? d->history->db : NULL;
+}
+
+struct db *daemon_history_writer_db(struct daemon *d)
+{
+	return d->history && d->history->w.running ? d->history->w.db : NULL;
 }
 
 void daemon_history_listen(struct daemon *d, struct history_listener *l)
@@ -848,7 +1176,9 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	if (!h)
 		return -ENODEV;
 	history_get_stats(h->hist, &out->stats);
-	out->pending_events = history_batch_count(h->batch);
+	out->pending_events =
+		history_batch_count(h->batch) +
+		(h->inflight ? history_batch_count(h->inflight) : 0);
 	out->failing = h->failing;
 	out->followers = h->n_listeners;
 	out->synchronous = db_sync_name(h->db->sync);

@@ -127,7 +127,10 @@ static bool visible(struct call *call, struct filter *f)
 	if (!f->service && f->call && db) {
 		sqlite3_stmt *st;
 
-		if (db_prepare(db, "SELECT service FROM calls WHERE call = ?1",
+		/* The call's start or end (events_call_once). */
+		if (db_prepare(db,
+			       "SELECT service FROM events WHERE call = ?1 AND "
+			       "kind GLOB 'call.*' LIMIT 1",
 			       &st) == 0) {
 			sqlite3_bind_text(st, 1, f->call, -1, SQLITE_STATIC);
 			if (sqlite3_step(st) == SQLITE_ROW &&

@@ -332,6 +332,13 @@ int db_open(const char *dir, const struct db_options *opt, struct db **out,
 			goto fail;
 	}
 	/* The loop owns the connection: no SQLite mutexes needed. */
+	/*
+	 * Before SQLite's first use in the process (later it is refused,
+	 * harmlessly): without memory statistics every allocation takes a
+	 * process-wide mutex, which the daemon's two connections (the loop
+	 * and the history writer, store/history.h) would fight over.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	rc = sqlite3_open_v2(db->path, &db->sql,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,

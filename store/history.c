@@ -1,6 +1,6 @@
 /*
  * history.c - the event history of history.h: batches, group commit,
- * recovery, reading and retention over the events and calls tables.
+ * recovery, reading and retention over the events table.
  */
 #include "config.h"
 
@@ -13,6 +13,18 @@
 #include "store/db.h"
 #include "store/history.h"
 #include "store/payload.h"
+
+/*
+ * The rows of a call that the unique index events_call_once holds
+ * (store/schema.c): its start, and its terminal event.  Spelled as the
+ * index is, so that SQLite uses it.
+ */
+#define CALL_STARTED_ROW  "kind GLOB 'call.*' AND (kind = 'call.started') = 1"
+#define CALL_TERMINAL_ROW "kind GLOB 'call.*' AND (kind = 'call.started') = 0"
+/* True of a row of `events` (named alias) whose call has not ended. */
+#define CALL_OPEN(alias)                                                       \
+	"NOT EXISTS (SELECT 1 FROM events t WHERE t.call = " alias ".call "    \
+	"AND t.kind GLOB 'call.*' AND (t.kind = 'call.started') = 0)"
 
 const uint32_t history_latency_bounds_us[HISTORY_LATENCY_BUCKETS - 1] = {
 	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000,
@@ -69,7 +81,7 @@ struct history_pruner {
 struct history {
 	struct db *db;
 	sqlite3_stmt *insert;
-	sqlite3_stmt *check_json;
+	sqlite3_stmt *insert_terminal; /* only when the call has started */
 	uint64_t last_seq;
 	history_commit_fn hook;
 	void *hook_arg;
@@ -206,9 +218,11 @@ int history_open(struct db *db, struct history **out)
 			&h->insert);
 	if (rc == 0)
 		rc = db_prepare(db,
-				"SELECT json_valid(?1) AND "
-				"json_type(?1) = 'object'",
-				&h->check_json);
+				"INSERT INTO events (time, service, call, "
+				"kind, payload) SELECT ?1, ?2, ?3, ?4, ?5 "
+				"WHERE EXISTS (SELECT 1 FROM events WHERE "
+				"call = ?3 AND " CALL_STARTED_ROW ")",
+				&h->insert_terminal);
 	if (rc == 0)
 		rc = read_last_seq(h);
 	if (rc) {
@@ -236,7 +250,7 @@ void history_free(struct history *h)
 	if (!h)
 		return;
 	sqlite3_finalize(h->insert);
-	sqlite3_finalize(h->check_json);
+	sqlite3_finalize(h->insert_terminal);
 	prune_reset(&h->prune);
 	free(h);
 }
@@ -323,18 +337,6 @@ void history_batch_free(struct history_batch *b)
 	free(b);
 }
 
-static bool payload_is_object(struct history *h, const char *text, size_t len)
-{
-	sqlite3_stmt *st = h->check_json;
-	bool ok;
-
-	sqlite3_bind_text(st, 1, text, (int)len, SQLITE_STATIC);
-	ok = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	return ok;
-}
-
 static int64_t now_ns(void)
 {
 	return db_now_ns();
@@ -376,7 +378,7 @@ int history_batch_add(struct history_batch *b, const struct history_record *r,
 				"the history batch is full (%zu bytes "
 				"waiting for a commit)",
 				b->bytes);
-	if (!payload_is_object(b->h, payload, lp - 1))
+	if (!payload_valid_object(payload, lp - 1))
 		return db_failf(b->h->db, -EINVAL,
 				"%s: the payload is not a JSON object",
 				r->kind);
@@ -426,18 +428,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-/* The errno for an event the schema refused, from the trigger's text. */
-static int refusal(struct history *h)
+/*
+ * The errno for an event the schema refused: the unique index of calls
+ * refuses a second start (-EEXIST) or a second terminal event
+ * (-EALREADY); anything else is a bad event.
+ */
+static int refusal(struct history *h, const struct pending *p)
 {
-	const char *msg = sqlite3_errmsg(h->db->sql);
-
-	if (strstr(msg, "call already started"))
-		return -EEXIST;
-	if (strstr(msg, "call never started"))
-		return -ENOENT;
-	if (strstr(msg, "call already ended"))
-		return -EALREADY;
-	return -EINVAL;
+	if (sqlite3_extended_errcode(h->db->sql) != SQLITE_CONSTRAINT_UNIQUE)
+		return -EINVAL;
+	return strcmp(p->kind, HISTORY_CALL_STARTED) ? -EALREADY : -EEXIST;
 }
 
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -452,10 +452,10 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
  */
 static int insert_all(struct history *h, struct history_batch *b)
 {
-	sqlite3_stmt *st = h->insert;
-
 	for (size_t i = 0; i < b->n; i++) {
 		struct pending *p = &b->ev[i];
+		bool terminal = history_kind_terminal(p->kind);
+		sqlite3_stmt *st = terminal ? h->insert_terminal : h->insert;
 		int rc;
 
 		sqlite3_bind_int64(st, 1, p->time);
@@ -464,13 +464,17 @@ static int insert_all(struct history *h, struct history_batch *b)
 		bind_text(st, 4, p->kind);
 		bind_text(st, 5, p->payload);
 		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE) {
+		if (rc == SQLITE_DONE && terminal &&
+		    sqlite3_changes(h->db->sql) == 0) {
+			p->seq = 0; /* no such call: nothing was inserted */
+			p->status = -ENOENT;
+		} else if (rc == SQLITE_DONE) {
 			p->seq =
 				(uint64_t)sqlite3_last_insert_rowid(h->db->sql);
 			p->status = 0;
 		} else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
 			p->seq = 0;
-			p->status = refusal(h);
+			p->status = refusal(h, p);
 		} else {
 			rc = db_fail(h->db, rc, "appending to the history");
 			sqlite3_reset(st);
@@ -527,29 +531,42 @@ static void report(struct history *h, const struct pending *ev, size_t n)
 }
 
 /*
- * Inside a transaction begun at t0: insert, commit, and on success
- * account, report and call back.  On failure roll back and keep b.
+ * The writer's half, inside a transaction begun on w's connection:
+ * insert and commit.  On failure roll back and leave b as it was.
+ * Touches w's connection and statements and b's events, nothing else.
  */
-static int finish_commit(struct history *h, struct history_batch *b,
-			 uint64_t t0)
+static int write_open(struct history *w, struct history_batch *b)
+{
+	int rc = insert_all(w, b);
+
+	if (rc == 0)
+		rc = db_commit(w->db);
+	if (rc) {
+		db_rollback(w->db);
+		for (size_t i = 0; i < b->n; i++)
+			b->ev[i].seq = 0, b->ev[i].status = 0;
+	}
+	return rc;
+}
+
+/*
+ * The owner's half, after the write ended with rc: account, and on
+ * success report and call back.
+ */
+static int write_done(struct history *h, struct history_batch *b, int rc,
+		      uint64_t ns)
 {
 	struct pending *ev;
 	size_t n, durable = 0, refused = 0;
-	int rc = insert_all(h, b);
 
-	if (rc == 0)
-		rc = db_commit(h->db);
 	if (rc) {
-		db_rollback(h->db);
-		for (size_t i = 0; i < b->n; i++)
-			b->ev[i].seq = 0, b->ev[i].status = 0;
 		h->stats.failures++;
 		h->stats.last_error = rc;
 		return rc;
 	}
 	if (b->n == 0)
 		return 0; /* an empty recovery: nothing to account */
-	record_latency(h, mono_ns() - t0);
+	record_latency(h, ns);
 	ev = detach(b, &n);
 	for (size_t i = 0; i < n; i++) {
 		if (ev[i].status) {
@@ -575,6 +592,37 @@ static int finish_commit(struct history *h, struct history_batch *b,
 	return 0;
 }
 
+/* Inside a transaction begun at t0: both halves on h's own connection. */
+static int finish_commit(struct history *h, struct history_batch *b,
+			 uint64_t t0)
+{
+	int rc = write_open(h, b);
+
+	return write_done(h, b, rc, mono_ns() - t0);
+}
+
+int history_write(struct history *w, struct history_batch *b, uint64_t *ns)
+{
+	uint64_t t0 = mono_ns();
+	int rc = 0;
+
+	if (b->n) {
+		rc = db_begin(w->db);
+		if (rc == 0)
+			rc = write_open(w, b);
+	}
+	*ns = mono_ns() - t0;
+	return rc;
+}
+
+int history_write_done(struct history *h, struct history_batch *b,
+		       const struct history *w, int rc, uint64_t ns)
+{
+	if (rc)
+		db_failf(h->db, rc, "%s", db_errmsg(w->db));
+	return write_done(h, b, rc, ns);
+}
+
 int history_commit(struct history *h, struct history_batch *b)
 {
 	uint64_t t0;
@@ -590,6 +638,41 @@ int history_commit(struct history *h, struct history_batch *b)
 		return rc;
 	}
 	return finish_commit(h, b, t0);
+}
+
+int history_batch_take(struct history_batch *into, struct history_batch *from)
+{
+	if (from->n == 0)
+		return 0;
+	if (into->n == 0) {
+		struct pending *ev = into->ev;
+		size_t cap = into->cap;
+
+		into->ev = from->ev;
+		into->n = from->n;
+		into->cap = from->cap;
+		into->bytes = from->bytes;
+		from->ev = ev;
+		from->cap = cap;
+		from->n = 0;
+		from->bytes = 0;
+		return 0;
+	}
+	if (into->cap - into->n < from->n) {
+		size_t cap = into->n + from->n;
+		struct pending *ev = realloc(into->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return db_failf(into->h->db, -ENOMEM, "out of memory");
+		into->ev = ev;
+		into->cap = cap;
+	}
+	memcpy(into->ev + into->n, from->ev, from->n * sizeof(*from->ev));
+	into->n += from->n;
+	into->bytes += from->bytes;
+	from->n = 0;
+	from->bytes = 0;
+	return 0;
 }
 
 /* ---- typed events
@@ -741,7 +824,10 @@ int history_open_calls(struct history *h, uint64_t *count)
 {
 	sqlite3_stmt *st;
 	int rc = db_prepare(
-		h->db, "SELECT count(*) FROM calls WHERE ended IS NULL", &st);
+		h->db,
+		"SELECT count(*) FROM events s WHERE kind = 'call.started' "
+		"AND " CALL_OPEN("s"),
+		&st);
 
 	if (rc)
 		return rc;
@@ -778,8 +864,8 @@ int history_recover_interrupted(struct history *h, const char *reason)
 		goto out;
 	/* Read the open calls inside the transaction that closes them. */
 	rc = db_prepare(h->db,
-			"SELECT call, service FROM calls WHERE ended IS NULL "
-			"ORDER BY started",
+			"SELECT call, service FROM events s WHERE kind = "
+			"'call.started' AND " CALL_OPEN("s") " ORDER BY seq",
 			&st);
 	while (rc == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW)
 		rc = history_batch_add(
@@ -875,7 +961,11 @@ static int build_query(struct history *h, const struct history_query *q,
 			       "SELECT seq, time, service, call, kind, payload "
 			       "FROM events WHERE seq BETWEEN ? AND ?%s%s",
 			       q->service ? " AND service = ?" : "",
-			       q->call ? " AND call = ?" : "");
+			       /* Both halves, so each uses its index. */
+			       q->call ? " AND ((call = ? AND kind GLOB "
+					 "'call.*') OR (call = ? AND call IS "
+					 "NOT NULL AND kind NOT GLOB 'call.*'))"
+				       : "");
 	if (q->kinds && q->n_kinds) {
 		if (q->n_kinds > HISTORY_KINDS_MAX)
 			return db_failf(h->db, -EINVAL,
@@ -930,8 +1020,10 @@ int history_read(struct history *h, const struct history_query *q,
 			   (int64_t)(upto > INT64_MAX ? INT64_MAX : upto));
 	if (q->service)
 		sqlite3_bind_text(st, i++, q->service, -1, SQLITE_STATIC);
-	if (q->call)
+	if (q->call) {
 		sqlite3_bind_text(st, i++, q->call, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, i++, q->call, -1, SQLITE_STATIC);
+	}
 	/* As a GLOB pattern, "call.*" matches "call." and anything after. */
 	for (size_t k = 0; q->kinds && k < q->n_kinds; k++)
 		sqlite3_bind_text(st, i++, q->kinds[k], -1, SQLITE_STATIC);
@@ -1200,10 +1292,10 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 	if (rc == 0)
 		rc = db_prepare(
 			h->db,
-			"SELECT seq, time, call IS NOT NULL AND EXISTS (SELECT "
-			"1 FROM calls c WHERE c.call = events.call AND c.ended "
-			"IS NULL) FROM events WHERE service IS ?1 AND seq >= "
-			"?2 ORDER BY seq LIMIT ?3",
+			"SELECT seq, time, call IS NOT NULL AND " CALL_OPEN(
+				"events") " FROM events WHERE service IS ?1 "
+					  "AND "
+					  "seq >= ?2 ORDER BY seq LIMIT ?3",
 			&st);
 	if (rc == 0) {
 		bind_text(st, 1, g->service);
@@ -1383,14 +1475,12 @@ int history_prune_before(struct history *h, const char *service,
 		rc = db_prepare(
 			h->db,
 			service ? "SELECT seq FROM events WHERE service = ?3 "
-				  "AND seq < ?1 AND NOT (call IS NOT NULL AND "
-				  "EXISTS (SELECT 1 FROM calls c WHERE c.call "
-				  "= events.call AND c.ended IS NULL)) ORDER "
-				  "BY seq LIMIT ?2"
+				  "AND seq < ?1 AND NOT (call IS NOT NULL "
+				  "AND " CALL_OPEN(
+					  "events") ") ORDER BY seq LIMIT ?2"
 				: "SELECT seq FROM events WHERE seq < ?1 AND "
-				  "NOT (call IS NOT NULL AND EXISTS (SELECT 1 "
-				  "FROM calls c WHERE c.call = events.call AND "
-				  "c.ended IS NULL)) ORDER BY seq LIMIT ?2",
+				  "NOT (call IS NOT NULL AND " CALL_OPEN(
+					  "events") ") ORDER BY seq LIMIT ?2",
 			&st);
 	if (rc == 0) {
 		sqlite3_bind_int64(st, 1,

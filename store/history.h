@@ -51,14 +51,18 @@
  *
  * Following (no gap, no duplicate):
  *   history_last_seq() is the highest committed seq; it only changes
- *   inside history_commit() and history_recover_interrupted().  After
+ *   inside history_commit(), history_write_done() and
+ *   history_recover_interrupted(), on the owner's thread.  After
  *   each successful commit the commit hook receives the events just made
  *   durable, with their seqs, in order.  A follower in the same thread
  *   reads the backlog with history_read() up to history_last_seq() (in
  *   pages, across loop turns if it likes); once its cursor passes the
  *   last seq it switches to the commit hook, which reports every later
- *   event exactly once.  Because commits happen only on that thread, no
- *   commit can fall between the last page and the switch.
+ *   event exactly once.  Because the last seq and the hook change only
+ *   on that thread, no commit can fall between the last page and the
+ *   switch (rows a writer thread committed but whose
+ *   history_write_done() has not run yet lie beyond the last seq: the
+ *   hook reports them).
  *
  * All functions return 0 (or a count) or a negative errno; the message
  * of the last failure is db_errmsg() of the database.
@@ -162,6 +166,37 @@ int history_batch_add(struct history_batch *b, const struct history_record *r,
 
 /* Commit the batch in one transaction (see the top of this file). */
 int history_commit(struct history *h, struct history_batch *b);
+
+/*
+ * history_commit() in two halves, so that another thread may do the
+ * writing while the owner of h goes on.  w is a second history handle,
+ * opened with history_open() on a second connection to the same
+ * database (db_open() without the lock) and used by that thread only.
+ *   history_write(w, b, &ns) runs on the writer's thread while nobody
+ *   else touches b: it inserts and commits b in one transaction on w's
+ *   connection and marks each event, touching nothing but w and b's
+ *   events; on failure it rolls back and leaves b unchanged.  *ns: how
+ *   long it took.
+ *   history_write_done(h, b, w, rc, ns) runs afterwards on h's thread,
+ *   with rc what history_write() returned: it does what history_commit()
+ *   does after the write (accounting, last seq, the commit hook, the
+ *   callbacks); on failure it keeps b, copies w's message to h's
+ *   database and returns rc, exactly as history_commit().
+ * The owner must not start a second write before the first is done: the
+ * order of commits is the order of the history.
+ */
+int history_write(struct history *w, struct history_batch *b, uint64_t *ns);
+int history_write_done(struct history *h, struct history_batch *b,
+		       const struct history *w, int rc, uint64_t ns);
+
+/*
+ * Move every event of `from` to the end of `into` (both of the same
+ * history), in order; `from` empties.  For a batch whose commit failed
+ * while newer events gathered: the retry commits old and new together,
+ * in order.  -ENOMEM leaves both unchanged.
+ */
+int history_batch_take(struct history_batch *into,
+		       struct history_batch *from);
 
 /* Give up on a batch: every callback gets `status`; the batch empties. */
 void history_batch_fail(struct history_batch *b, int status);

@@ -210,3 +210,183 @@ void payload_clear(struct payload *p)
 	free(p->buf);
 	memset(p, 0, sizeof(*p));
 }
+
+/* ---- checking ------------------------------------------------------------
+ */
+
+static size_t skip_ws(const char *s, size_t i, size_t n)
+{
+	while (i < n &&
+	       (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	return i;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_hex(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* A string starting at s[*i] == '"'; *i moves past its closing quote. */
+static bool scan_string(const char *s, size_t n, size_t *i)
+{
+	size_t k = *i + 1;
+
+	while (k < n) {
+		unsigned char c = (unsigned char)s[k];
+
+		if (c == '"') {
+			*i = k + 1;
+			return true;
+		}
+		if (c < 0x20)
+			return false;
+		if (c == '\\') {
+			if (++k >= n)
+				return false;
+			c = (unsigned char)s[k];
+			if (c == 'u') {
+				if (n - k < 5 || !is_hex(s[k + 1]) ||
+				    !is_hex(s[k + 2]) || !is_hex(s[k + 3]) ||
+				    !is_hex(s[k + 4]))
+					return false;
+				k += 4;
+			} else if (!(c == '"' || c == '\\' || c == '/' ||
+				     c == 'b' || c == 'f' || c == 'n' ||
+				     c == 'r' || c == 't')) {
+				return false;
+			}
+		}
+		k++;
+	}
+	return false;
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? at s[*i]. */
+static bool scan_number(const char *s, size_t n, size_t *i)
+{
+	size_t k = *i;
+
+	if (k < n && s[k] == '-')
+		k++;
+	if (k >= n || !is_digit(s[k]))
+		return false;
+	if (s[k] == '0')
+		k++;
+	else
+		while (k < n && is_digit(s[k]))
+			k++;
+	if (k < n && s[k] == '.') {
+		if (++k >= n || !is_digit(s[k]))
+			return false;
+		while (k < n && is_digit(s[k]))
+			k++;
+	}
+	if (k < n && (s[k] == 'e' || s[k] == 'E')) {
+		k++;
+		if (k < n && (s[k] == '+' || s[k] == '-'))
+			k++;
+		if (k >= n || !is_digit(s[k]))
+			return false;
+		while (k < n && is_digit(s[k]))
+			k++;
+	}
+	*i = k;
+	return true;
+}
+
+static bool scan_word(const char *s, size_t n, size_t *i, const char *w)
+{
+	size_t l = strlen(w);
+
+	if (n - *i < l || memcmp(s + *i, w, l))
+		return false;
+	*i += l;
+	return true;
+}
+
+/* A scalar (string, number, true, false, null) at s[*i]. */
+static bool scan_scalar(const char *s, size_t n, size_t *i)
+{
+	switch (s[*i]) {
+	case '"':
+		return scan_string(s, n, i);
+	case 't':
+		return scan_word(s, n, i, "true");
+	case 'f':
+		return scan_word(s, n, i, "false");
+	case 'n':
+		return scan_word(s, n, i, "null");
+	default:
+		return scan_number(s, n, i);
+	}
+}
+
+/*
+ * Iterative, so that hostile nesting costs a byte of stack per level and
+ * never recursion: `open` holds '{' or '[' for each level entered.
+ */
+bool payload_valid_object(const char *s, size_t n)
+{
+	char open[PAYLOAD_DEPTH_MAX];
+	size_t depth = 0, i = skip_ws(s, 0, n);
+	bool want_key;
+
+	if (i >= n || s[i] != '{')
+		return false;
+	for (;;) {
+		/* At a value. */
+		i = skip_ws(s, i, n);
+		if (i >= n)
+			return false;
+		if (s[i] == '{' || s[i] == '[') {
+			char close = s[i] == '{' ? '}' : ']';
+
+			if (depth == PAYLOAD_DEPTH_MAX)
+				return false;
+			open[depth++] = s[i];
+			i = skip_ws(s, i + 1, n);
+			if (i < n && s[i] == close) {
+				depth--;
+				i++;
+			} else {
+				want_key = close == '}';
+				goto next;
+			}
+		} else if (!scan_scalar(s, n, &i)) {
+			return false;
+		}
+		/* After a value: a comma, a close, or the end. */
+		for (;;) {
+			i = skip_ws(s, i, n);
+			if (depth == 0)
+				return i == n;
+			if (i >= n)
+				return false;
+			if (s[i] == ',') {
+				i++;
+				want_key = open[depth - 1] == '{';
+				break;
+			}
+			if (s[i] != (open[depth - 1] == '{' ? '}' : ']'))
+				return false;
+			depth--;
+			i++;
+		}
+	next:
+		if (want_key) {
+			i = skip_ws(s, i, n);
+			if (i >= n || s[i] != '"' || !scan_string(s, n, &i))
+				return false;
+			i = skip_ws(s, i, n);
+			if (i >= n || s[i] != ':')
+				return false;
+			i++;
+		}
+	}
+}

@@ -7,7 +7,7 @@
  * well-formed UTF-8 become U+FFFD, so guest output and peer-supplied
  * names can never break a payload.  Raw fragments (a caller's JSON
  * text: arguments, results) are copied as they are; the history checks
- * the whole payload with SQLite's json_valid() before it accepts it.
+ * the whole payload with payload_valid_object() before it accepts it.
  * Out of memory is sticky: payload_finish() then returns NULL.
  */
 #ifndef HOSTEL_STORE_PAYLOAD_H
@@ -47,6 +47,18 @@ char *payload_finish(struct payload *p);
 
 /* Drop whatever was built. */
 void payload_clear(struct payload *p);
+
+/* Nesting deeper than this is refused (SQLite's JSON functions agree). */
+#define PAYLOAD_DEPTH_MAX 1000
+
+/*
+ * Whether text[0..len) is one JSON object (RFC 8259 syntax, whitespace
+ * around it allowed), nested at most PAYLOAD_DEPTH_MAX deep.  Checks the
+ * syntax only, in one pass without allocating; what it accepts SQLite's
+ * json_valid() accepts too (tests/unit/test_store.c compares the two).
+ * Bytes of 0x80 and above inside strings pass as they are.
+ */
+bool payload_valid_object(const char *text, size_t len);
 
 /*
  * Append `len` bytes as a JSON string (quotes included) to the payload's

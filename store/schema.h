@@ -16,13 +16,18 @@
  *      retention columns on services
  *   3  service owners
  *   4  no index of events by kind: appending is the hot path
+ *   5  no calls table and no triggers on insert: a unique index keeps
+ *      at most one call.started and one terminal event per call (the
+ *      writer checks that a terminal event has a start); payloads are
+ *      checked as JSON objects before they are written, not by the
+ *      schema
  */
 #ifndef HOSTEL_STORE_SCHEMA_H
 #define HOSTEL_STORE_SCHEMA_H
 
 struct db;
 
-#define SCHEMA_VERSION 4
+#define SCHEMA_VERSION 5
 
 /* The version of the open database (0: empty). */
 int schema_version(struct db *db, int *version);

@@ -205,7 +205,7 @@ START_TEST(migrate_from_empty_through_each_version)
 }
 END_TEST
 
-START_TEST(migrate_v1_data_to_v2)
+START_TEST(migrate_v1_data_to_current)
 {
 	char *dir = tmpdir_new();
 	struct db *db = open_ok(dir, &(struct db_options){.schema_version = 1});
@@ -236,20 +236,26 @@ START_TEST(migrate_v1_data_to_v2)
 
 	db = open_ok(dir, &defaults);
 	ck_assert_int_eq(pragma(db, "PRAGMA user_version"), SCHEMA_VERSION);
-	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM calls"), 3);
-	ck_assert_int_eq(pragma(db, "SELECT ended FROM calls WHERE call = "
-				    "'c1'"),
+	ck_assert_int_eq(pragma(db, "SELECT count(DISTINCT call) FROM events "
+				    "WHERE kind GLOB 'call.*'"),
+			 3);
+	ck_assert_int_eq(pragma(db, "SELECT seq FROM events WHERE call = "
+				    "'c1' AND kind = 'call.returned'"),
 			 2);
-	ck_assert_int_eq(pragma(db, "SELECT ended IS NULL FROM calls WHERE "
-				    "call = 'c2'"),
+	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM events WHERE call = "
+				    "'c2'"),
 			 1);
-	/* The first terminal event counts. */
-	ck_assert_int_eq(pragma(db, "SELECT ended FROM calls WHERE call = "
-				    "'c3'"),
+	/* The first terminal event counts: the second did not survive. */
+	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM events WHERE call = "
+				    "'c3' AND kind <> 'call.started'"),
+			 1);
+	ck_assert_int_eq(pragma(db, "SELECT seq FROM events WHERE call = "
+				    "'c3' AND kind = 'call.trapped'"),
 			 5);
-	ck_assert_int_eq(pragma(db, "SELECT outcome = 'call.trapped' FROM "
-				    "calls WHERE call = 'c3'"),
-			 1);
+	/* Sequence numbers go on where they were. */
+	ck_assert_int_eq(pragma(db, "SELECT seq FROM sqlite_sequence WHERE "
+				    "name = 'events'"),
+			 7);
 	/* The retention columns exist, empty. */
 	ck_assert_int_eq(pragma(db, "SELECT keep_events IS NULL AND keep_age "
 				    "IS NULL FROM services"),
@@ -746,7 +752,7 @@ Suite *make_suite(void)
 	tcase_add_test(open, one_daemon_per_state_directory);
 	tcase_add_test(open, errno_mapping);
 	tcase_add_test(mig, migrate_from_empty_through_each_version);
-	tcase_add_test(mig, migrate_v1_data_to_v2);
+	tcase_add_test(mig, migrate_v1_data_to_current);
 	tcase_add_test(mig, failed_migration_keeps_old_version);
 	tcase_add_test(mig, refuses_newer_database);
 	tcase_set_timeout(tables, 30);
