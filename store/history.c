@@ -12,6 +12,7 @@
 
 #include "store/db.h"
 #include "store/history.h"
+#include "store/open-calls.h"
 #include "store/payload.h"
 
 /*
@@ -82,6 +83,7 @@ struct history {
 	struct db *db;
 	sqlite3_stmt *insert;
 	sqlite3_stmt *insert_terminal; /* only when the call has started */
+	struct open_calls open;	       /* started here, not ended yet */
 	uint64_t last_seq;
 	history_commit_fn hook;
 	void *hook_arg;
@@ -251,6 +253,7 @@ void history_free(struct history *h)
 		return;
 	sqlite3_finalize(h->insert);
 	sqlite3_finalize(h->insert_terminal);
+	open_calls_free(&h->open);
 	prune_reset(&h->prune);
 	free(h);
 }
@@ -455,7 +458,10 @@ static int insert_all(struct history *h, struct history_batch *b)
 	for (size_t i = 0; i < b->n; i++) {
 		struct pending *p = &b->ev[i];
 		bool terminal = history_kind_terminal(p->kind);
-		sqlite3_stmt *st = terminal ? h->insert_terminal : h->insert;
+		/* A start this handle wrote needs no look-up. */
+		bool known = terminal && open_calls_has(&h->open, p->call);
+		sqlite3_stmt *st =
+			terminal && !known ? h->insert_terminal : h->insert;
 		int rc;
 
 		sqlite3_bind_int64(st, 1, p->time);
@@ -472,6 +478,10 @@ static int insert_all(struct history *h, struct history_batch *b)
 			p->seq =
 				(uint64_t)sqlite3_last_insert_rowid(h->db->sql);
 			p->status = 0;
+			if (terminal)
+				open_calls_del(&h->open, p->call);
+			else if (!strcmp(p->kind, HISTORY_CALL_STARTED))
+				open_calls_add(&h->open, p->call);
 		} else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
 			p->seq = 0;
 			p->status = refusal(h, p);
@@ -545,6 +555,8 @@ static int write_open(struct history *w, struct history_batch *b)
 		db_rollback(w->db);
 		for (size_t i = 0; i < b->n; i++)
 			b->ev[i].seq = 0, b->ev[i].status = 0;
+		/* What it learnt from the rolled-back rows is void. */
+		open_calls_clear(&w->open);
 	}
 	return rc;
 }
