@@ -89,6 +89,24 @@ H logs c --json >"$T/logs.json" 2>&1
 check "the history holds every answered call" \
 	test "$(grep -c '"call.returned"' "$T/logs.json")" -eq 3
 
+# ---- a slow disk: replies wait for their flush, the event loop does not -------
+# Each flush of the history takes 5 s more.  The call's reply waits for
+# its flush; a status request made meanwhile is answered while that
+# flush still runs (commits run on the writer thread, never on the loop).
+echo "SLOW 5000" >"$FAULT"
+H call c 'inc()' >"$T/slow.out" 2>&1 &
+CPID=$!
+sleep 0.5
+H status >"$T/slow.status" 2>&1
+rc=$?
+check "slow disk: another client is served (exit $rc)" test $rc -eq 0
+check "slow disk: ... while the call's flush still runs" kill -0 $CPID
+rm -f "$FAULT"
+wait $CPID
+want=$((want + 1))
+check "slow disk: the reply arrives after its flush" \
+	test "$(cat "$T/slow.out")" = $want
+
 # ---- past the retry limit: an error, not a reply ------------------------------
 if test -z "${FAULTS_QUICK:-}"; then
 	echo ENOSPC >"$FAULT"

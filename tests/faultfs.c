@@ -7,9 +7,10 @@
  * (write, pwrite, pwrite64, writev, pwritev) and every sync (fsync,
  * fdatasync) of a file whose path contains $HOSTEL_FAULT_MATCH (default
  * "hostel.db") fails with the errno the file names: "ENOSPC" (disk full,
- * the default) or "EIO".  Other files and sockets are untouched, so the
- * daemon can keep talking to its clients.  Remove the file and the disk
- * "recovers".
+ * the default) or "EIO".  "SLOW MS" instead makes each sync of such a
+ * file take MS milliseconds more, and succeed: a slow disk.  Other files
+ * and sockets are untouched, so the daemon can keep talking to its
+ * clients.  Remove the file and the disk "recovers".
  */
 #define _GNU_SOURCE
 
@@ -23,8 +24,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* The errno to inject for fd now, or 0. */
-static int fault_for(int fd)
+/* The errno to inject for fd now, or 0; *slow_ms: a delay for syncs. */
+static int fault_at(int fd, long *slow_ms)
 {
 	const char *trigger = getenv("HOSTEL_FAULT_FILE");
 	const char *match = getenv("HOSTEL_FAULT_MATCH");
@@ -47,10 +48,31 @@ static int fault_for(int fd)
 	n = read(tfd, kind, sizeof(kind) - 1);
 	close(tfd);
 	kind[n > 0 ? n : 0] = 0;
+	if (strncmp(kind, "SLOW", 4) == 0) {
+		if (slow_ms)
+			*slow_ms = strtol(kind + 4, NULL, 10);
+		goto out;
+	}
 	err = strncmp(kind, "EIO", 3) == 0 ? EIO : ENOSPC;
 out:
 	errno = saved;
 	return err;
+}
+
+static int fault_for(int fd)
+{
+	return fault_at(fd, NULL);
+}
+
+/* A sync's fault, after the slow disk's delay when there is one. */
+static int sync_fault(int fd)
+{
+	long ms = 0;
+	int e = fault_at(fd, &ms);
+
+	if (!e && ms > 0)
+		usleep((useconds_t)ms * 1000);
+	return e;
 }
 
 #define NEXT(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
@@ -112,7 +134,7 @@ ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off)
 
 int fsync(int fd)
 {
-	int e = fault_for(fd);
+	int e = sync_fault(fd);
 
 	if (e) {
 		errno = e;
@@ -123,7 +145,7 @@ int fsync(int fd)
 
 int fdatasync(int fd)
 {
-	int e = fault_for(fd);
+	int e = sync_fault(fd);
 
 	if (e) {
 		errno = e;
