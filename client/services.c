@@ -2,7 +2,8 @@
  * services.c - the service subcommands of `hostel`:
  *
  *   hostel deploy FILE [--name NAME] [--fuel N] [--memory BYTES]
- *                      [--deadline MS] [--no-autostart]
+ *                      [--deadline MS] [--no-autostart] [--env NAME=VALUE]...
+ *                      [--arg ARG]... [--dir HOST[::GUEST]]...
  *   hostel ps [--json]
  *   hostel start|stop|rm SERVICE
  *   hostel inspect SERVICE        (when SERVICE is not a file)
@@ -82,13 +83,17 @@ int cmd_deploy(int argc, char **argv)
 		{"memory", required_argument, NULL, 'm'},
 		{"deadline", required_argument, NULL, 'd'},
 		{"no-autostart", no_argument, NULL, 'A'},
+		{"env", required_argument, NULL, 'e'},
+		{"arg", required_argument, NULL, 'a'},
+		{"dir", required_argument, NULL, 'D'},
 		{"socket", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *socket_opt = NULL, *path;
-	char *name = NULL, *b64;
-	json_t *limits = json_object(), *config;
+	char *name = NULL, *b64 = NULL;
+	json_t *limits = json_object(), *env = json_object(),
+	       *args = json_array(), *dirs = json_array(), *config;
 	struct varlink_client *client = NULL;
 	struct varlink_reply reply = {0};
 	bool autostart = true;
@@ -97,12 +102,57 @@ int cmd_deploy(int argc, char **argv)
 	char sha[80];
 	int c, rc;
 
+	if (!limits || !env || !args || !dirs) {
+		fprintf(stderr, "hostel deploy: out of memory\n");
+		rc = HOSTEL_EXIT_FAILURE;
+		goto out;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			free(name);
 			name = strdup(optarg);
+			break;
+		case 'e': {
+			/* The guest's environment: K=V, repeatable. */
+			const char *eq = strchr(optarg, '=');
+			char *key;
+
+			if (!eq || eq == optarg) {
+				fprintf(stderr,
+					"hostel deploy: --env %s: expected "
+					"NAME=VALUE\n",
+					optarg);
+				rc = HOSTEL_EXIT_USAGE;
+				goto out;
+			}
+			key = strndup(optarg, (size_t)(eq - optarg));
+			if (!key || json_object_set_new(env, key,
+							json_string(eq + 1))) {
+				free(key);
+				fprintf(stderr,
+					"hostel deploy: --env %s: not "
+					"UTF-8, or out of memory\n",
+					optarg);
+				rc = HOSTEL_EXIT_USAGE;
+				goto out;
+			}
+			free(key);
+			break;
+		}
+		case 'a':
+		case 'D':
+			/* The daemon checks the strings (hostel.conf(5)). */
+			if (json_array_append_new(c == 'a' ? args : dirs,
+						  json_string(optarg))) {
+				fprintf(stderr,
+					"hostel deploy: %s: not UTF-8, or out "
+					"of memory\n",
+					optarg);
+				rc = HOSTEL_EXIT_USAGE;
+				goto out;
+			}
 			break;
 		case 'f':
 		case 'm':
@@ -114,7 +164,8 @@ int cmd_deploy(int argc, char **argv)
 				fprintf(stderr,
 					"hostel deploy: not a number: %s\n",
 					optarg);
-				return HOSTEL_EXIT_USAGE;
+				rc = HOSTEL_EXIT_USAGE;
+				goto out;
 			}
 			json_object_set_new(limits,
 					    c == 'f'   ? "fuelPerCall"
@@ -133,22 +184,29 @@ int cmd_deploy(int argc, char **argv)
 			printf("usage: hostel deploy FILE [--name NAME] "
 			       "[--fuel N] "
 			       "[--memory BYTES] [--deadline MS] "
-			       "[--no-autostart]\n");
-			return HOSTEL_EXIT_OK;
+			       "[--no-autostart]\n"
+			       "                     [--env NAME=VALUE]... "
+			       "[--arg ARG]... [--dir HOST[::GUEST]]...\n");
+			rc = HOSTEL_EXIT_OK;
+			goto out;
 		default:
-			return HOSTEL_EXIT_USAGE;
+			rc = HOSTEL_EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: hostel deploy FILE [--name NAME]\n");
-		return HOSTEL_EXIT_USAGE;
+		fprintf(stderr, "usage: hostel deploy FILE [--name NAME] "
+				"[OPTIONS] (hostel deploy --help)\n");
+		rc = HOSTEL_EXIT_USAGE;
+		goto out;
 	}
 	path = argv[optind];
 	bytes = read_file(path, &len);
 	if (!bytes) {
 		fprintf(stderr, "hostel deploy: %s: %s\n", path,
 			strerror(errno));
-		return HOSTEL_EXIT_INPUT;
+		rc = HOSTEL_EXIT_INPUT;
+		goto out;
 	}
 	if (len > VARLINK_MESSAGE_MAX / 4 * 3 - 1024) {
 		fprintf(stderr,
@@ -156,7 +214,8 @@ int cmd_deploy(int argc, char **argv)
 			"the socket is limited to about 12 MiB\n",
 			path, len);
 		free(bytes);
-		return HOSTEL_EXIT_INPUT;
+		rc = HOSTEL_EXIT_INPUT;
+		goto out;
 	}
 	if (!name)
 		name = default_name(path);
@@ -164,7 +223,8 @@ int cmd_deploy(int argc, char **argv)
 	free(bytes);
 	if (!name || !b64) {
 		fprintf(stderr, "hostel deploy: out of memory\n");
-		return HOSTEL_EXIT_FAILURE;
+		rc = HOSTEL_EXIT_FAILURE;
+		goto out;
 	}
 	rc = daemon_client_open("deploy", socket_opt, DAEMON_CLIENT_TIMEOUT_MS,
 				&client);
@@ -185,6 +245,12 @@ int cmd_deploy(int argc, char **argv)
 	config = json_object();
 	if (json_object_size(limits))
 		json_object_set(config, "limits", limits);
+	if (json_object_size(env))
+		json_object_set(config, "env", env);
+	if (json_array_size(args))
+		json_object_set(config, "args", args);
+	if (json_array_size(dirs))
+		json_object_set(config, "preopens", dirs);
 	rc = daemon_client_call("deploy", client, "io.hostel.Service.Create",
 				json_pack("{ss,ss,so,sb}", "name", name,
 					  "component", sha, "config", config,
@@ -203,6 +269,9 @@ out:
 	varlink_reply_clear(&reply);
 	varlink_client_free(client);
 	json_decref(limits);
+	json_decref(env);
+	json_decref(args);
+	json_decref(dirs);
 	free(b64);
 	free(name);
 	return rc;

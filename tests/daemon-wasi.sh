@@ -59,8 +59,8 @@ callout() {
 	H call "$@" >"$T/$o.out" 2>"$T/$o.err"
 	rc=$?
 }
-# create NAME SHA CONFIG: io.hostel.Service.Create (the client's deploy
-# has no options for env, args or preopens), reply in $T/create-NAME
+# create NAME SHA CONFIG: io.hostel.Service.Create with a raw config
+# (bad ones too), reply in $T/create-NAME
 create() {
 	"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Service.Create\",\"parameters\":{\"name\":\"$1\",\"component\":\"$2\",\"config\":$3}}" \
 		>"$T/create-$1" 2>&1
@@ -157,6 +157,31 @@ check "stderr is a guest.stderr event" has "$T/hello.guest" \
 callout h2 hello "$RUN()"
 check "a command's run can be called again on the same store" \
 	eq "$(cat "$T/h2.out")/$(guest hello | grep -c 'argc=3')" "ok/2"
+
+# The same through the client: hostel deploy --env/--arg/--dir.
+H deploy "$G/hello-0.2.12.component.wasm" --name hello-d \
+	--env GREETING=via-deploy --env EMPTY= --arg 0 --arg "two words" \
+	--dir "$T/data::/data" >"$T/deploy-d.out" 2>&1
+check "hostel deploy --env --arg --dir (exit $?)" \
+	has "$T/deploy-d.out" "deployed hello-d"
+H ps --json >"$T/ps-d.json" 2>&1
+check "the options become the service's config" \
+	has "$T/ps-d.json" '"env":{"GREETING":"via-deploy","EMPTY":""},"args":["0","two words"]'
+callout hd hello-d "$RUN()"
+guest hello-d >"$T/hello-d.guest"
+check "deploy's --arg and --env reach the guest" \
+	eq "$(cat "$T/hd.out")/$(grep -c 'argc=3\|arg\[2\]=two words\|GREETING=via-deploy' "$T/hello-d.guest")" \
+	"ok/3"
+check "deploy's --dir is the guest's preopen" has "$T/hello-d.guest" \
+	"stdout open /data/input.txt: ok: from the host"
+H deploy "$G/hello-0.2.12.component.wasm" --name bad-d --env NOEQUALS \
+	>"$T/deploy-bad.out" 2>&1
+check "deploy --env without = is a usage error (exit $?)" \
+	has "$T/deploy-bad.out" "expected NAME=VALUE"
+H deploy "$G/hello-0.2.12.component.wasm" --name bad-d2 --dir rel/dir \
+	>"$T/deploy-bad2.out" 2>&1
+check "deploy --dir with a relative path is refused by the daemon" \
+	has "$T/deploy-bad2.out" "absolute"
 
 "$SEND" "$SOCK" call "{\"method\":\"io.hostel.Component.Add\",\"parameters\":{\"bytes\":\"$(base64 -w0 "$G/hello-0.2.0.component.wasm")\"}}" \
 	>"$T/add0.out" 2>&1
