@@ -307,6 +307,12 @@ static void note_poisoned(struct service *s)
 				     (suseconds_t)(s->backoff_ms % 1000) *
 					     1000};
 
+		/*
+		 * libevent times the timer from the clock it read when this
+		 * loop turn began; a turn that committed the history first
+		 * would end the back-off before the time the reason states.
+		 */
+		event_base_update_cache_time(s->d->base);
 		evtimer_add(s->ev_recreate, &tv);
 	}
 }
