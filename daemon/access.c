@@ -97,9 +97,10 @@ static bool next_token(const char **s, char *tok, int *rc, char *why,
 		c++;
 	if (!*c && c != tok + (tok[0] == '@'))
 		return true;
-	snprintf(why, whylen,
-		 "'%.64s' is not a principal (a user, a uid, @group, * or none)",
-		 tok);
+	snprintf(
+		why, whylen,
+		"'%.64s' is not a principal (a user, a uid, @group, * or none)",
+		tok);
 	*rc = -EINVAL;
 	return false;
 }
@@ -189,8 +190,8 @@ static void list_free(struct access_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int list_build(struct access_list *l, const char *text,
-		      const char *key, char *why, size_t whylen)
+static int list_build(struct access_list *l, const char *text, const char *key,
+		      char *why, size_t whylen)
 {
 	char tok[TOKEN_MAX], sub[200];
 	int rc = 0;
@@ -225,8 +226,7 @@ int access_policy_build(struct access_policy *p, const char *call,
 
 	memset(p, 0, sizeof(*p));
 	p->self = geteuid();
-	rc = list_build(&p->call, call ? call : "*", "allow-call", why,
-			whylen);
+	rc = list_build(&p->call, call ? call : "*", "allow-call", why, whylen);
 	if (!rc)
 		rc = list_build(&p->deploy, deploy ? deploy : "*",
 				"allow-deploy", why, whylen);
@@ -258,8 +258,7 @@ enum access_role access_role_of(const struct access_policy *p,
 {
 	if (!cred->valid)
 		return ACCESS_CONNECT;
-	if (cred->uid == 0 || cred->uid == p->self ||
-	    list_has(&p->admin, cred))
+	if (cred->uid == 0 || cred->uid == p->self || list_has(&p->admin, cred))
 		return ACCESS_ADMIN;
 	if (list_has(&p->deploy, cred))
 		return ACCESS_DEPLOY;

@@ -195,8 +195,7 @@ int history_write_done(struct history *h, struct history_batch *b,
  * while newer events gathered: the retry commits old and new together,
  * in order.  -ENOMEM leaves both unchanged.
  */
-int history_batch_take(struct history_batch *into,
-		       struct history_batch *from);
+int history_batch_take(struct history_batch *into, struct history_batch *from);
 
 /* Give up on a batch: every callback gets `status`; the batch empties. */
 void history_batch_fail(struct history_batch *b, int status);

@@ -19,8 +19,8 @@
 
 static struct conn_cred who(uid_t uid, gid_t gid)
 {
-	return (struct conn_cred){.valid = true, .pid = 1, .uid = uid,
-				  .gid = gid};
+	return (struct conn_cred){
+		.valid = true, .pid = 1, .uid = uid, .gid = gid};
 }
 
 START_TEST(list_syntax)
@@ -30,11 +30,10 @@ START_TEST(list_syntax)
 	ck_assert_int_eq(access_list_check("", why, sizeof(why)), 0);
 	ck_assert_int_eq(access_list_check("*", why, sizeof(why)), 0);
 	ck_assert_int_eq(access_list_check("none", why, sizeof(why)), 0);
-	ck_assert_int_eq(access_list_check(" alice, 1000\t@adm,@42 ", why,
-					   sizeof(why)),
-			 0);
-	ck_assert_int_eq(access_list_check("al!ce", why, sizeof(why)),
-			 -EINVAL);
+	ck_assert_int_eq(
+		access_list_check(" alice, 1000\t@adm,@42 ", why, sizeof(why)),
+		0);
+	ck_assert_int_eq(access_list_check("al!ce", why, sizeof(why)), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(why, "al!ce"));
 	ck_assert_int_eq(access_list_check("@", why, sizeof(why)), -EINVAL);
 	ck_assert_int_eq(access_list_check("alice @", why, sizeof(why)),
@@ -78,9 +77,8 @@ START_TEST(defaults_and_names)
 	char why[200] = "";
 	struct conn_cred c = who(40099, 40099);
 
-	ck_assert_int_eq(access_policy_build(&p, NULL, NULL, NULL, why,
-					     sizeof(why)),
-			 0);
+	ck_assert_int_eq(
+		access_policy_build(&p, NULL, NULL, NULL, why, sizeof(why)), 0);
 	/* Anyone who can open the socket may deploy; nobody else admins. */
 	ck_assert_int_eq(access_role_of(&p, &c), ACCESS_DEPLOY);
 	access_policy_free(&p);
@@ -94,8 +92,7 @@ START_TEST(defaults_and_names)
 	ck_assert_int_eq(access_policy_build(&p, "no-such-user-hostel", NULL,
 					     NULL, why, sizeof(why)),
 			 -EINVAL);
-	ck_assert_str_eq(why,
-			 "allow-call: unknown user 'no-such-user-hostel'");
+	ck_assert_str_eq(why, "allow-call: unknown user 'no-such-user-hostel'");
 	ck_assert_int_eq(access_policy_build(&p, NULL, NULL,
 					     "@no-such-group-hostel", why,
 					     sizeof(why)),

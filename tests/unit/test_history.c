@@ -1324,7 +1324,6 @@ START_TEST(guest_output_lines)
 }
 END_TEST
 
-
 /* ---- payload_valid_object against SQLite's json_valid ---------------------
  */
 
@@ -1421,7 +1420,8 @@ START_TEST(payload_check_agrees_with_sqlite)
 			if (op == 0 && at < n) { /* replace */
 				buf[at] = alphabet[(x >> 20) %
 						   (sizeof(alphabet) - 1)];
-			} else if (op == 1 && n + 1 < sizeof(buf)) { /* insert */
+			} else if (op == 1 &&
+				   n + 1 < sizeof(buf)) { /* insert */
 				memmove(buf + at + 1, buf + at, n - at);
 				buf[at] = alphabet[(x >> 20) %
 						   (sizeof(alphabet) - 1)];
@@ -1435,8 +1435,9 @@ START_TEST(payload_check_agrees_with_sqlite)
 			bool ours = payload_valid_object(buf, n);
 			bool theirs = sqlite_says_object(st, buf, n);
 
-			ck_assert_msg(ours == theirs, "'%.*s': ours %d, sqlite %d",
-				      (int)n, buf, ours, theirs);
+			ck_assert_msg(ours == theirs,
+				      "'%.*s': ours %d, sqlite %d", (int)n, buf,
+				      ours, theirs);
 			agree++;
 			valid += ours;
 		}
