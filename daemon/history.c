@@ -417,6 +417,25 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* What writer_start() made, whatever it got to (the thread is not running). */
+static void writer_release(struct writer *w)
+{
+	if (w->ev_done)
+		event_free(w->ev_done);
+	w->ev_done = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (w->pipe[i] >= 0)
+			close(w->pipe[i]);
+		w->pipe[i] = -1;
+	}
+	history_free(w->hist);
+	w->hist = NULL;
+	db_close(w->db);
+	w->db = NULL;
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+}
+
 /*
  * Start the writer: its connection (no lock: this daemon holds it), the
  * wake-up pipe, the thread.  On failure the daemon commits on its loop,
@@ -461,18 +480,7 @@ static void writer_start(struct daemon_history *h)
 	return;
 fail:
 	log_warn(&h->d->log, "history: %s; commits run on the event loop", err);
-	if (w->ev_done)
-		event_free(w->ev_done);
-	w->ev_done = NULL;
-	for (int i = 0; i < 2; i++)
-		if (w->pipe[i] >= 0)
-			close(w->pipe[i]);
-	history_free(w->hist);
-	w->hist = NULL;
-	db_close(w->db);
-	w->db = NULL;
-	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&w->mu);
+	writer_release(w);
 	return;
 fail_sync:
 	log_warn(&h->d->log, "history: cannot start the writer thread; "
@@ -493,16 +501,7 @@ static void writer_stop(struct daemon_history *h)
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 	w->running = false;
-	event_free(w->ev_done);
-	w->ev_done = NULL;
-	close(w->pipe[0]);
-	close(w->pipe[1]);
-	history_free(w->hist);
-	w->hist = NULL;
-	db_close(w->db);
-	w->db = NULL;
-	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&w->mu);
+	writer_release(w);
 }
 
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
