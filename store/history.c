@@ -79,11 +79,20 @@ struct history_pruner {
 	bool done;
 };
 
+/*
+ * Rows per multi-row INSERT, largest first: one statement of many rows
+ * costs SQLite about half the instructions per row of single-row ones
+ * (the cursors on the table and its indexes open once per statement).
+ * A run of n rows goes as greedy pieces of these sizes.
+ */
+static const size_t insert_rows[] = {64, 16, 4, 1};
+#define INSERT_SIZES (sizeof(insert_rows) / sizeof(insert_rows[0]))
+
 struct history {
 	struct db *db;
-	sqlite3_stmt *insert;
-	sqlite3_stmt *insert_terminal; /* only when the call has started */
-	struct open_calls open;	       /* started here, not ended yet */
+	sqlite3_stmt *insert[INSERT_SIZES]; /* insert_rows[i] rows each */
+	sqlite3_stmt *insert_terminal;	    /* only when the call has started */
+	struct open_calls open;		    /* started here, not ended yet */
 	uint64_t last_seq;
 	history_commit_fn hook;
 	void *hook_arg;
@@ -204,6 +213,28 @@ static int read_last_seq(struct history *h)
 	return db_fail(h->db, rc, "reading the last sequence number");
 }
 
+/* INSERT of `rows` events: parameters 5k+1..5k+5 are row k's. */
+static int prepare_insert(struct history *h, size_t rows, sqlite3_stmt **st)
+{
+	static const char head[] =
+		"INSERT INTO events (time, service, call, kind, payload) "
+		"VALUES (?,?,?,?,?)";
+	static const char more[] = ",(?,?,?,?,?)";
+	size_t len = sizeof(head) + (rows - 1) * (sizeof(more) - 1);
+	char *sql = malloc(len), *w;
+	int rc;
+
+	if (!sql)
+		return db_failf(h->db, -ENOMEM, "out of memory");
+	w = sql + (sizeof(head) - 1);
+	memcpy(sql, head, sizeof(head));
+	for (size_t i = 1; i < rows; i++, w += sizeof(more) - 1)
+		memcpy(w, more, sizeof(more));
+	rc = db_prepare(h->db, sql, st);
+	free(sql);
+	return rc;
+}
+
 int history_open(struct db *db, struct history **out)
 {
 	struct history *h = calloc(1, sizeof(*h));
@@ -214,10 +245,9 @@ int history_open(struct db *db, struct history **out)
 		return db_failf(db, -ENOMEM, "out of memory");
 	h->db = db;
 	h->prune.h = h;
-	rc = db_prepare(db,
-			"INSERT INTO events (time, service, call, kind, "
-			"payload) VALUES (?1, ?2, ?3, ?4, ?5)",
-			&h->insert);
+	rc = 0;
+	for (size_t i = 0; i < INSERT_SIZES && rc == 0; i++)
+		rc = prepare_insert(h, insert_rows[i], &h->insert[i]);
 	if (rc == 0)
 		rc = db_prepare(db,
 				"INSERT INTO events (time, service, call, "
@@ -251,7 +281,8 @@ void history_free(struct history *h)
 {
 	if (!h)
 		return;
-	sqlite3_finalize(h->insert);
+	for (size_t i = 0; i < INSERT_SIZES; i++)
+		sqlite3_finalize(h->insert[i]);
 	sqlite3_finalize(h->insert_terminal);
 	open_calls_free(&h->open);
 	prune_reset(&h->prune);
@@ -449,52 +480,166 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 		 : sqlite3_bind_null(st, i);
 }
 
+/* Bind p as row k (from 0) of an insert statement. */
+static void bind_row(sqlite3_stmt *st, int k, const struct pending *p)
+{
+	int o = 5 * k;
+
+	sqlite3_bind_int64(st, o + 1, p->time);
+	bind_text(st, o + 2, p->service);
+	bind_text(st, o + 3, p->call);
+	bind_text(st, o + 4, p->kind);
+	bind_text(st, o + 5, p->payload);
+}
+
+static bool is_start(const struct pending *p)
+{
+	return !strcmp(p->kind, HISTORY_CALL_STARTED);
+}
+
 /*
- * Insert every event inside the open transaction.  A refused event is
- * marked and skipped; any other failure is the transaction's.
+ * One event in a statement of its own.  A refused event is marked and
+ * skipped; any other failure is the transaction's.
+ */
+static int insert_one(struct history *h, struct pending *p)
+{
+	bool terminal = history_kind_terminal(p->kind);
+	/* A start this handle wrote needs no look-up. */
+	bool known = terminal && open_calls_has(&h->open, p->call);
+	sqlite3_stmt *st = terminal && !known ? h->insert_terminal
+					      : h->insert[INSERT_SIZES - 1];
+	int rc;
+
+	bind_row(st, 0, p);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && terminal && sqlite3_changes(h->db->sql) == 0) {
+		p->seq = 0; /* no such call: nothing was inserted */
+		p->status = -ENOENT;
+	} else if (rc == SQLITE_DONE) {
+		p->seq = (uint64_t)sqlite3_last_insert_rowid(h->db->sql);
+		p->status = 0;
+		if (terminal)
+			open_calls_del(&h->open, p->call);
+		else if (is_start(p))
+			open_calls_add(&h->open, p->call);
+	} else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
+		p->seq = 0;
+		p->status = refusal(h, p);
+	} else {
+		rc = db_fail(h->db, rc, "appending to the history");
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		return rc;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return 0;
+}
+
+/*
+ * ev[0..n) in one statement of n rows (st).  1 when the statement was
+ * refused (a constraint: SQLite undid the whole statement, so the caller
+ * redoes its rows one by one to learn which), 0 done, < 0 a failure.
+ * The rows take consecutive sequence numbers: this connection holds the
+ * write lock, and each row of the statement gets the largest rowid so far
+ * plus one.
+ */
+static int insert_many(struct history *h, sqlite3_stmt *st, struct pending *ev,
+		       size_t n)
+{
+	uint64_t last;
+	int rc;
+
+	for (size_t k = 0; k < n; k++)
+		bind_row(st, (int)k, &ev[k]);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE && (size_t)sqlite3_changes(h->db->sql) != n)
+		rc = db_failf(h->db, -EIO,
+			      "appending to the history: %d of %zu rows",
+			      sqlite3_changes(h->db->sql), n);
+	else if (rc == SQLITE_DONE) {
+		last = (uint64_t)sqlite3_last_insert_rowid(h->db->sql);
+		for (size_t k = 0; k < n; k++) {
+			ev[k].seq = last - (n - 1 - k);
+			ev[k].status = 0;
+		}
+		rc = 0;
+	} else if ((rc & 0xff) == SQLITE_CONSTRAINT)
+		rc = 1;
+	else
+		rc = db_fail(h->db, rc, "appending to the history");
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return rc;
+}
+
+/*
+ * A run of events none of which needs a look-up (insert_all() has put
+ * the run's starts in the open set and taken its ends out), as greedy
+ * multi-row statements.  When one is refused, the rows from it on are
+ * redone one by one, after forgetting their starts: the set may forget,
+ * never hold a call whose start is not written.
+ */
+static int insert_run(struct history *h, struct pending *ev, size_t n)
+{
+	size_t i = 0, j = 0;
+	int rc;
+
+	while (i < n) {
+		while (insert_rows[j] > n - i)
+			j++;
+		rc = insert_many(h, h->insert[j], ev + i, insert_rows[j]);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			i += insert_rows[j];
+			continue;
+		}
+		for (size_t k = i; k < n; k++)
+			if (is_start(&ev[k]))
+				open_calls_del(&h->open, ev[k].call);
+		for (size_t k = i; k < n; k++)
+			if ((rc = insert_one(h, &ev[k])))
+				return rc;
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * Insert every event inside the open transaction, in batch order.  Runs
+ * of events go as multi-row statements; a terminal event for a call this
+ * handle did not see start is inserted alone, through the look-up that
+ * refuses an end without a start (-ENOENT).  A refused event is marked
+ * and skipped; any other failure is the transaction's.
  */
 static int insert_all(struct history *h, struct history_batch *b)
 {
+	size_t start = 0;
+	int rc;
+
 	for (size_t i = 0; i < b->n; i++) {
 		struct pending *p = &b->ev[i];
 		bool terminal = history_kind_terminal(p->kind);
-		/* A start this handle wrote needs no look-up. */
-		bool known = terminal && open_calls_has(&h->open, p->call);
-		sqlite3_stmt *st =
-			terminal && !known ? h->insert_terminal : h->insert;
-		int rc;
 
-		sqlite3_bind_int64(st, 1, p->time);
-		bind_text(st, 2, p->service);
-		bind_text(st, 3, p->call);
-		bind_text(st, 4, p->kind);
-		bind_text(st, 5, p->payload);
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_DONE && terminal &&
-		    sqlite3_changes(h->db->sql) == 0) {
-			p->seq = 0; /* no such call: nothing was inserted */
-			p->status = -ENOENT;
-		} else if (rc == SQLITE_DONE) {
-			p->seq =
-				(uint64_t)sqlite3_last_insert_rowid(h->db->sql);
-			p->status = 0;
-			if (terminal)
-				open_calls_del(&h->open, p->call);
-			else if (!strcmp(p->kind, HISTORY_CALL_STARTED))
-				open_calls_add(&h->open, p->call);
-		} else if ((rc & 0xff) == SQLITE_CONSTRAINT) {
-			p->seq = 0;
-			p->status = refusal(h, p);
-		} else {
-			rc = db_fail(h->db, rc, "appending to the history");
-			sqlite3_reset(st);
-			sqlite3_clear_bindings(st);
-			return rc;
+		if (terminal && !open_calls_has(&h->open, p->call)) {
+			if ((rc = insert_run(h, b->ev + start, i - start)) ||
+			    (rc = insert_one(h, p)))
+				return rc;
+			start = i + 1;
+			continue;
 		}
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
+		if (terminal)
+			open_calls_del(&h->open, p->call);
+		else if (is_start(p))
+			open_calls_add(&h->open, p->call);
+		if (i + 1 - start == insert_rows[0]) {
+			if ((rc = insert_run(h, b->ev + start, i + 1 - start)))
+				return rc;
+			start = i + 1;
+		}
 	}
-	return 0;
+	return insert_run(h, b->ev + start, b->n - start);
 }
 
 static void record_latency(struct history *h, uint64_t ns)

@@ -127,12 +127,30 @@ void payload_string(struct payload *p, const char *s, size_t len)
 	put(p, "\"", 1);
 }
 
+/* Keys are the code's own names: plain ASCII goes out in one piece. */
 static void key(struct payload *p, const char *k)
 {
-	if (p->need_comma)
-		put(p, ",", 1);
-	payload_string(p, k, strlen(k));
-	put(p, ":", 1);
+	size_t n = strlen(k), i = 0, m = 0;
+	char buf[64];
+
+	while (i < n && (unsigned char)k[i] >= 0x20 &&
+	       (unsigned char)k[i] < 0x80 && k[i] != '"' && k[i] != '\\')
+		i++;
+	if (i == n && n + 4 <= sizeof(buf)) {
+		if (p->need_comma)
+			buf[m++] = ',';
+		buf[m++] = '"';
+		memcpy(buf + m, k, n);
+		m += n;
+		buf[m++] = '"';
+		buf[m++] = ':';
+		put(p, buf, m);
+	} else {
+		if (p->need_comma)
+			put(p, ",", 1);
+		payload_string(p, k, n);
+		put(p, ":", 1);
+	}
 	p->need_comma = true;
 }
 
@@ -157,13 +175,20 @@ void payload_str(struct payload *p, const char *k, const char *value)
 	payload_strn(p, k, value, value ? strlen(value) : 0);
 }
 
+/* Digits by hand: snprintf was a tenth of a call's history work. */
 void payload_int(struct payload *p, const char *k, int64_t value)
 {
-	char num[32];
+	char num[24], *e = num + sizeof(num), *d = e;
+	/* Through unsigned: INT64_MIN has no positive twin. */
+	uint64_t u = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
 
 	key(p, k);
-	snprintf(num, sizeof(num), "%" PRId64, value);
-	puts_(p, num);
+	do
+		*--d = (char)('0' + u % 10);
+	while ((u /= 10));
+	if (value < 0)
+		*--d = '-';
+	put(p, d, (size_t)(e - d));
 }
 
 void payload_bool(struct payload *p, const char *k, bool value)

@@ -283,6 +283,102 @@ START_TEST(exactly_one_terminal_event_per_call)
 }
 END_TEST
 
+/*
+ * The rules against a model, in batches long enough for the multi-row
+ * statements (store/history.c insert_all), with refusals in the middle
+ * of runs and, after a reopen, ends whose start another handle wrote
+ * (the look-up path).  Every event's status and seq must be the model's,
+ * and the row at each seq must be that event.
+ */
+START_TEST(multi_row_inserts_keep_the_rules)
+{
+	enum { CALLS = 40, EVENTS = 300, BATCHES = 12 };
+	static const char *const kinds[] = {
+		HISTORY_CALL_STARTED,  HISTORY_CALL_STARTED,
+		HISTORY_CALL_RETURNED, HISTORY_CALL_TRAPPED,
+		"service.note",
+	};
+	struct fixture f;
+	struct outcome *o = calloc(EVENTS, sizeof(*o));
+	int *call_of = calloc(EVENTS, sizeof(int)),
+	    *kind_of = calloc(EVENTS, sizeof(int));
+	bool started[CALLS] = {0}, ended[CALLS] = {0};
+	uint64_t seq = 0, x = 12345;
+	char name[CALLS][16];
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_ptr_nonnull(call_of);
+	ck_assert_ptr_nonnull(kind_of);
+	for (int c = 0; c < CALLS; c++)
+		snprintf(name[c], sizeof(name[c]), "c%d", c);
+	setup(&f);
+	for (int b = 0; b < BATCHES; b++) {
+		if (b == BATCHES / 2) { /* a new handle: an empty open set */
+			history_batch_free(f.b);
+			history_free(f.h);
+			ck_assert_int_eq(history_open(f.db, &f.h), 0);
+			f.b = history_batch_new(f.h);
+			ck_assert_ptr_nonnull(f.b);
+		}
+		memset(o, 0, EVENTS * sizeof(*o));
+		for (int i = 0; i < EVENTS; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			call_of[i] = (int)((x >> 33) % CALLS);
+			kind_of[i] = (int)((x >> 20) % 5);
+			add(&f, "s", kind_of[i] == 4 ? NULL : name[call_of[i]],
+			    kinds[kind_of[i]], NULL, &o[i]);
+		}
+		commit(&f);
+		for (int i = 0; i < EVENTS; i++) {
+			int c = call_of[i], want = 0;
+			char sql[160];
+
+			if (kind_of[i] < 2)
+				want = started[c] ? -EEXIST : 0;
+			else if (kind_of[i] < 4)
+				want = !started[c] ? -ENOENT
+				       : ended[c]  ? -EALREADY
+						   : 0;
+			if (want == 0 && kind_of[i] < 2)
+				started[c] = true;
+			else if (want == 0 && kind_of[i] < 4)
+				ended[c] = true;
+			ck_assert_int_eq(o[i].calls, 1);
+			ck_assert_msg(o[i].status == want,
+				      "batch %d event %d (%s %s): %d, not %d",
+				      b, i, kinds[kind_of[i]], name[c],
+				      o[i].status, want);
+			if (want) {
+				ck_assert_uint_eq(o[i].seq, 0);
+				continue;
+			}
+			ck_assert_uint_eq(o[i].seq, ++seq);
+			snprintf(
+				sql, sizeof(sql),
+				"SELECT count(*) FROM events WHERE seq = %llu "
+				"AND kind = '%s' AND coalesce(call, '') = '%s'",
+				(unsigned long long)seq, kinds[kind_of[i]],
+				kind_of[i] == 4 ? "" : name[c]);
+			ck_assert_int_eq(peek(f.dir, sql), 1);
+		}
+		/* New calls for the next batch. */
+		for (int c = 0; c < CALLS; c++)
+			if (ended[c]) {
+				snprintf(name[c], sizeof(name[c]), "c%d-%d", c,
+					 b);
+				started[c] = ended[c] = false;
+			}
+	}
+	ck_assert_uint_eq(history_last_seq(f.h), seq);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"),
+			 (long long)seq);
+	teardown(&f);
+	free(o);
+	free(call_of);
+	free(kind_of);
+}
+END_TEST
+
 START_TEST(checks_at_add_time)
 {
 	struct fixture f;
@@ -1369,6 +1465,42 @@ static bool sqlite_says_object(sqlite3_stmt *st, const char *text, size_t n)
 	return ok;
 }
 
+/* The builder's digits and keys (payload.c writes both by hand). */
+START_TEST(payload_integers)
+{
+	struct payload p;
+	char *text;
+
+	payload_begin(&p);
+	payload_int(&p, "zero", 0);
+	payload_int(&p, "neg", -1);
+	payload_int(&p, "min", INT64_MIN);
+	payload_int(&p, "max", INT64_MAX);
+	payload_int(&p, "mid", 1234567890);
+	payload_object(&p, "o");
+	payload_int(&p, "ten", 10);
+	/* Keys that need escaping, or too long for the one-piece path. */
+	payload_int(&p, "we\"ird\n", 1);
+	payload_int(&p,
+		    "a-key-of-seventy-characters-"
+		    "-----------------------------------------x",
+		    2);
+	payload_end_object(&p);
+	text = payload_finish(&p);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, "{\"zero\":0,\"neg\":-1,"
+			       "\"min\":-9223372036854775808,"
+			       "\"max\":9223372036854775807,"
+			       "\"mid\":1234567890,\"o\":{\"ten\":10,"
+			       "\"we\\\"ird\\n\":1,"
+			       "\"a-key-of-seventy-characters-"
+			       "-----------------------------------------x\":"
+			       "2}}");
+	ck_assert(payload_valid_object(text, strlen(text)));
+	free(text);
+}
+END_TEST
+
 START_TEST(payload_check_agrees_with_sqlite)
 {
 	static const char alphabet[] = "{}[]:,\"\\ 0123456789-+.eEtruefalsn"
@@ -1479,6 +1611,7 @@ Suite *make_suite(void)
 	tcase_add_test(commit_tc, commit_assigns_seqs_in_order);
 	tcase_add_test(commit_tc, group_commit_of_1000_is_one_transaction);
 	tcase_add_test(commit_tc, exactly_one_terminal_event_per_call);
+	tcase_add_test(commit_tc, multi_row_inserts_keep_the_rules);
 	tcase_add_test(commit_tc, checks_at_add_time);
 	tcase_add_test(commit_tc, disk_full_keeps_the_batch);
 	tcase_add_test(commit_tc, disk_full_then_give_up);
@@ -1486,6 +1619,7 @@ Suite *make_suite(void)
 	tcase_add_test(commit_tc, recovery_under_disk_full_writes_nothing);
 	tcase_add_test(commit_tc, typed_payloads);
 	tcase_add_test(commit_tc, guest_output_lines);
+	tcase_add_test(commit_tc, payload_integers);
 	tcase_add_test(commit_tc, payload_check_agrees_with_sqlite);
 	tcase_add_test(read_tc, read_with_filters);
 	tcase_add_test(read_tc, follow_without_gap_or_duplicate);
