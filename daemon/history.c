@@ -28,10 +28,12 @@
 
 #include <event2/event.h>
 
+#include "daemon/checkpointer.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
 #include "daemon/notify.h"
+#include "ipc/json-text.h"
 #include "store/db.h"
 #include "store/schema.h"
 #include "store/services.h"
@@ -44,13 +46,17 @@
 #define PRUNE_STEP_ROWS		1000
 #define CHECKPOINT_INTERVAL_SEC 60
 /*
- * Group commit: while calls started since the last commit are still open,
- * a batch waits for their ends, at most this long after its first event,
- * so that one commit (one fsync) serves many calls; with none open it
- * commits at once.  A lone client never waits.  A call that outlives a
+ * Group commit: a batch that a reply waits on (an event with a `done`,
+ * such as a call's terminal event) commits at once, and while the writer
+ * is busy the next batch gathers whatever comes meanwhile, so one commit
+ * (one fsync) serves many calls without a reply ever waiting for a call
+ * that has not ended.  A batch nobody waits on yet, while calls started
+ * since the last commit are still open, waits for their ends, at most
+ * this long after its first event, so that a call's start and end share
+ * a commit; with none open it commits at once.  A call that outlives a
  * commit (a spinning guest, an async export parked on a timer) no longer
- * counts: it would make every later batch, every other service's reply,
- * wait the full bound for as long as it runs.
+ * counts: it would make every later batch wait the full bound for as long
+ * as it runs.
  */
 #define COMMIT_WAIT_MAX_US 10000
 #define RETRY_FIRST_MS	   100
@@ -92,6 +98,7 @@ struct daemon_history {
 	/* The batch the writer has (NULL: idle) and an empty one to swap in. */
 	struct history_batch *inflight, *spare;
 	struct writer w;
+	struct checkpointer *ckpt; /* NULL: SQLite's own checkpoints */
 	struct history_hooks hooks;
 	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
 	struct history_listener *listeners;
@@ -103,7 +110,8 @@ struct daemon_history {
 	 * yet (a call ending that started earlier only makes it smaller,
 	 * which commits sooner: never later than the bound). */
 	uint64_t open_calls;
-	uint64_t batch_first_us; /* when the commit timer was armed */
+	uint64_t waiters; /* events in the batch whose `done` a reply awaits */
+	uint64_t batch_first_us; /* when the batch got its first event */
 	uint64_t fail_since_ms, retry_ms;
 	size_t pruned_in_pass;
 	size_t autostart; /* services to recreate, counted at start */
@@ -114,6 +122,8 @@ struct daemon_history {
 	 * of the history is the difference.
 	 */
 	bool off;
+	/* The text of a call's arguments or result, reused call after call. */
+	struct json_text text;
 	struct off_done {
 		history_done_fn fn;
 		void *arg;
@@ -322,6 +332,7 @@ static bool writer_take(struct daemon_history *h)
 	h->batch = h->spare;
 	h->spare = NULL;
 	h->open_calls = 0;
+	h->waiters = 0;
 	pthread_mutex_lock(&h->w.mu);
 	h->w.job = h->inflight;
 	pthread_cond_signal(&h->w.cv);
@@ -352,6 +363,7 @@ static void commit_now(struct daemon_history *h, bool final)
 	rc = history_commit(h->hist, h->batch);
 	if (rc == 0) {
 		h->open_calls = 0;
+		h->waiters = 0;
 		commit_succeeded(h, n);
 		return;
 	}
@@ -504,6 +516,36 @@ static void writer_stop(struct daemon_history *h)
 	writer_release(w);
 }
 
+/*
+ * Checkpoints on their own thread, for the writer's connection and the
+ * loop's.  Without it SQLite's automatic checkpoints go on, in commits.
+ */
+static void checkpointer_begin(struct daemon_history *h)
+{
+	char err[512];
+
+	if (checkpointer_start(h->d->state_dir, h->db->sync, &h->ckpt, err,
+			       sizeof(err)) < 0) {
+		log_warn(&h->d->log,
+			 "history: %s; checkpoints run inside commits", err);
+		return;
+	}
+	checkpointer_watch(h->ckpt, h->db);
+	if (h->w.running)
+		checkpointer_watch(h->ckpt, h->w.db);
+}
+
+/* The writer, then the checkpointer its commits call on (idempotent). */
+static void background_stop(struct daemon_history *h)
+{
+	writer_stop(h);
+	if (h->ckpt) {
+		checkpointer_unwatch(h->db);
+		checkpointer_stop(h->ckpt);
+		h->ckpt = NULL;
+	}
+}
+
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
@@ -518,7 +560,7 @@ static void commit_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* Calls still open end soon: wait for them (bounded), so their
 	 * ends share this commit; the last end brings us back at once. */
-	if (h->open_calls && age < COMMIT_WAIT_MAX_US) {
+	if (!h->waiters && h->open_calls && age < COMMIT_WAIT_MAX_US) {
 		struct timeval tv = {0,
 				     (suseconds_t)(COMMIT_WAIT_MAX_US - age)};
 
@@ -545,11 +587,23 @@ static void schedule(struct daemon_history *h)
 {
 	static const struct timeval now = {0, 0};
 
-	if (!evtimer_pending(h->ev_retry, NULL) &&
-	    !evtimer_pending(h->ev_commit, NULL)) {
+	/* The batch's age counts from its first event, whatever timer a
+	 * batch before it (or the commit at start) left armed. */
+	if (history_batch_count(h->batch) == 1)
 		h->batch_first_us = mono_us();
+	if (!evtimer_pending(h->ev_retry, NULL) &&
+	    !evtimer_pending(h->ev_commit, NULL))
 		evtimer_add(h->ev_commit, &now);
-	}
+}
+
+/* A reply waits on the batch now: commit without waiting. */
+static void waiter_added(struct daemon_history *h)
+{
+	static const struct timeval now = {0, 0};
+
+	h->waiters++;
+	if (!evtimer_pending(h->ev_retry, NULL))
+		evtimer_add(h->ev_commit, &now);
 }
 
 /* A call ended: when it was the last open one, commit without waiting. */
@@ -646,7 +700,16 @@ static void checkpoint_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon_history *h = arg;
 	struct timeval tv = {CHECKPOINT_INTERVAL_SEC, 0};
 
-	if (h->w.running) {
+	if (h->ckpt) {
+		struct checkpointer_stats st;
+
+		checkpointer_get_stats(h->ckpt, &st);
+		if (st.last_rc < 0)
+			log_debug(&h->d->log,
+				  "history: the last checkpoint failed (%d)",
+				  st.last_rc);
+		checkpointer_request(h->ckpt);
+	} else if (h->w.running) {
 		/* The writer checkpoints between two batches. */
 		pthread_mutex_lock(&h->w.mu);
 		if (h->w.checkpoint_rc < 0)
@@ -676,16 +739,14 @@ static struct daemon_history *hist_of(void *ctx)
 }
 
 /* Compact JSON text of v (NULL stays NULL); *rc set on failure. */
-static char *dump(json_t *v, int *rc)
+/* v's text in h->text (valid until the next call), NULL for no value. */
+static const char *dump(struct daemon_history *h, json_t *v, int *rc)
 {
-	char *s;
-
 	if (!v)
 		return NULL;
-	s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!s)
-		*rc = -ENOMEM;
-	return s;
+	json_text_reset(&h->text);
+	*rc = json_text_put(&h->text, v);
+	return *rc ? NULL : h->text.buf;
 }
 
 /* Log what the batch refused at once, and arm the end-of-turn commit. */
@@ -705,14 +766,14 @@ static int hook_call_started(void *ctx, const char *service, const char *call,
 {
 	struct daemon_history *h = hist_of(ctx);
 	struct history_caller who = {0};
-	char *args;
+	const char *args;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	args = dump(arguments, &rc);
+	args = dump(h, arguments, &rc);
 	if (rc)
 		return rc;
 	if (caller && caller->valid)
@@ -720,7 +781,6 @@ static int hook_call_started(void *ctx, const char *service, const char *call,
 					      caller->gid};
 	rc = history_add_call_started(h->batch, service, call, export_name,
 				      args, &who, NULL, NULL);
-	free(args);
 	if (rc == 0)
 		h->open_calls++;
 	return added(h, HISTORY_CALL_STARTED, rc);
@@ -739,7 +799,7 @@ static int hook_call_ended(void *ctx, const char *service, const char *call,
 			   history_done_fn done, void *arg)
 {
 	struct daemon_history *h = hist_of(ctx);
-	char *text;
+	const char *text;
 	int rc = 0;
 
 	if (!h)
@@ -748,15 +808,16 @@ static int hook_call_ended(void *ctx, const char *service, const char *call,
 		return -EINVAL;
 	if (h->off)
 		return off_done(h, done, arg);
-	text = dump(detail, &rc);
+	text = dump(h, detail, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_call_ended(h->batch, service, call,
 				    outcome_kinds[outcome], text, done, arg);
-	free(text);
 	rc = added(h, outcome_kinds[outcome], rc);
 	if (rc == 0)
 		call_closed(h);
+	if (rc == 0 && done)
+		waiter_added(h);
 	return rc;
 }
 
@@ -765,19 +826,18 @@ static int hook_hostcall_started(void *ctx, const char *service,
 				 const char *import_name, json_t *arguments)
 {
 	struct daemon_history *h = hist_of(ctx);
-	char *args;
+	const char *args;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	args = dump(arguments, &rc);
+	args = dump(h, arguments, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_hostcall_started(h->batch, service, call, hostcall,
 					  import_name, args);
-	free(args);
 	return added(h, HISTORY_HOSTCALL_STARTED, rc);
 }
 
@@ -786,19 +846,18 @@ static int hook_hostcall_settled(void *ctx, const char *service,
 				 json_t *result)
 {
 	struct daemon_history *h = hist_of(ctx);
-	char *text;
+	const char *text;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	text = dump(result, &rc);
+	text = dump(h, result, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_hostcall_settled(h->batch, service, call, hostcall,
 					  text);
-	free(text);
 	return added(h, HISTORY_HOSTCALL_SETTLED, rc);
 }
 
@@ -806,18 +865,17 @@ static int store_event(void *ctx, const char *kind, const char *service,
 		       const char *component, json_t *detail)
 {
 	struct daemon_history *h = hist_of(ctx);
-	char *text;
+	const char *text;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	text = dump(detail, &rc);
+	text = dump(h, detail, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_store_event(h->batch, kind, service, component, text);
-	free(text);
 	return added(h, kind, rc);
 }
 
@@ -858,14 +916,14 @@ static int hook_event(void *ctx, const char *service, const char *call,
 		      void *arg)
 {
 	struct daemon_history *h = hist_of(ctx);
-	char *text;
+	const char *text;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return off_done(h, done, arg);
-	text = dump(payload, &rc);
+	text = dump(h, payload, &rc);
 	if (rc)
 		return rc;
 	rc = history_batch_add(h->batch,
@@ -876,8 +934,10 @@ static int hook_event(void *ctx, const char *service, const char *call,
 				       .payload = text,
 			       },
 			       done, arg);
-	free(text);
-	return added(h, kind ? kind : "(null)", rc);
+	rc = added(h, kind ? kind : "(null)", rc);
+	if (rc == 0 && done)
+		waiter_added(h);
+	return rc;
 }
 
 const struct history_hooks *daemon_history_hooks(struct daemon *d)
@@ -920,7 +980,8 @@ static void history_free_state(struct daemon_history *h)
 		event_free(h->ev_checkpoint);
 	off_flush(h); /* none are left in practice: the loop ran them */
 	free(h->dones);
-	writer_stop(h);
+	json_text_free(&h->text);
+	background_stop(h);
 	history_batch_free(h->batch);
 	history_batch_free(h->spare);
 	history_free(h->hist);
@@ -1023,8 +1084,10 @@ int daemon_history_open(struct daemon *d)
 		rc = history_commit(h->hist, h->batch);
 	if (rc)
 		goto fail;
-	if (!h->off)
+	if (!h->off) {
 		writer_start(h);
+		checkpointer_begin(h);
+	}
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
 	return 0;
@@ -1107,7 +1170,7 @@ void daemon_history_close(struct daemon *d)
 				       "graceful", 0));
 	}
 	/* Whatever cannot be committed now is failed, with its callers. */
-	writer_stop(h);
+	background_stop(h);
 	commit_now(h, true);
 	end_listeners(h);
 	if (db_checkpoint(h->db, true) < 0)
@@ -1183,5 +1246,8 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	out->synchronous = db_sync_name(h->db->sync);
 	out->keep_events = h->retention.keep_events;
 	out->keep_age = h->retention.keep_age;
+	memset(&out->checkpoints, 0, sizeof(out->checkpoints));
+	if (h->ckpt)
+		checkpointer_get_stats(h->ckpt, &out->checkpoints);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "daemon/checkpointer.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
@@ -347,11 +348,12 @@ START_TEST(done_only_after_commit_one_commit_per_turn)
 END_TEST
 
 /*
- * Group commit: while calls are open a batch waits for their ends, so
- * one commit serves them all; the last end commits at once; an open
- * call holds a batch back at most COMMIT_WAIT_MAX_US (10 ms).
+ * Group commit: a batch nobody waits on waits while calls are open, for
+ * their ends, so that a call's start and end share a commit; an end
+ * whose reply waits commits at once, never held for the other calls;
+ * an open call holds a batch back at most COMMIT_WAIT_MAX_US (10 ms).
  */
-START_TEST(group_commit_waits_for_open_calls)
+START_TEST(group_commit_holds_starts_never_replies)
 {
 	struct env e;
 	struct done o[3];
@@ -374,39 +376,62 @@ START_TEST(group_commit_waits_for_open_calls)
 						  NULL, NULL),
 				 0);
 	}
-	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g0", CALL_RETURNED,
-					NULL, done_cb, &o[0]),
-			 0);
 	turn(&e);
 	turn(&e);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	/* Two calls are open: the batch waits for them (when the two turns
-	 * took less than the bound: not so under Valgrind). */
+	/* Three calls are open, nobody waits: the batch waits for ends
+	 * (when the two turns took less than the bound: not so under
+	 * Valgrind). */
 	fast = (t1.tv_sec - t0.tv_sec) * 1000000 +
 		       (t1.tv_nsec - t0.tv_nsec) / 1000 <
 	       5000; /* half of history.c's COMMIT_WAIT_MAX_US */
 	if (fast) {
-		ck_assert_int_eq(o[0].calls, 0);
 		ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
 		ck_assert_uint_eq(st.stats.commits, st0.stats.commits);
+		ck_assert_uint_eq(st.pending_events, 3);
 	}
+	/* One ends and its reply waits: that commits now, with the three
+	 * starts, while g1 and g2 are still open. */
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g0", CALL_RETURNED,
+					NULL, done_cb, &o[0]),
+			 0);
+	/* Handed to the writer on the very next turn: durable without
+	 * another turn of the loop (when the writer is idle: it is when
+	 * the starts waited, see above). */
+	turn(&e);
+	for (int i = 0; fast && i < 5000 &&
+			peek(e.dir, "SELECT count(*) FROM events "
+				    "WHERE call = 'g0'") < 2;
+	     i++)
+		usleep(1000);
+	if (fast)
+		ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events "
+					     "WHERE call = 'g0'"),
+				 2);
+	settle(&e);
+	ck_assert_int_eq(o[0].calls, 1);
+	ck_assert_int_eq(o[0].status, 0);
+	ck_assert_int_eq(o[1].calls, 0);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.stats.events, st0.stats.events + 4);
+	if (fast)
+		ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
 	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g1", CALL_TRAPPED,
 					NULL, done_cb, &o[1]),
 			 0);
 	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "g2", CALL_CANCELLED,
 					NULL, done_cb, &o[2]),
 			 0);
-	/* The last end: the very next turn commits all six, once. */
+	/* Both ends came in one turn: one commit. */
 	settle(&e);
 	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(o[i].calls, 1);
 		ck_assert_int_eq(o[i].status, 0);
 	}
 	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
-	if (fast) {
-		ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 1);
-		ck_assert_uint_eq(st.stats.max_batch, 6);
-	}
+	ck_assert_uint_eq(st.stats.events, st0.stats.events + 6);
+	if (fast)
+		ck_assert_uint_eq(st.stats.commits, st0.stats.commits + 2);
 	/* A call that stays open holds others back 10 ms at most. */
 	ck_assert_int_eq(daemon_history_status(&e.d, &st0), 0);
 	ck_assert_int_eq(
@@ -823,6 +848,87 @@ START_TEST(client_gone_while_following)
 }
 END_TEST
 
+/*
+ * The checkpointer: a watched connection's commits past
+ * CHECKPOINTER_WAL_PAGES ask it for a checkpoint, which it runs on its
+ * own connection: the WAL is copied back while the writer goes on.
+ */
+/* What SQLite says of db's automatic checkpoint (0: none of its own). */
+static int autocheckpoint(struct db *db)
+{
+	sqlite3_stmt *st;
+	int v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db->sql,
+					    "PRAGMA wal_autocheckpoint", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+START_TEST(checkpointer_runs_beside_commits)
+{
+	char *dir = tmpdir_new(), err[256] = "";
+	struct db *db;
+	struct checkpointer *c;
+	struct checkpointer_stats st;
+	char payload[3200], sql[3400];
+	int i;
+
+	ck_assert_msg(db_open(dir, &(struct db_options){0}, &db, err,
+			      sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(checkpointer_start(dir, DB_SYNC_NORMAL, &c, err,
+					 sizeof(err)) == 0,
+		      "%s", err);
+	checkpointer_get_stats(c, &st);
+	ck_assert_uint_eq(st.checkpoints, 0);
+	ck_assert_int_eq(autocheckpoint(db), CHECKPOINTER_WAL_PAGES);
+	checkpointer_watch(c, db);
+	/* A page or more per transaction. */
+	memset(payload, 'x', sizeof(payload) - 1);
+	payload[sizeof(payload) - 1] = '\0';
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO events (time, kind, payload) VALUES "
+		 "(1, 'daemon.test', '{\"x\":\"%s\"}')",
+		 payload);
+	for (i = 0; i < 5000; i++) {
+		ck_assert_int_eq(db_exec(db, sql), 0);
+		checkpointer_get_stats(c, &st);
+		if (st.checkpoints)
+			break;
+		if (i >= CHECKPOINTER_WAL_PAGES)
+			usleep(1000); /* it runs on another thread */
+	}
+	ck_assert_uint_ge(st.checkpoints, 1);
+	ck_assert_uint_eq(st.failures, 0);
+	ck_assert_int_eq(st.last_rc, 0);
+	/* The watched connection does not checkpoint by itself. */
+	ck_assert_int_eq(autocheckpoint(db), 0);
+	/* On request, too. */
+	checkpointer_request(c);
+	for (int k = 0; k < 5000; k++) {
+		struct checkpointer_stats now;
+
+		checkpointer_get_stats(c, &now);
+		if (now.checkpoints > st.checkpoints)
+			break;
+		usleep(1000);
+	}
+	checkpointer_get_stats(c, &st);
+	ck_assert_uint_ge(st.checkpoints, 2);
+	checkpointer_unwatch(db);
+	ck_assert_int_eq(autocheckpoint(db), CHECKPOINTER_WAL_PAGES);
+	checkpointer_stop(c);
+	checkpointer_stop(NULL);
+	db_close(db);
+	tmpdir_remove(dir);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
 	Suite *s = suite_create("history-daemon");
@@ -832,13 +938,14 @@ Suite *make_suite(void)
 	tcase_add_test(tc, open_recovers_and_records_start);
 	tcase_add_test(tc, done_only_after_commit_one_commit_per_turn);
 	tcase_add_test(tc, failing_commit_is_retried);
-	tcase_add_test(tc, group_commit_waits_for_open_calls);
+	tcase_add_test(tc, group_commit_holds_starts_never_replies);
 	tcase_add_test(tc, read_once);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
 	tcase_add_test(tc, follow_from_zero_10000_events);
 	tcase_add_test(tc, slow_follower_lags_loop_goes_on);
 	tcase_add_test(tc, stop_ends_streams_then_pipelined_calls_run);
 	tcase_add_test(tc, client_gone_while_following);
+	tcase_add_test(tc, checkpointer_runs_beside_commits);
 	suite_add_tcase(s, tc);
 	return s;
 }
