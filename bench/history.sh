@@ -126,7 +126,7 @@ for m in full normal; do
 	printf 'history=%s: ' "$m"
 	"$SEND" "$T/$m.sock" call \
 		'{"method":"io.hostel.History.Stats"}' 2>/dev/null |
-		sed -n 's/.*"commits":\([0-9]*\),"events":\([0-9]*\).*"commitMeanUs":\([0-9]*\).*"maxBatch":\([0-9]*\).*"checkpoints":\([0-9]*\).*"checkpointMaxUs":\([0-9]*\).*/\2 events in \1 commits, mean commit \3 us, largest batch \4; \5 checkpoints beside them, longest \6 us/p'
+		sed -n 's/.*"commits":\([0-9]*\),"events":\([0-9]*\).*"commitMeanUs":\([0-9]*\).*"maxBatch":\([0-9]*\).*/\2 events in \1 commits, mean commit \3 us, largest batch \4/p'
 done
 
 echo

@@ -47,7 +47,6 @@
 
 #include <jansson.h>
 
-#include "daemon/checkpointer.h"
 #include "store/guest-output.h"
 #include "store/history.h"
 
@@ -168,8 +167,6 @@ struct daemon_history_status {
 	uint64_t followers;
 	const char *synchronous;
 	uint64_t keep_events, keep_age;
-	/* Of the checkpointer thread; all 0 when checkpoints run in commits. */
-	struct checkpointer_stats checkpoints;
 };
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);

@@ -28,7 +28,6 @@
 
 #include <event2/event.h>
 
-#include "daemon/checkpointer.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
@@ -98,7 +97,6 @@ struct daemon_history {
 	/* The batch the writer has (NULL: idle) and an empty one to swap in. */
 	struct history_batch *inflight, *spare;
 	struct writer w;
-	struct checkpointer *ckpt; /* NULL: SQLite's own checkpoints */
 	struct history_hooks hooks;
 	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
 	struct history_listener *listeners;
@@ -516,36 +514,6 @@ static void writer_stop(struct daemon_history *h)
 	writer_release(w);
 }
 
-/*
- * Checkpoints on their own thread, for the writer's connection and the
- * loop's.  Without it SQLite's automatic checkpoints go on, in commits.
- */
-static void checkpointer_begin(struct daemon_history *h)
-{
-	char err[512];
-
-	if (checkpointer_start(h->d->state_dir, h->db->sync, &h->ckpt, err,
-			       sizeof(err)) < 0) {
-		log_warn(&h->d->log,
-			 "history: %s; checkpoints run inside commits", err);
-		return;
-	}
-	checkpointer_watch(h->ckpt, h->db);
-	if (h->w.running)
-		checkpointer_watch(h->ckpt, h->w.db);
-}
-
-/* The writer, then the checkpointer its commits call on (idempotent). */
-static void background_stop(struct daemon_history *h)
-{
-	writer_stop(h);
-	if (h->ckpt) {
-		checkpointer_unwatch(h->db);
-		checkpointer_stop(h->ckpt);
-		h->ckpt = NULL;
-	}
-}
-
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
@@ -700,16 +668,7 @@ static void checkpoint_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon_history *h = arg;
 	struct timeval tv = {CHECKPOINT_INTERVAL_SEC, 0};
 
-	if (h->ckpt) {
-		struct checkpointer_stats st;
-
-		checkpointer_get_stats(h->ckpt, &st);
-		if (st.last_rc < 0)
-			log_debug(&h->d->log,
-				  "history: the last checkpoint failed (%d)",
-				  st.last_rc);
-		checkpointer_request(h->ckpt);
-	} else if (h->w.running) {
+	if (h->w.running) {
 		/* The writer checkpoints between two batches. */
 		pthread_mutex_lock(&h->w.mu);
 		if (h->w.checkpoint_rc < 0)
@@ -981,7 +940,7 @@ static void history_free_state(struct daemon_history *h)
 	off_flush(h); /* none are left in practice: the loop ran them */
 	free(h->dones);
 	json_text_free(&h->text);
-	background_stop(h);
+	writer_stop(h);
 	history_batch_free(h->batch);
 	history_batch_free(h->spare);
 	history_free(h->hist);
@@ -1084,10 +1043,8 @@ int daemon_history_open(struct daemon *d)
 		rc = history_commit(h->hist, h->batch);
 	if (rc)
 		goto fail;
-	if (!h->off) {
+	if (!h->off)
 		writer_start(h);
-		checkpointer_begin(h);
-	}
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
 	return 0;
@@ -1170,7 +1127,7 @@ void daemon_history_close(struct daemon *d)
 				       "graceful", 0));
 	}
 	/* Whatever cannot be committed now is failed, with its callers. */
-	background_stop(h);
+	writer_stop(h);
 	commit_now(h, true);
 	end_listeners(h);
 	if (db_checkpoint(h->db, true) < 0)
@@ -1246,8 +1203,5 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	out->synchronous = db_sync_name(h->db->sync);
 	out->keep_events = h->retention.keep_events;
 	out->keep_age = h->retention.keep_age;
-	memset(&out->checkpoints, 0, sizeof(out->checkpoints));
-	if (h->ckpt)
-		checkpointer_get_stats(h->ckpt, &out->checkpoints);
 	return 0;
 }

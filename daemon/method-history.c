@@ -581,7 +581,7 @@ void method_history_stats(struct call *call)
 				: 0;
 	call_reply(call,
 		   json_pack("{sI,sI,sI,sI,sI,sI,sb,sI,sI,sI,so,so,sI,sI,ss,sI,"
-			     "sI,sI,sI,sI,sI}",
+			     "sI,sI}",
 			     "lastSeq", (json_int_t)st.stats.last_seq,
 			     "commits", (json_int_t)st.stats.commits, "events",
 			     (json_int_t)st.stats.events, "rejected",
@@ -599,12 +599,7 @@ void method_history_stats(struct call *call)
 			     "synchronous", st.synchronous, "keepEvents",
 			     (json_int_t)st.keep_events, "keepAge",
 			     (json_int_t)st.keep_age, "followers",
-			     (json_int_t)st.followers, "checkpoints",
-			     (json_int_t)st.checkpoints.checkpoints,
-			     "checkpointFailures",
-			     (json_int_t)st.checkpoints.failures,
-			     "checkpointMaxUs",
-			     (json_int_t)(st.checkpoints.max_ns / 1000)));
+			     (json_int_t)st.followers));
 }
 
 /* ---- Prune ------------------------------------------------------------- */
