@@ -849,11 +849,6 @@ START_TEST(client_gone_while_following)
 END_TEST
 
 /*
- * The checkpointer: a watched connection's commits past
- * CHECKPOINTER_WAL_PAGES ask it for a checkpoint, which it runs on its
- * own connection: the WAL is copied back while the writer goes on.
- */
-/*
  * Under commits that never pause, the WAL must still start over (a
  * checkpoint run beside the writer's commits never completes, and the
  * WAL then grows without end: tried, and measured here).  30 MB of
