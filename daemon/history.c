@@ -130,6 +130,8 @@ struct daemon_history {
 };
 
 static void off_flush(struct daemon_history *h);
+static bool writer_take(struct daemon_history *h);
+static bool commit_due(const struct daemon_history *h);
 
 static uint64_t mono_us(void)
 {
@@ -265,6 +267,12 @@ static void writer_finish(struct daemon_history *h)
 	h->w.done = false;
 	pthread_mutex_unlock(&h->w.mu);
 	h->inflight = NULL;
+	/* The next batch goes to the writer before this one's replies: it
+	 * writes while the loop sends them.  (A failed write is retried
+	 * first, in order, below.) */
+	if (rc == 0 && history_batch_count(h->batch) &&
+	    !evtimer_pending(h->ev_retry, NULL) && commit_due(h))
+		writer_take(h);
 	rc = history_write_done(h->hist, b, h->w.hist, rc, ns);
 	if (rc == 0) {
 		h->spare = b;
@@ -514,6 +522,16 @@ static void writer_stop(struct daemon_history *h)
 	writer_release(w);
 }
 
+/*
+ * Whether the batch should commit now (see COMMIT_WAIT_MAX_US): a reply
+ * waits on it, or no call it started is open, or it waited long enough.
+ */
+static bool commit_due(const struct daemon_history *h)
+{
+	return h->waiters || !h->open_calls ||
+	       mono_us() - h->batch_first_us >= COMMIT_WAIT_MAX_US;
+}
+
 static void commit_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
@@ -528,7 +546,7 @@ static void commit_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* Calls still open end soon: wait for them (bounded), so their
 	 * ends share this commit; the last end brings us back at once. */
-	if (!h->waiters && h->open_calls && age < COMMIT_WAIT_MAX_US) {
+	if (!commit_due(h)) {
 		struct timeval tv = {0,
 				     (suseconds_t)(COMMIT_WAIT_MAX_US - age)};
 

@@ -455,6 +455,59 @@ START_TEST(group_commit_holds_starts_never_replies)
 }
 END_TEST
 
+/* The first batch's reply: is the next batch written meanwhile? */
+static void next_written_cb(void *arg, int status, uint64_t seq)
+{
+	struct done *o = arg;
+
+	done_cb(arg, status, seq);
+	/* No turn of the loop here: only a batch already handed over can
+	 * become durable. */
+	for (int i = 0; i < 5000; i++) {
+		o->visible = peek(o->e->dir, "SELECT count(*) FROM events "
+					     "WHERE call = 'n2'");
+		if (o->visible == 2)
+			return;
+		usleep(1000);
+	}
+}
+
+/*
+ * When a commit ends, the next batch goes to the writer before the
+ * ended batch's replies are sent: the writer works while the loop sends
+ * them.
+ */
+START_TEST(next_batch_written_while_replies_go_out)
+{
+	struct env e;
+	struct done first = {0}, second = {0};
+	const struct history_hooks *hk;
+
+	env_init(&e);
+	env_open(&e);
+	first.e = second.e = &e;
+	hk = daemon_history_hooks(&e.d);
+	ck_assert_int_eq(
+		hk->call_started(hk->ctx, "svc", "n1", "run", NULL, NULL), 0);
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "n1", CALL_RETURNED,
+					NULL, next_written_cb, &first),
+			 0);
+	turn(&e); /* n1's batch goes to the writer */
+	ck_assert_int_eq(
+		hk->call_started(hk->ctx, "svc", "n2", "run", NULL, NULL), 0);
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "n2", CALL_RETURNED,
+					NULL, done_cb, &second),
+			 0);
+	settle(&e);
+	ck_assert_int_eq(first.calls, 1);
+	ck_assert_int_eq(first.status, 0);
+	ck_assert_int_eq(first.visible, 2);
+	ck_assert_int_eq(second.calls, 1);
+	ck_assert_int_eq(second.status, 0);
+	env_fini(&e);
+}
+END_TEST
+
 START_TEST(failing_commit_is_retried)
 {
 	struct env e;
@@ -901,6 +954,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, done_only_after_commit_one_commit_per_turn);
 	tcase_add_test(tc, failing_commit_is_retried);
 	tcase_add_test(tc, group_commit_holds_starts_never_replies);
+	tcase_add_test(tc, next_batch_written_while_replies_go_out);
 	tcase_add_test(tc, read_once);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
 	tcase_add_test(tc, follow_from_zero_10000_events);
