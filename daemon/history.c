@@ -254,6 +254,15 @@ static void commit_failed(struct daemon_history *h, int rc, size_t n,
  * The writer finished the batch in flight: account for it on the loop's
  * thread (callbacks, followers), then send what gathered meanwhile.
  */
+/* An emptied batch: the spare, unless there is one already. */
+static void keep_spare(struct daemon_history *h, struct history_batch *b)
+{
+	if (h->spare)
+		history_batch_free(b);
+	else
+		h->spare = b;
+}
+
 static void writer_finish(struct daemon_history *h)
 {
 	struct history_batch *b = h->inflight;
@@ -275,16 +284,16 @@ static void writer_finish(struct daemon_history *h)
 		writer_take(h);
 	rc = history_write_done(h->hist, b, h->w.hist, rc, ns);
 	if (rc == 0) {
-		h->spare = b;
+		keep_spare(h, b);
 		commit_succeeded(h, n);
 	} else if (history_batch_take(b, h->batch) == 0) {
 		/* Retry the old events first, then what came meanwhile. */
-		h->spare = h->batch;
+		keep_spare(h, h->batch);
 		h->batch = b;
 		commit_failed(h, rc, history_batch_count(b), false);
 	} else {
 		history_batch_fail(b, rc); /* out of memory: order first */
-		h->spare = b;
+		keep_spare(h, b);
 	}
 	if (history_batch_count(h->batch) &&
 	    !evtimer_pending(h->ev_retry, NULL)) {
@@ -294,20 +303,22 @@ static void writer_finish(struct daemon_history *h)
 	}
 }
 
-/* Wait for the batch in flight, if any, and account for it. */
+/* Wait for the batches in flight, if any, and account for them. */
 static void writer_wait(struct daemon_history *h)
 {
 	char buf[8];
 
-	if (!h->inflight)
-		return;
-	pthread_mutex_lock(&h->w.mu);
-	while (!h->w.done)
-		pthread_cond_wait(&h->w.cv, &h->w.mu);
-	pthread_mutex_unlock(&h->w.mu);
-	while (read(h->w.pipe[0], buf, sizeof(buf)) > 0)
-		;
-	writer_finish(h);
+	/* writer_finish() may hand the writer the next batch: wait for
+	 * that one too, until nothing is in flight. */
+	while (h->inflight) {
+		pthread_mutex_lock(&h->w.mu);
+		while (!h->w.done)
+			pthread_cond_wait(&h->w.cv, &h->w.mu);
+		pthread_mutex_unlock(&h->w.mu);
+		while (read(h->w.pipe[0], buf, sizeof(buf)) > 0)
+			;
+		writer_finish(h);
+	}
 }
 
 static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
