@@ -250,10 +250,6 @@ static void commit_failed(struct daemon_history *h, int rc, size_t n,
 	}
 }
 
-/*
- * The writer finished the batch in flight: account for it on the loop's
- * thread (callbacks, followers), then send what gathered meanwhile.
- */
 /* An emptied batch: the spare, unless there is one already. */
 static void keep_spare(struct daemon_history *h, struct history_batch *b)
 {
@@ -263,6 +259,10 @@ static void keep_spare(struct daemon_history *h, struct history_batch *b)
 		h->spare = b;
 }
 
+/*
+ * The writer finished the batch in flight: account for it on the loop's
+ * thread (callbacks, followers), then send what gathered meanwhile.
+ */
 static void writer_finish(struct daemon_history *h)
 {
 	struct history_batch *b = h->inflight;
@@ -726,8 +726,10 @@ static struct daemon_history *hist_of(void *ctx)
 	return d->history && d->history->hist ? d->history : NULL;
 }
 
-/* Compact JSON text of v (NULL stays NULL); *rc set on failure. */
-/* v's text in h->text (valid until the next call), NULL for no value. */
+/*
+ * v's compact JSON text in h->text (valid until the next call); NULL for
+ * no value, or on failure with *rc set.
+ */
 static const char *dump(struct daemon_history *h, json_t *v, int *rc)
 {
 	if (!v)
