@@ -193,6 +193,18 @@ static long long peek(const char *dir, const char *sql)
 	return v;
 }
 
+/* A service.log event carrying `line`, recorded (not yet committed). */
+static void log_line(struct env *e, const char *line)
+{
+	const struct history_hooks *hk = daemon_history_hooks(&e->d);
+	json_t *p = json_pack("{ss}", "line", line);
+
+	ck_assert_int_eq(
+		hk->event(hk->ctx, "svc", NULL, "service.log", p, NULL, NULL),
+		0);
+	json_decref(p);
+}
+
 static int tick(struct env *e, int i)
 {
 	const struct history_hooks *hk = daemon_history_hooks(&e->d);
@@ -540,15 +552,10 @@ START_TEST(failing_commit_is_retried)
 	ck_assert_int_eq(db_exec(db, sql), 0);
 	for (int i = 0; i < 50; i++) {
 		char line[2048];
-		json_t *p;
 
 		memset(line, 'x', sizeof(line) - 1);
 		line[sizeof(line) - 1] = '\0';
-		p = json_pack("{ss}", "line", line);
-		ck_assert_int_eq(hk->event(hk->ctx, "svc", NULL, "service.log",
-					   p, NULL, NULL),
-				 0);
-		json_decref(p);
+		log_line(&e, line);
 	}
 	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", "c1", CALL_RETURNED,
 					NULL, done_cb, &o),
@@ -774,13 +781,7 @@ START_TEST(slow_follower_lags_loop_goes_on)
 	big[sizeof(big) - 1] = '\0';
 	/* The client stops reading; the daemon goes on committing. */
 	for (i = 0; i < 400; i++) {
-		const struct history_hooks *hk = daemon_history_hooks(&e.d);
-		json_t *p = json_pack("{ss}", "line", big);
-
-		ck_assert_int_eq(hk->event(hk->ctx, "svc", NULL, "service.log",
-					   p, NULL, NULL),
-				 0);
-		json_decref(p);
+		log_line(&e, big);
 		turn(&e);
 	}
 	settle(&e);
@@ -910,7 +911,6 @@ END_TEST
 START_TEST(wal_stays_bounded_under_steady_commits)
 {
 	struct env e;
-	const struct history_hooks *hk;
 	struct daemon_history_status st;
 	char *wal;
 	struct stat sb;
@@ -919,17 +919,11 @@ START_TEST(wal_stays_bounded_under_steady_commits)
 
 	env_init(&e);
 	env_open(&e);
-	hk = daemon_history_hooks(&e.d);
 	wal = path_in(e.dir, DB_FILE_NAME "-wal");
 	memset(line, 'y', sizeof(line) - 1);
 	line[sizeof(line) - 1] = '\0';
 	for (int i = 0; i < 10000; i++) {
-		json_t *p = json_pack("{ss}", "line", line);
-
-		ck_assert_int_eq(hk->event(hk->ctx, "svc", NULL, "service.log",
-					   p, NULL, NULL),
-				 0);
-		json_decref(p);
+		log_line(&e, line);
 		turn(&e);
 		if (stat(wal, &sb) == 0 && sb.st_size > most)
 			most = sb.st_size;
