@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
