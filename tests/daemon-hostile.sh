@@ -6,6 +6,8 @@
 #     service keeps answering while it spins;
 #   - unbounded memory growth stops at the service's memory limit
 #     (memory.grow answers -1), and the daemon's RSS follows no further;
+#   - exceptions thrown and caught without end: the daemon's RSS stays
+#     flat (the engine collects the unreachable ones);
 #   - endless recursion traps "call stack exhausted", no crash;
 #   - endless streams, waitable sets and pending host calls hit the
 #     per-store limits (config limits maxHandles, maxPendingHostCalls, and
@@ -139,6 +141,19 @@ RSS1=$(rss_kb)
 # 8 MiB limit, no further
 check "the daemon's RSS follows only up to the limit ($RSS0 kB -> $RSS1 kB)" \
 	le "$RSS1" $((RSS0 + X * (8192 + 8192)))
+
+# ---- exceptions thrown without end ---------------------------------------
+# Kept, 2,000,000 exception objects would take about 100 MB; the engine
+# frees the unreachable ones as the guest goes (runtime/wasm/exn.c).
+H deploy "$WASM" --name thrower >/dev/null 2>&1
+callout e0 thrower 'throws(1000)'
+RSSE0=$(rss_kb)
+callout e1 thrower 'throws(2000000)'
+check "2,000,000 exceptions thrown and caught: the call returns" \
+	eq "$(cat "$T/e1.out")/$rc" "2000000/0"
+RSSE1=$(rss_kb)
+check "the daemon's RSS stays flat under them ($RSSE0 kB -> $RSSE1 kB)" \
+	le "$RSSE1" $((RSSE0 + X * 16384))
 
 # ---- endless recursion ----------------------------------------------------
 callout r1 calm 'recurse(0)'

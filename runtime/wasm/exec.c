@@ -51,7 +51,7 @@ wasm_exec *wasm_exec_new(wasm_store *s, const wasm_exec_config *cfg)
 		e->stack_cap = 16;
 		e->frames_cap = 1;
 	}
-	e->stack = malloc(e->stack_cap * sizeof *e->stack);
+	e->stack = calloc(e->stack_cap, sizeof *e->stack);
 	e->frames = malloc(e->frames_cap * sizeof *e->frames);
 	if (e->stack == NULL || e->frames == NULL) {
 		wasm_exec_free(e);
@@ -60,13 +60,39 @@ wasm_exec *wasm_exec_new(wasm_store *s, const wasm_exec_config *cfg)
 	e->stack_end = e->stack + e->stack_cap;
 	e->fuel = UINT64_MAX;
 	e->fuel_unlimited = true;
+	e->store_next = s->execs;
+	if (s->execs)
+		s->execs->store_prev = e;
+	s->execs = e;
+	e->linked = true;
 	return e;
+}
+
+static void unlink_exec(wasm_exec *e)
+{
+	if (!e->linked)
+		return;
+	if (e->store_prev)
+		e->store_prev->store_next = e->store_next;
+	else
+		e->store->execs = e->store_next;
+	if (e->store_next)
+		e->store_next->store_prev = e->store_prev;
+	e->store_prev = e->store_next = NULL;
+	e->linked = false;
+}
+
+void wasm_store_forget_execs(wasm_store *s)
+{
+	while (s->execs)
+		unlink_exec(s->execs);
 }
 
 void wasm_exec_free(wasm_exec *e)
 {
 	if (e == NULL)
 		return;
+	unlink_exec(e);
 	free(e->stack);
 	free(e->frames);
 	free(e->hostbuf);
@@ -97,6 +123,8 @@ int wasm_exec_grow_stack(wasm_exec *e, size_t need)
 	p = realloc(e->stack, n * sizeof *p);
 	if (p == NULL)
 		return -1;
+	/* Exception collection scans whole stacks (exn.c). */
+	memset(p + e->stack_cap, 0, (n - e->stack_cap) * sizeof *p);
 	e->stack = p;
 	e->stack_cap = n;
 	e->stack_end = p + n;

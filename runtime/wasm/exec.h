@@ -18,6 +18,7 @@
 #ifndef HOSTEL_WASM_EXEC_H
 #define HOSTEL_WASM_EXEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,7 +77,18 @@ struct wasm_exec {
 	/* argument and result buffer for host calls */
 	wasm_val *hostbuf;
 	uint32_t hostbuf_cap;
+
+	/* The store's list of execs (exceptions' roots); `linked` until
+	 * the exec or the store goes, whichever goes first. */
+	struct wasm_exec *store_prev, *store_next;
+	bool linked;
 };
+
+/*
+ * Unlinks every exec of the store from it: called by wasm_store_free, so
+ * an exec freed after its store does not touch the freed store.
+ */
+void wasm_store_forget_execs(wasm_store *s);
 
 /* Runs the guest from (pc, fp, code, inst) until it ends or stops. */
 wasm_exec_status wasm_interp_run(wasm_exec *e);

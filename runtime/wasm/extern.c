@@ -1,6 +1,6 @@
 /*
  * extern.c - runtime objects a host creates directly: host functions,
- * globals, tags, exception objects and host extern references.
+ * globals, tags and host extern references (exceptions: exn.c).
  *
  * Contract: every object is registered with its store before it is
  * returned, so the store frees it; on allocation failure nothing is
@@ -91,27 +91,6 @@ wasm_tag *wasm_tag_new(wasm_store *s, const wasm_functype *type)
 		return NULL;
 	}
 	return t;
-}
-
-wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
-		       uint32_t nslots)
-{
-	wasm_exn *x;
-
-	if ((uint64_t)nslots * sizeof x->slots[0] > SIZE_MAX - sizeof *x)
-		return NULL;
-	x = malloc(sizeof *x + (size_t)nslots * sizeof x->slots[0]);
-	if (x == NULL)
-		return NULL;
-	x->tag = tag;
-	x->nslots = nslots;
-	if (nslots != 0)
-		memcpy(x->slots, slots, (size_t)nslots * sizeof x->slots[0]);
-	if (wasm_store_own(s, x, WASM_OBJ_EXN) != 0) {
-		free(x);
-		return NULL;
-	}
-	return x;
 }
 
 /* ---- host extern references --------------------------------------------- */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wasm/exec.h"
 #include "wasm/instance.h"
 
 wasm_store *wasm_store_new(const wasm_store_limits *limits)
@@ -41,7 +42,6 @@ static void free_obj(const wasm_store_obj *o)
 	case WASM_OBJ_FUNC:
 	case WASM_OBJ_GLOBAL:
 	case WASM_OBJ_TAG:
-	case WASM_OBJ_EXN:
 		free(o->ptr);
 		break;
 	}
@@ -54,6 +54,10 @@ void wasm_store_free(wasm_store *s)
 
 	if (s == NULL)
 		return;
+	wasm_store_forget_execs(s);
+	for (i = 0; i < s->nexns; i++)
+		free(s->exns[i]);
+	free(s->exns);
 	for (i = s->nobjs; i > 0; i--)
 		free_obj(&s->objs[i - 1]);
 	free(s->objs);

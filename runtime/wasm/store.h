@@ -6,8 +6,10 @@
  *
  * Contract:
  *  - Everything here is owned by exactly one wasm_store and lives until
- *    wasm_store_free.  Pointers between objects of the same store never
- *    dangle.  Objects of two stores must not be mixed.
+ *    wasm_store_free, except exception objects, which are freed earlier
+ *    once nothing reaches them (wasm_store_collect_exns).  Pointers
+ *    between objects of the same store never dangle.  Objects of two
+ *    stores must not be mixed.
  *  - Every value held in a global, a table, an exception or an element
  *    segment uses the SLOT representation below, the same one the
  *    interpreter's operand stack uses, so copying is a plain slot copy.
@@ -131,7 +133,9 @@ struct wasm_tag {
 /*
  * An exception object (exnref).  The payload is the tag type's params in
  * slot representation, back to back (a v128 takes two slots).  Owned by
- * the store and freed with it: exceptions are not collected earlier.
+ * the store; exn.c frees the ones nothing can reach any more (see
+ * wasm_store_collect_exns), so a guest that throws and catches in a loop
+ * runs in bounded memory.
  */
 struct wasm_exn {
 	wasm_tag *tag;
@@ -139,12 +143,29 @@ struct wasm_exn {
 	uint64_t slots[];
 };
 
+/* Live exception bytes a store allows when its limits say 0. */
+#define WASM_DEFAULT_MAX_EXCEPTION_BYTES (64u << 20)
+
 /*
  * Allocates an exception carrying `nslots` slots copied from `slots`.
- * Returns NULL when out of memory.
+ * When the store's live exceptions have grown enough since the last
+ * collection it collects first.  Returns NULL when out of memory or when
+ * the live exceptions would pass the store's max_exception_bytes.
  */
 wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
 		       uint32_t nslots);
+
+/*
+ * Frees every exception of the store that no root reaches: the value
+ * stacks and pending exceptions of the store's execs (all
+ * of them, suspended ones included), its exnref globals and tables, and
+ * the payloads of exceptions so reached.  Stacks are untyped, so they are
+ * scanned conservatively: any slot that equals a live exception's address
+ * keeps it.  The host must not keep an exnref anywhere else across a call
+ * into the store.  Returns how many were freed (0 also when the scratch
+ * space for the collection cannot be allocated).
+ */
+size_t wasm_store_collect_exns(wasm_store *s);
 
 /* ---- instances --------------------------------------------------------- */
 
@@ -186,7 +207,6 @@ typedef enum wasm_obj_kind {
 	WASM_OBJ_TABLE,
 	WASM_OBJ_GLOBAL,
 	WASM_OBJ_TAG,
-	WASM_OBJ_EXN,
 	WASM_OBJ_INSTANCE,
 } wasm_obj_kind;
 
@@ -201,6 +221,14 @@ struct wasm_store {
 	/* Every object the store owns, freed in reverse order. */
 	wasm_store_obj *objs;
 	size_t nobjs, objs_cap;
+
+	/* Exception objects (exn.c), apart: collection frees them early. */
+	wasm_exn **exns;
+	size_t nexns, exns_cap;
+	size_t exn_bytes;      /* live, as counted by exn.c */
+	size_t exn_collect_at; /* collect when exn_bytes reaches this */
+	/* Every exec of the store (exec.c links them): collection's roots. */
+	struct wasm_exec *execs;
 
 	/* Interned function types: id i is types[i]. */
 	wasm_functype **types;

@@ -100,6 +100,9 @@ typedef struct wasm_store_limits {
 	uint64_t max_memory_pages; /* per memory; 0 = the type's own limit */
 	uint64_t max_table_elems;  /* per table; 0 = the type's own limit */
 	uint64_t start_fuel;	   /* fuel for start functions; 0 = unlimited */
+	/* Bytes of exception objects alive at once; 0 = 64 MiB.  Throwing
+	 * past it traps with WASM_TRAP_OUT_OF_MEMORY. */
+	uint64_t max_exception_bytes;
 } wasm_store_limits;
 
 wasm_store *wasm_store_new(const wasm_store_limits *limits /* may be NULL */);

@@ -115,6 +115,8 @@ typedef struct mdef {
 	uint32_t nelems;
 	const uint32_t *tags; /* type indices */
 	uint32_t ntags;
+	uint32_t exn_table_size; /* a second table, of exnref, when not 0 */
+	uint32_t exn_globals;	 /* mutable exnref globals, null at first */
 } mdef;
 
 static uint8_t *assemble(const mdef *d, size_t *len)
@@ -148,11 +150,18 @@ static uint8_t *assemble(const mdef *d, size_t *len)
 	for (uint32_t i = 0; i < d->nfuncs; i++)
 		put_u32(&s, d->funcs[i].type);
 	put_section(&m, 3, &s);
-	if (d->table_size) {
-		put_u32(&s, 1);
-		put_u8(&s, 0x70);
-		put_u8(&s, 0);
-		put_u32(&s, d->table_size);
+	if (d->table_size || d->exn_table_size) {
+		put_u32(&s, (d->table_size != 0) + (d->exn_table_size != 0));
+		if (d->table_size) {
+			put_u8(&s, 0x70);
+			put_u8(&s, 0);
+			put_u32(&s, d->table_size);
+		}
+		if (d->exn_table_size) {
+			put_u8(&s, 0x69);
+			put_u8(&s, 0);
+			put_u32(&s, d->exn_table_size);
+		}
 		put_section(&m, 4, &s);
 	}
 	if (d->mem_pages) {
@@ -168,6 +177,14 @@ static uint8_t *assemble(const mdef *d, size_t *len)
 			put_u32(&s, d->tags[i]);
 		}
 		put_section(&m, 13, &s);
+	}
+	if (d->exn_globals) {
+		put_u32(&s, d->exn_globals);
+		for (uint32_t i = 0; i < d->exn_globals; i++) {
+			static const uint8_t g[] = {0x69, 1, 0xd0, 0x69, 0x0b};
+			put(&s, g, sizeof g);
+		}
+		put_section(&m, 6, &s);
 	}
 	{
 		uint32_t n = 0;
@@ -1191,6 +1208,212 @@ START_TEST(exceptions_throw_catch)
 }
 END_TEST
 
+/*
+ * Exception objects are collected (runtime/wasm/exn.c).  Tag 0 carries
+ * an i32, tag 1 an exnref.  The functions:
+ *   spin(n)	throws and catches n exceptions; returns 7
+ *   keep(n)	catches one (payload 77) into a local, spins n, rethrows it
+ *		and returns its payload
+ *   chain(n)	builds a list of n exceptions, each the payload of the
+ *		next, held by one local; walks it back; returns its length
+ *   stash()	puts an exception in global 0 (payload 99) and another in
+ *		table slot 0 (payload 98)
+ *   unstash(i) rethrows the one in global 0 (i = 0) or table slot 0
+ *		(i = 1); returns its payload
+ *   throw77()	throws (payload 77) without catching
+ *   rethrow(x) rethrows x; returns its payload
+ *   hold()	catches one (payload 55), calls the host's get (which
+ *		blocks), rethrows it; returns payload + get's result
+ */
+#define EXN_BLOCK	 0x02, 0x69    /* block (result exnref) */
+#define TRY_TABLE_1	 0x1f, 0x40, 1 /* try_table with one catch clause */
+#define CATCH(t, l)	 0x00, t, l
+#define CATCH_ALL_REF(l) 0x03, l
+#define THROW(t)	 0x08, t
+#define THROW_REF	 0x0a
+/* local.get x; (rethrow, catch tag 0 -> the block): the i32 payload */
+#define UNWRAP_I32(get...)                                                     \
+	0x02, 0x7f, TRY_TABLE_1, CATCH(0, 0), get, THROW_REF, END, 0x00, END
+
+static const sig exn_types[] = {{"i", ""}, {"x", ""}, {"i", "i"},
+				{"", "i"}, {"", ""},  {"x", "i"}};
+/* clang-format off */
+static const uint8_t exn_spin[] = {
+	0x02, 0x40, 0x03, 0x40,
+	LOCAL_GET(0), 0x45, 0x0d, 1,
+	0x02, 0x40, TRY_TABLE_1, 0x02, 0,
+	LOCAL_GET(0), THROW(0), END, END,
+	LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_SET(0), 0x0c, 0,
+	END, END, 0x41, 7
+};
+static const uint8_t exn_keep[] = {
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), I32C(77), THROW(0), END,
+	0x00, END, LOCAL_SET(1),
+	LOCAL_GET(0), CALL(1), 0x1a,
+	UNWRAP_I32(LOCAL_GET(1))
+};
+static const uint8_t exn_chain[] = {
+	0x02, 0x40, 0x03, 0x40,
+	LOCAL_GET(0), 0x45, 0x0d, 1,
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), LOCAL_GET(1), THROW(1), END,
+	0x00, END, LOCAL_SET(1),
+	LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_SET(0), 0x0c, 0,
+	END, END,
+	0x02, 0x40, 0x03, 0x40,
+	LOCAL_GET(1), 0xd1, 0x0d, 1,
+	EXN_BLOCK, TRY_TABLE_1, CATCH(1, 0), LOCAL_GET(1), THROW_REF, END,
+	0x00, END, LOCAL_SET(1),
+	LOCAL_GET(2), 0x41, 1, I32_ADD, LOCAL_SET(2), 0x0c, 0,
+	END, END, LOCAL_GET(2)
+};
+static const uint8_t exn_stash[] = {
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), I32C(99), THROW(0), END,
+	0x00, END, 0x24, 0,
+	0x41, 0,
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), I32C(98), THROW(0), END,
+	0x00, END, 0x26, 0
+};
+static const uint8_t exn_throw77[] = {I32C(77), THROW(0)};
+static const uint8_t exn_rethrow[] = {UNWRAP_I32(LOCAL_GET(0))};
+static const uint8_t exn_unstash[] = {
+	LOCAL_GET(0), 0x04, 0x7f,
+	UNWRAP_I32(0x41, 0, 0x25, 0),
+	0x05,
+	UNWRAP_I32(0x23, 0),
+	END
+};
+static const uint8_t exn_hold[] = {
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), 0x41, 55, THROW(0), END,
+	0x00, END, LOCAL_SET(0),
+	CALL(0),
+	UNWRAP_I32(LOCAL_GET(0)),
+	I32_ADD
+};
+/* clang-format on */
+static const char *const exn_imports[] = {"get"};
+static const uint32_t exn_import_types[] = {3};
+/* Function indices: get 0, spin 1, keep 2, chain 3, stash 4, ... */
+static const fdef exn_funcs[] = {FN(2, NULL, exn_spin, "spin"),
+				 FN(2, "x", exn_keep, "keep"),
+				 FN(2, "xi", exn_chain, "chain"),
+				 FN(4, "x", exn_stash, "stash"),
+				 FN(2, NULL, exn_unstash, "unstash"),
+				 FN(3, "x", exn_hold, "hold"),
+				 FN(4, NULL, exn_throw77, "throw77"),
+				 FN(5, NULL, exn_rethrow, "rethrow")};
+static const uint32_t exn_tags[] = {0, 1};
+static const mdef exn_mod = {.types = exn_types,
+			     .ntypes = COUNT(exn_types),
+			     .imports = exn_imports,
+			     .import_types = exn_import_types,
+			     .nimports = 1,
+			     .funcs = exn_funcs,
+			     .nfuncs = COUNT(exn_funcs),
+			     .tags = exn_tags,
+			     .ntags = 2,
+			     .exn_table_size = 1,
+			     .exn_globals = 1};
+
+static void exn_setup(env *e, struct host_state *hs,
+		      const wasm_store_limits *limits)
+{
+	wasm_store *s = wasm_store_new(limits);
+	wasm_extern imp;
+
+	ck_assert_ptr_nonnull(s);
+	imp = host_import(s, host_get, hs);
+	setup(e, &exn_mod, &imp, s);
+}
+
+START_TEST(exceptions_are_collected)
+{
+	struct host_state hs = {0, false};
+	wasm_exec *other;
+	size_t before;
+	env e;
+
+	exn_setup(&e, &hs, NULL);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 1000), 7);
+	before = heap_in_use();
+	/* Kept, these would take over 64 MiB: the store's limit. */
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 3000000), 7);
+	ck_assert_msg(heap_in_use() - before < 4u << 20,
+		      "%zu bytes more after 3,000,000 throws",
+		      heap_in_use() - before);
+	/* What a local, a global, a table and a payload hold survives. */
+	ck_assert_uint_eq(call_i32(&e, "keep", 1, 0), 77);
+	ck_assert_uint_eq(call_i32(&e, "keep", 1, 100000), 77);
+	ck_assert_uint_eq(call_i32(&e, "chain", 1, 50000), 50000);
+	/* On an exec of its own, freed at once: stacks keep nothing stale. */
+	other = wasm_exec_new(e.store, NULL);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(
+		wasm_exec_call(other, export_func(&e, "stash"), NULL, 0),
+		WASM_EXEC_DONE);
+	wasm_exec_free(other);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
+	ck_assert_uint_eq(call_i32(&e, "unstash", 1, 0), 99);
+	ck_assert_uint_eq(call_i32(&e, "unstash", 1, 1), 98);
+	teardown(&e, true);
+}
+END_TEST
+
+START_TEST(exceptions_held_by_a_suspended_exec_survive)
+{
+	struct host_state hs = {0, true};
+	wasm_val r = i32v(1);
+	wasm_exec *held;
+	env e;
+
+	exn_setup(&e, &hs, NULL);
+	held = wasm_exec_new(e.store, NULL);
+	ck_assert_ptr_nonnull(held);
+	ck_assert_int_eq(wasm_exec_call(held, export_func(&e, "hold"), NULL, 0),
+			 WASM_EXEC_BLOCKED);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 200000), 7);
+	ck_assert_int_eq(wasm_exec_resume(held, &r, 1), WASM_EXEC_DONE);
+	ck_assert_uint_eq(wasm_exec_results(held, &r, 1), 1);
+	ck_assert_uint_eq(r.u.i32, 56);
+	/* So does the exception an exec ended with, until its next call. */
+	ck_assert_int_eq(
+		wasm_exec_call(held, export_func(&e, "throw77"), NULL, 0),
+		WASM_EXEC_EXCEPTION);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 200000), 7);
+	r.type = WASM_EXNREF;
+	r.u.ref = (wasm_ref)(uintptr_t)wasm_exec_exception(held);
+	ck_assert_int_eq(
+		wasm_exec_call(e.exec, export_func(&e, "rethrow"), &r, 1),
+		WASM_EXEC_DONE);
+	ck_assert_uint_eq(wasm_exec_results(e.exec, &r, 1), 1);
+	ck_assert_uint_eq(r.u.i32, 77);
+	/* An exec freed after its store leaves the store alone. */
+	wasm_exec_free(e.exec);
+	wasm_store_free(e.store);
+	wasm_exec_free(held);
+	wasm_module_free(e.mod);
+}
+END_TEST
+
+START_TEST(live_exceptions_have_a_limit)
+{
+	struct host_state hs = {0, false};
+	wasm_store_limits l = {.max_exception_bytes = 1u << 20};
+	env e;
+
+	exn_setup(&e, &hs, &l);
+	/* 100,000 links of at least 24 bytes each do not fit in 1 MiB. */
+	ck_assert_int_eq(call_trap(&e, "chain", 1, 100000),
+			 WASM_TRAP_OUT_OF_MEMORY);
+	/* Once the list is unreachable, the store throws again. */
+	wasm_exec_free(e.exec);
+	e.exec = wasm_exec_new(e.store, NULL);
+	ck_assert_ptr_nonnull(e.exec);
+	ck_assert_uint_eq(call_i32(&e, "chain", 1, 20000), 20000);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
+	teardown(&e, true);
+}
+END_TEST
+
 /* ---- validation ---- */
 
 static void expect_invalid(const uint8_t *body, size_t len, const char *locals,
@@ -1296,6 +1519,9 @@ Suite *make_suite(void)
 	tcase_add_test(tc, infinite_recursion_traps);
 	tcase_add_test(tc, tail_call_million);
 	tcase_add_test(tc, exceptions_throw_catch);
+	tcase_add_test(tc, exceptions_are_collected);
+	tcase_add_test(tc, exceptions_held_by_a_suspended_exec_survive);
+	tcase_add_test(tc, live_exceptions_have_a_limit);
 	tcase_add_test(tc, validation_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -17,6 +17,8 @@
 ;;   export threads: func()             thread.new-indirect for ever,
 ;;       never starts one: each a suspended thread with its own stack
 ;;   export boom: func()                unreachable (the trap storm)
+;;   export throws: func(n: u32) -> u32 throws and catches n exceptions,
+;;       keeping none: the engine must collect them; returns n
 ;;
 ;; Regenerate hostile.wasm: tests/guests/build.sh wat.
 (component
@@ -67,6 +69,19 @@
                                              (i32.const 65536)))))
           (br $l)))
       (memory.size))
+
+    (tag $thrown (param i32))
+    (func (export "throws") (param $n i32) (result i32)
+      (local $i i32)
+      (block $done
+        (loop $l
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (block $caught
+            (try_table (catch_all $caught)
+              (throw $thrown (local.get $i))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $l)))
+      (local.get $i))
 
     (func $recurse (export "recurse") (param $n i32) (result i32)
       (i32.add (call $recurse (i32.add (local.get $n) (i32.const 1)))
@@ -131,4 +146,6 @@
   (func (export "subtasks") async (canon lift (core func $hostile "subtasks")
     async (callback (core func $hostile "subtasks-cb"))))
   (func (export "boom") (canon lift (core func $hostile "boom")))
+  (func (export "throws") (param "n" u32) (result u32)
+    (canon lift (core func $hostile "throws")))
 )

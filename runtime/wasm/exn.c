@@ -1,0 +1,227 @@
+/*
+ * exn.c - exception objects (exnref): allocation against the store's
+ * byte limit, and the collection that frees the ones nothing reaches.
+ *
+ * Contract (see store.h):
+ *  - Every exception is counted in s->exn_bytes from wasm_exn_new until
+ *    it is freed; the count never passes the store's limit
+ *    (max_exception_bytes, default WASM_DEFAULT_MAX_EXCEPTION_BYTES): a
+ *    throw that would pass it fails like an allocation failure.
+ *  - Collection is mark and sweep from the roots store.h names, and
+ *    runs only inside wasm_exn_new (or when the host asks), so an exnref
+ *    the interpreter holds in a C variable is never collected under it:
+ *    at that point every live exnref of the throwing exec is in its
+ *    stack.  Collection starts when the live bytes reach twice what the
+ *    last one kept (at least COLLECT_MIN_BYTES): a throw costs amortized
+ *    constant time however deep the stacks are.
+ *  - Stack slots are untyped, so a slot that merely looks like an
+ *    exception's address keeps it: collection is conservative, never
+ *    unsafe.  Globals and tables are scanned only when their type is
+ *    exnref.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/exec.h"
+#include "wasm/store.h"
+
+#define COLLECT_MIN_BYTES (256u << 10)
+
+static size_t exn_size(const wasm_exn *x)
+{
+	return sizeof *x + (size_t)x->nslots * sizeof x->slots[0];
+}
+
+static size_t max_bytes(const wasm_store *s)
+{
+	uint64_t m = s->limits.max_exception_bytes;
+
+	if (m == 0)
+		return WASM_DEFAULT_MAX_EXCEPTION_BYTES;
+	return m > SIZE_MAX ? SIZE_MAX : (size_t)m;
+}
+
+/* ---- collection ---------------------------------------------------------- */
+
+struct mark {
+	wasm_exn **sorted; /* the store's exceptions by address */
+	unsigned char *marked;
+	size_t *todo; /* indices into sorted, marked but not yet scanned */
+	size_t n, ntodo;
+	uintptr_t lo, hi; /* address range, to reject most slots at once */
+};
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (wasm_exn *const *)a;
+	uintptr_t y = (uintptr_t) * (wasm_exn *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void mark_value(struct mark *m, uint64_t v)
+{
+	size_t lo = 0, hi = m->n;
+
+	if (v < m->lo || v > m->hi)
+		return;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uintptr_t p = (uintptr_t)m->sorted[mid];
+
+		if (p == v) {
+			if (!m->marked[mid]) {
+				m->marked[mid] = 1;
+				m->todo[m->ntodo++] = mid;
+			}
+			return;
+		}
+		if (p < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+}
+
+static void mark_slots(struct mark *m, const uint64_t *slots, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mark_value(m, slots[i]);
+}
+
+static void mark_exec(struct mark *m, const wasm_exec *e)
+{
+	mark_slots(m, e->stack, e->stack_cap);
+	mark_value(m, (uint64_t)(uintptr_t)e->exn);
+}
+
+static void mark_global(struct mark *m, const wasm_global_inst *g)
+{
+	if (g->type.type == WASM_EXNREF)
+		mark_value(m, g->slots[0]);
+}
+
+/*
+ * Globals a host made, and the ones instances define (they live in the
+ * instance's block; imported ones are some other object's).  Element
+ * segments are left out: an exnref segment holds only nulls.
+ */
+static void mark_objects(struct mark *m, const wasm_store *s)
+{
+	for (size_t i = 0; i < s->nobjs; i++) {
+		const wasm_store_obj *o = &s->objs[i];
+
+		if (o->kind == WASM_OBJ_GLOBAL) {
+			mark_global(m, o->ptr);
+		} else if (o->kind == WASM_OBJ_INSTANCE) {
+			const wasm_instance *inst = o->ptr;
+			const wasm_module *mod = inst->module;
+			uint32_t n = wasm_module_nglobals(mod);
+
+			for (uint32_t k = mod->nimported_globals; k < n; k++)
+				mark_global(m, inst->globals[k]);
+		} else if (o->kind == WASM_OBJ_TABLE) {
+			const wasm_table_inst *t = o->ptr;
+
+			if (t->type.elem != WASM_EXNREF)
+				continue;
+			for (uint64_t k = 0; k < t->size; k++)
+				mark_value(m, (uint64_t)t->elems[k]);
+		}
+	}
+}
+
+size_t wasm_store_collect_exns(wasm_store *s)
+{
+	struct mark m = {.n = s->nexns};
+	size_t kept = 0, freed = 0;
+
+	if (s->nexns == 0)
+		return 0;
+	m.sorted = s->exns;
+	m.marked = calloc(m.n, 1);
+	m.todo = malloc(m.n * sizeof *m.todo);
+	if (m.marked == NULL || m.todo == NULL) {
+		free(m.marked);
+		free(m.todo);
+		return 0;
+	}
+	qsort(m.sorted, m.n, sizeof *m.sorted, cmp_ptr);
+	m.lo = (uintptr_t)m.sorted[0];
+	m.hi = (uintptr_t)m.sorted[m.n - 1];
+	for (const wasm_exec *e = s->execs; e != NULL; e = e->store_next)
+		mark_exec(&m, e);
+	mark_objects(&m, s);
+	/* An exception's payload may hold exnrefs too. */
+	while (m.ntodo > 0) {
+		const wasm_exn *x = m.sorted[m.todo[--m.ntodo]];
+
+		mark_slots(&m, x->slots, x->nslots);
+	}
+	s->exn_bytes = 0;
+	for (size_t i = 0; i < m.n; i++) {
+		wasm_exn *x = m.sorted[i];
+
+		if (!m.marked[i]) {
+			free(x);
+			freed++;
+			continue;
+		}
+		s->exn_bytes += exn_size(x);
+		s->exns[kept++] = x;
+	}
+	s->nexns = kept;
+	free(m.marked);
+	free(m.todo);
+	return freed;
+}
+
+/* ---- allocation ---------------------------------------------------------- */
+
+static void after_collection(wasm_store *s)
+{
+	size_t at = s->exn_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * s->exn_bytes;
+
+	s->exn_collect_at = at < COLLECT_MIN_BYTES ? COLLECT_MIN_BYTES : at;
+}
+
+wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+		       uint32_t nslots)
+{
+	size_t size, limit = max_bytes(s);
+	wasm_exn *x;
+
+	if ((uint64_t)nslots * sizeof x->slots[0] > SIZE_MAX - sizeof *x)
+		return NULL;
+	size = sizeof *x + (size_t)nslots * sizeof x->slots[0];
+	if (s->exn_collect_at == 0)
+		after_collection(s);
+	if (s->exn_bytes >= s->exn_collect_at || size > limit - s->exn_bytes) {
+		wasm_store_collect_exns(s);
+		after_collection(s);
+		if (size > limit || s->exn_bytes > limit - size)
+			return NULL;
+	}
+	if (s->nexns == s->exns_cap) {
+		size_t cap = s->exns_cap ? s->exns_cap * 2 : 16;
+		wasm_exn **exns;
+
+		if (cap > SIZE_MAX / sizeof *exns)
+			return NULL;
+		exns = realloc(s->exns, cap * sizeof *exns);
+		if (exns == NULL)
+			return NULL;
+		s->exns = exns;
+		s->exns_cap = cap;
+	}
+	x = malloc(size);
+	if (x == NULL)
+		return NULL;
+	x->tag = tag;
+	x->nslots = nslots;
+	if (nslots != 0)
+		memcpy(x->slots, slots, (size_t)nslots * sizeof x->slots[0]);
+	s->exns[s->nexns++] = x;
+	s->exn_bytes += size;
+	return x;
+}
