@@ -81,9 +81,11 @@ struct history_hooks {
 	int (*hostcall_started)(void *ctx, const char *service,
 				const char *call, uint64_t hostcall,
 				const char *import_name, json_t *arguments);
+	/* outcome: "returned", "trapped" (message) or "cancelled". */
 	int (*hostcall_settled)(void *ctx, const char *service,
 				const char *call, uint64_t hostcall,
-				json_t *result);
+				const char *outcome, json_t *result,
+				const char *message);
 	int (*store_created)(void *ctx, const char *service,
 			     const char *component);
 	int (*store_poisoned)(void *ctx, const char *service, json_t *reason);

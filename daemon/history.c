@@ -833,7 +833,8 @@ static int hook_hostcall_started(void *ctx, const char *service,
 
 static int hook_hostcall_settled(void *ctx, const char *service,
 				 const char *call, uint64_t hostcall,
-				 json_t *result)
+				 const char *outcome, json_t *result,
+				 const char *message)
 {
 	struct daemon_history *h = hist_of(ctx);
 	const char *text;
@@ -847,7 +848,7 @@ static int hook_hostcall_settled(void *ctx, const char *service,
 	if (rc)
 		return rc;
 	rc = history_add_hostcall_settled(h->batch, service, call, hostcall,
-					  text);
+					  outcome, text, message);
 	return added(h, HISTORY_HOSTCALL_SETTLED, rc);
 }
 

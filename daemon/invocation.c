@@ -23,6 +23,14 @@
 
 #define ERR_PREFIX "io.hostel.Call."
 
+void invocation_id_format(struct daemon *d, uint64_t number,
+			  char out[INVOCATION_ID_MAX])
+{
+	snprintf(out, INVOCATION_ID_MAX, "%016llx-%llu",
+		 (unsigned long long)d->services->call_prefix,
+		 (unsigned long long)number);
+}
+
 static void inv_free(struct invocation *inv)
 {
 	if (inv->ev_deadline)
@@ -166,9 +174,8 @@ int invocation_begin(struct call *call, struct service *svc,
 	inv->args = args;
 	inv->nargs = nargs;
 	inv->more = call->req->more;
-	snprintf(inv->id, sizeof(inv->id), "%016llx-%llu",
-		 (unsigned long long)d->services->call_prefix,
-		 (unsigned long long)++d->services->next_call);
+	inv->number = ++d->services->next_call;
+	invocation_id_format(d, inv->number, inv->id);
 	inv->service_name = strdup(svc->name);
 	inv->export_name = strdup(export_name);
 	args_json = value_args_to_json(args, nargs, func);

@@ -46,6 +46,7 @@ struct invocation {
 	struct invocation *next, *prev;
 	struct service *svc; /* until it ends */
 	char id[INVOCATION_ID_MAX];
+	uint64_t number; /* in the id: this run's count of calls */
 	char *service_name;
 	char *export_name;
 	const cm_type *func; /* CM_FUNC, owned by the component */
@@ -62,6 +63,10 @@ struct invocation {
 	struct event *ev_deadline;
 	json_t *reply; /* the message `done` sends */
 };
+
+/* The id of this run's call `number` (as struct invocation's id). */
+void invocation_id_format(struct daemon *d, uint64_t number,
+			  char out[INVOCATION_ID_MAX]);
 
 /*
  * Record call.started and queue the call; the handler has taken the

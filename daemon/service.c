@@ -16,6 +16,7 @@
 #include "cabi/cabi.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
+#include "daemon/hostcalls.h"
 #include "daemon/invocation.h"
 #include "daemon/service-wasi.h"
 #include "daemon/service.h"
@@ -442,6 +443,7 @@ static int new_store(struct service *s, const char **kind)
 	cm_store_set_fuel(s->store, s->limits.fuel_per_call
 					    ? s->limits.fuel_per_call
 					    : UINT64_MAX);
+	hostcalls_observe(s);
 	memset(&err, 0, sizeof(err));
 	if (cm_instantiate(s->store, s->comp, s->linker, &s->inst, &err)) {
 		*kind = cm_error_kind_name(err.kind);

@@ -136,6 +136,7 @@ struct service_registry {
 	struct service *head;
 	uint64_t call_prefix; /* random, makes call ids unique across runs */
 	uint64_t next_call;
+	uint64_t next_hostcall; /* numbers hostcall.* events (hostcalls.c) */
 };
 
 /* Load every service from the database; start the autostart ones. */

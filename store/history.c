@@ -915,14 +915,19 @@ int history_add_hostcall_started(struct history_batch *b, const char *service,
 
 int history_add_hostcall_settled(struct history_batch *b, const char *service,
 				 const char *call, uint64_t hostcall,
-				 const char *result_json)
+				 const char *outcome, const char *result_json,
+				 const char *message)
 {
 	struct payload p;
 
 	payload_begin(&p);
 	payload_int(&p, "hostcall", (int64_t)hostcall);
+	if (outcome)
+		payload_str(&p, "outcome", outcome);
 	if (result_json)
 		payload_raw(&p, "result", result_json);
+	if (message)
+		payload_str(&p, "message", message);
 	return add_built(b, service, call, HISTORY_HOSTCALL_SETTLED, &p, NULL,
 			 NULL);
 }

@@ -227,9 +227,12 @@ int history_add_hostcall_started(struct history_batch *b, const char *service,
 				 const char *call, uint64_t hostcall,
 				 const char *import_name,
 				 const char *arguments_json);
+/* outcome: "returned" (result_json: its value, or NULL for none),
+ * "trapped" (message) or "cancelled". */
 int history_add_hostcall_settled(struct history_batch *b, const char *service,
 				 const char *call, uint64_t hostcall,
-				 const char *result_json);
+				 const char *outcome, const char *result_json,
+				 const char *message);
 
 /* store.created / store.poisoned / store.recreated. */
 int history_add_store_event(struct history_batch *b, const char *kind,

@@ -111,6 +111,32 @@ sleep 0.5
 c5=$(count)
 check "start() after stop() ticks again ($c4 -> $c5)" test "$c5" -gt "$c4"
 
+# ---- every wait and settlement is in the history ---------------------------
+H logs --json --kind 'hostcall.*' ticker >"$T/hc.json"
+c6=$(count)
+grep '"kind":"hostcall.started"' "$T/hc.json" >"$T/hc-started"
+grep '"kind":"hostcall.settled"' "$T/hc.json" >"$T/hc-settled"
+ns=$(wc -l <"$T/hc-started")
+nd=$(wc -l <"$T/hc-settled")
+check "each tick's settlement is recorded ($nd hostcall.settled; $c5 to $c6 ticks)" \
+	test "$nd" -ge "$c5" -a "$nd" -le "$c6"
+check "each settlement follows its start; at most one wait outstanding ($ns started)" \
+	test "$ns" -ge "$nd" -a "$ns" -le $((nd + 1))
+check "hostcall.started names the import and its arguments" \
+	eq "$(grep -c '"import":"wasi:clocks/monotonic-clock@0.3.0#wait-for","arguments":\[100000000\]' "$T/hc-started")" "$ns"
+check "each hostcall.settled says returned" \
+	eq "$(grep -c '"outcome":"returned"' "$T/hc-settled")" "$nd"
+num() {
+	sed -n 's/.*"hostcall":\([0-9]*\).*/\1/p' "$1" | sort -n
+}
+num "$T/hc-started" | head -n "$nd" >"$T/hc-n-started"
+num "$T/hc-settled" >"$T/hc-n-settled"
+check "settlements pair with starts by number, each once" \
+	cmp -s "$T/hc-n-started" "$T/hc-n-settled"
+check "the first wait belongs to start(), later ones to no call" \
+	eq "$(head -n 1 "$T/hc-started" | grep -c '"call":"')/$(grep -c '"call":null' "$T/hc-started")" \
+	"1/$((ns - 2))"
+
 # ---- waits pending across stop / remove / daemon restart ---------------------
 H stop ticker >/dev/null
 check "stopping the service with a wait pending is clean" alive

@@ -62,6 +62,8 @@ struct cm_host_call {
 	struct cm_asubtask *st;
 	const cm_call_cbs *cbs;
 	cm_host_pending *pending;
+	const cm_val *args; /* for the store's observer */
+	uint32_t nargs;
 };
 
 cm_host_pending *cm_host_call_defer(cm_host_call *call)
@@ -83,8 +85,20 @@ cm_host_pending *cm_host_call_defer(cm_host_call *call)
 	}
 	call->pending = cm_host_pending_new(call->store, call->func,
 					    call->caller, call->st, call->cbs);
-	if (call->pending == NULL)
+	if (call->pending == NULL) {
 		cm_host_call_trap(call, "out of memory");
+		return NULL;
+	}
+	{
+		cm_store *s = call->store;
+		cm_call *owner = s->current_thread != NULL
+					 ? cm_calls_owner(s, s->current_thread)
+					 : NULL;
+
+		cm_host_pending_observe(call->pending,
+					owner ? cm_call_ctx(owner) : NULL,
+					call->args, call->nargs);
+	}
 	return call->pending;
 }
 
@@ -139,13 +153,23 @@ static int call_host(cm_store *s, cm_func *f, cm_component_instance *caller,
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	if (cbs->on_start(cbs->env, args, err))
 		goto out;
+	call.args = args;
+	call.nargs = np;
 	hr = f->fn(&call, f->env, args, np, result, nres);
 	if (hr == CM_HOST_PENDING && call.pending != NULL) {
 		rc = 0; /* resolved later by cm_host_settle* */
 		goto out;
 	}
-	if (call.pending != NULL) /* deferred, then answered at once */
+	if (call.pending != NULL) { /* deferred, then answered at once */
+		cm_host_pending_observe_settled(
+			call.pending, hr ? CM_HOST_TRAPPED : CM_HOST_RETURNED,
+			!hr && nres ? result : NULL,
+			hr ? (call.err.kind != CABI_ERR_NONE
+				      ? call.err.msg
+				      : "host call failed")
+			   : NULL);
 		cm_host_pending_discard(call.pending);
+	}
 	if (hr) {
 		if (call.err.kind == CABI_ERR_NONE)
 			cabi_fail(&call.err, CABI_ERR_TRAP,

@@ -120,6 +120,21 @@ void cm_host_settle_cancelled(cm_host_pending *p);
 /* Host calls deferred and not yet settled. */
 uint32_t cm_store_pending_host_calls(const cm_store *s);
 
+/*
+ * Watching deferred host calls (the daemon's hostcall.* history events).
+ * `deferred` runs when a host function defers (before it can settle),
+ * with the import's instance name (NULL: none) and function name, its
+ * type and arguments, and call_ctx: the ctx of the cm_call_start call it
+ * works for, NULL for background work of a call already decided.  It
+ * fills tags[2], which the store keeps and hands to `settled` when the
+ * call settles, exactly once: RETURNED (result: the import's result, or
+ * NULL when it has none), TRAPPED (msg) or CANCELLED.  A host call still
+ * outstanding when its store is freed is not reported.  Neither callback
+ * may call into the store.  (cm_host_observer: sched/store.h.)
+ * cm_store_observe_host_calls starts (o) or stops (NULL) watching.
+ */
+void cm_store_observe_host_calls(cm_store *s, const cm_host_observer *o);
+
 /* ---- host-held stream and future ends (sched/host_stream.c) ------------ */
 
 /*

@@ -199,6 +199,7 @@ static int host_func(cm_component_instance *inst, const linker_def *d,
 	f->fn = d->fn;
 	f->env = d->env;
 	f->name = d->name;
+	f->instance = d->instance;
 	out->func = f;
 	return 0;
 }

@@ -96,8 +96,9 @@ struct cm_func {
 	/* host */
 	cm_host_fn fn;
 	void *env;
-	const char *name; /* for messages */
-	bool dtor;	  /* a destructor call: exempt from compat rule */
+	const char *name;     /* for messages */
+	const char *instance; /* host: the import's instance (or NULL) */
+	bool dtor;	      /* a destructor call: exempt from compat rule */
 };
 
 typedef struct cm_rmap_entry {

@@ -38,6 +38,8 @@ struct cm_host_pending {
 	void (*on_cancel)(void *env, cm_host_pending *p);
 	void *cancel_env;
 	pending_state state;
+	bool observed;	  /* the store's observer saw it deferred */
+	uint64_t tags[2]; /* the observer's, for `settled` */
 	cm_val result[1];
 	uint32_t nres;
 	char msg[CM_ERROR_MSG_MAX];
@@ -147,11 +149,52 @@ uint32_t cm_store_pending_host_calls(const cm_store *s)
 	return s->pending_host_calls;
 }
 
+void cm_store_observe_host_calls(cm_store *s, const cm_host_observer *o)
+{
+	if (o != NULL)
+		s->host_observer = *o;
+	else
+		memset(&s->host_observer, 0, sizeof s->host_observer);
+}
+
+void cm_host_pending_observe(cm_host_pending *p, void *call_ctx,
+			     const cm_val *args, uint32_t nargs)
+{
+	const cm_host_observer *o = &p->store->host_observer;
+
+	if (o->deferred == NULL)
+		return;
+	o->deferred(o->env, call_ctx, p->func->instance, p->func->name,
+		    p->func->type, args, nargs, p->tags);
+	p->observed = true;
+}
+
+void cm_host_pending_observe_settled(cm_host_pending *p,
+				     cm_host_outcome outcome,
+				     const cm_val *result, const char *msg)
+{
+	const cm_host_observer *o = &p->store->host_observer;
+
+	if (!p->observed)
+		return;
+	p->observed = false;
+	if (o->settled != NULL)
+		o->settled(o->env, p->tags, outcome, p->func->type, result,
+			   msg);
+}
+
 /* Move p to the settled list and ask for service (coalesced). */
 static void settle(cm_host_pending *p, pending_state state)
 {
 	cm_store *s = p->store;
 
+	cm_host_pending_observe_settled(
+		p,
+		state == PENDING_RETURNED  ? CM_HOST_RETURNED
+		: state == PENDING_TRAPPED ? CM_HOST_TRAPPED
+					   : CM_HOST_CANCELLED,
+		state == PENDING_RETURNED && p->nres ? &p->result[0] : NULL,
+		state == PENDING_TRAPPED ? p->msg : NULL);
 	unlink_pending(p);
 	p->state = state;
 	if (s->settled_last != NULL)

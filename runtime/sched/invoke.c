@@ -433,6 +433,11 @@ static bool store_stuck(cm_store *s)
 	       !cm_sched_has_ready(s) && !cm_store_host_copy_pending(s);
 }
 
+void *cm_call_ctx(const cm_call *c)
+{
+	return c->ctx;
+}
+
 cm_call *cm_calls_owner(cm_store *s, const cm_thread *t)
 {
 	const cm_task *root;

@@ -353,6 +353,18 @@ cm_host_pending_new(cm_store *s, struct cm_func *f,
 		    const cm_call_cbs *cbs);
 /* Forget p (the host function answered at once after all). */
 void cm_host_pending_discard(struct cm_host_pending *p);
+/*
+ * Tell the store's observer (component/instance.h) that p deferred, for
+ * the call whose ctx is call_ctx; and, for a host call answered at once
+ * after deferring (then discarded), how it settled.
+ */
+void cm_host_pending_observe(struct cm_host_pending *p, void *call_ctx,
+			     const cm_val *args, uint32_t nargs);
+void cm_host_pending_observe_settled(struct cm_host_pending *p,
+				     cm_host_outcome outcome,
+				     const cm_val *result, const char *msg);
+/* The ctx a cm_call_start call was started with. */
+void *cm_call_ctx(const struct cm_call *c);
 /* st goes away: p must never resolve it. */
 void cm_host_pending_detach(struct cm_host_pending *p);
 /* The guest asked to cancel p's subtask: tell the embedder. */

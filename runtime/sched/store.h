@@ -122,6 +122,26 @@ typedef struct cm_store_config {
 #define CM_STORE_DEFAULT_MAX_THREADS		1000u
 #define CM_STORE_DEFAULT_MAX_PENDING_HOST_CALLS 10000u
 
+/* Watching deferred host calls: component/instance.h. */
+struct cm_type;
+struct cm_val;
+typedef enum cm_host_outcome {
+	CM_HOST_RETURNED = 0,
+	CM_HOST_TRAPPED,
+	CM_HOST_CANCELLED,
+} cm_host_outcome;
+
+typedef struct cm_host_observer {
+	void (*deferred)(void *env, void *call_ctx, const char *instance,
+			 const char *name, const struct cm_type *ft,
+			 const struct cm_val *args, uint32_t nargs,
+			 uint64_t tags[2]);
+	void (*settled)(void *env, const uint64_t tags[2],
+			cm_host_outcome outcome, const struct cm_type *ft,
+			const struct cm_val *result, const char *msg);
+	void *env;
+} cm_host_observer;
+
 typedef struct cm_store {
 	wasm_store *wasm;
 	struct cm_arena *arena; /* runtime objects of the instances */
@@ -168,6 +188,7 @@ typedef struct cm_store {
 	struct cm_host_pending *pending_first, *settled_first, *settled_last;
 	struct cm_asubtask *lowering;
 	bool pending_cleanup, in_turn;
+	cm_host_observer host_observer; /* fn NULL: nobody watches */
 
 	/* calls started by cm_call_start, not decided yet (invoke.c) */
 	struct cm_call *calls;

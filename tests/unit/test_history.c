@@ -761,7 +761,8 @@ static void fill_history(struct fixture *f)
 	add(f, NULL, NULL, "daemon.started", NULL, NULL);
 	add(f, "a", "c1", HISTORY_CALL_STARTED, NULL, NULL);
 	ck_assert_int_eq(history_add_hostcall_settled(f->b, "a", "c1", 1,
-						      "{\"ok\":true}"),
+						      "returned",
+						      "{\"ok\":true}", NULL),
 			 0);
 	add(f, "a", "c1", HISTORY_CALL_RETURNED, NULL, NULL);
 	add(f, "b", "c2", HISTORY_CALL_STARTED, NULL, NULL);
@@ -1296,7 +1297,8 @@ START_TEST(typed_payloads)
 	ck_assert_int_eq(history_add_store_event(f.b, HISTORY_STORE_POISONED,
 						 "s", NULL, NULL),
 			 0);
-	ck_assert_int_eq(history_add_hostcall_settled(f.b, "s", "c1", 3, NULL),
+	ck_assert_int_eq(history_add_hostcall_settled(f.b, "s", "c1", 3,
+						      "trapped", NULL, "no"),
 			 0);
 	/* A raw fragment that is not JSON makes the payload invalid. */
 	ck_assert_int_eq(history_add_call_started(f.b, "s", "c2", "x", "[1,",
@@ -1325,6 +1327,10 @@ START_TEST(typed_payloads)
 	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
 				     "'$.hostcall') FROM events WHERE seq = 4"),
 			 3);
+	ck_assert_int_eq(peek(f.dir, "SELECT payload = '{\"hostcall\":3,"
+				     "\"outcome\":\"trapped\",\"message\":"
+				     "\"no\"}' FROM events WHERE seq = 4"),
+			 1);
 	teardown(&f);
 }
 END_TEST

@@ -327,7 +327,7 @@ END_TEST
 
 /* ---- host calls that complete later, service turns ------------------ */
 
-static cm_host_pending *held[2];
+static cm_host_pending *held[8];
 static int nheld, ncancels;
 
 static void on_cancel(void *env, cm_host_pending *p)
@@ -550,6 +550,131 @@ START_TEST(host_settle_trap_and_teardown)
 	fixture_free(&fx);
 	/* freeing the store cancels the outstanding host call */
 	ck_assert_int_eq(ncancels, 1);
+}
+END_TEST
+
+/* ---- watching deferred host calls (the daemon's hostcall.* events) */
+
+struct seen {
+	char what; /* 'd' deferred, 'r' returned, 't' trapped, 'c' cancelled */
+	uint64_t tag;
+	bool call;
+	char msg[32];
+};
+static struct seen seen[16];
+static int nseen;
+
+static void seen_deferred(void *env, void *call_ctx, const char *instance,
+			  const char *name, const cm_type *ft,
+			  const cm_val *args, uint32_t nargs, uint64_t tags[2])
+{
+	ck_assert_ptr_eq(env, &nseen);
+	ck_assert_ptr_null(instance);
+	ck_assert_str_eq(name, "wait");
+	ck_assert_int_eq(ft->kind, CM_FUNC);
+	ck_assert_uint_eq(nargs, 0);
+	(void)args;
+	ck_assert_int_lt(nseen, 16);
+	tags[0] = 100 + (uint64_t)nseen;
+	tags[1] = 7;
+	seen[nseen++] = (struct seen){'d', tags[0], call_ctx != NULL, ""};
+}
+
+static void seen_settled(void *env, const uint64_t tags[2],
+			 cm_host_outcome outcome, const cm_type *ft,
+			 const cm_val *result, const char *msg)
+{
+	static const char what[] = {[CM_HOST_RETURNED] = 'r',
+				    [CM_HOST_TRAPPED] = 't',
+				    [CM_HOST_CANCELLED] = 'c'};
+
+	ck_assert_ptr_eq(env, &nseen);
+	ck_assert_uint_eq(tags[1], 7);
+	ck_assert_ptr_null(result); /* func(): no result */
+	(void)ft;
+	ck_assert_int_lt(nseen, 16);
+	seen[nseen] = (struct seen){what[outcome], tags[0], false, ""};
+	if (msg)
+		snprintf(seen[nseen].msg, sizeof seen[nseen].msg, "%s", msg);
+	nseen++;
+}
+
+/* Defers, then answers at once after all (a wait of 0). */
+static int defer_then_answer(cm_host_call *call, void *env, const cm_val *args,
+			     uint32_t nargs, cm_val *results, uint32_t nresults)
+{
+	(void)env;
+	(void)args;
+	(void)nargs;
+	(void)results;
+	(void)nresults;
+	return cm_host_call_defer(call) == NULL ? -1 : 0;
+}
+
+/*
+ * Every deferral is seen before it can settle, each settlement exactly
+ * once with the tags its deferral set; one answered at once after
+ * deferring is seen settled too; one outstanding when the store goes is
+ * not; without an observer nothing is seen.
+ */
+START_TEST(host_calls_are_observed)
+{
+	const cm_host_observer o = {seen_deferred, seen_settled, &nseen};
+	host_fixture fx;
+	uint32_t idx[5];
+	cm_error err;
+
+	nseen = 0;
+	fixture_init(&fx);
+	cm_store_observe_host_calls(fx.s, &o);
+	lower_async(&fx, &idx[0]);
+	lower_async(&fx, &idx[1]);
+	lower_async(&fx, &idx[2]);
+	lower_async(&fx, &idx[3]);
+	ck_assert_int_eq(nseen, 4);
+	ck_assert_int_eq(cm_host_settle(held[1], NULL, 0, &err), 0);
+	cm_host_settle_trap(held[0], "disk on fire");
+	cm_host_pending_cancel(held[2]);
+	ck_assert_int_eq(ncancels, 1);
+	cm_host_settle_cancelled(held[2]);
+	ck_assert_int_eq(nseen, 7);
+	ck_assert_int_eq(seen[0].what, 'd');
+	ck_assert_uint_eq(seen[0].tag, 100);
+	ck_assert(!seen[0].call); /* no cm_call_start call: no call ctx */
+	ck_assert_uint_eq(seen[3].tag, 103);
+	ck_assert_int_eq(seen[4].what, 'r');
+	ck_assert_uint_eq(seen[4].tag, 101);
+	ck_assert_int_eq(seen[5].what, 't');
+	ck_assert_uint_eq(seen[5].tag, 100);
+	ck_assert_str_eq(seen[5].msg, "disk on fire");
+	ck_assert_int_eq(seen[6].what, 'c');
+	ck_assert_uint_eq(seen[6].tag, 102);
+	/* answered at once after deferring: deferred, then returned */
+	fx.host.fn = defer_then_answer;
+	{
+		wasm_val args[1] = {{0}}, res[1];
+
+		ck_assert_int_eq(cm_canon_lower_async(fx.e, &fx.inst, &fx.host,
+						      &fx.ft, &fx.opts, 0, 1,
+						      args, res),
+				 WASM_HOST_OK);
+		ck_assert_uint_eq(res[0].u.i32 & 0xf, CM_SUBTASK_RETURNED);
+	}
+	ck_assert_int_eq(nseen, 9);
+	ck_assert_int_eq(seen[7].what, 'd');
+	ck_assert_int_eq(seen[8].what == 'r' && seen[8].tag == seen[7].tag, 1);
+	/* not watched: nothing more is seen */
+	cm_store_observe_host_calls(fx.s, NULL);
+	fx.host.fn = deferring_host;
+	lower_async(&fx, &idx[4]);
+	ck_assert_int_eq(cm_host_settle(held[4], NULL, 0, &err), 0);
+	ck_assert_int_eq(nseen, 9);
+	/* held[3] is outstanding when the store goes: not reported */
+	cm_store_observe_host_calls(fx.s, &o);
+	for (int i = 0; i < 5; i++)
+		drop_subtask(&fx, idx[i]);
+	fixture_free(&fx);
+	ck_assert_int_eq(nseen, 9);
 }
 END_TEST
 
@@ -1058,6 +1183,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, host_writes_stream);
 	tcase_add_test(tc, host_reads_stream);
 	tcase_add_test(tc, churn_does_not_leak);
+	tcase_add_test(tc, host_calls_are_observed);
 	suite_add_tcase(su, tc);
 	return su;
 }

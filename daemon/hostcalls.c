@@ -1,0 +1,90 @@
+/*
+ * hostcalls.c - hostcall.started and hostcall.settled events from the
+ * store's host-call observer (see hostcalls.h).
+ *
+ * The observer's tags carry what the settlement needs and cannot look
+ * up later, since the call may be long gone: the hostcall number and
+ * the call's number (0: none), from which its id is formatted again.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "component/instance.h"
+#include "daemon/daemon.h"
+#include "daemon/history-hooks.h"
+#include "daemon/hostcalls.h"
+#include "daemon/invocation.h"
+#include "daemon/service.h"
+#include "ipc/value-json.h"
+
+/* "instance#name", as the import is named in WIT. */
+static void import_name(char *out, size_t len, const char *instance,
+			const char *name)
+{
+	if (instance)
+		snprintf(out, len, "%s#%s", instance, name ? name : "?");
+	else
+		snprintf(out, len, "%s", name ? name : "?");
+}
+
+static void deferred(void *env, void *call_ctx, const char *instance,
+		     const char *name, const cm_type *ft, const cm_val *args,
+		     uint32_t nargs, uint64_t tags[2])
+{
+	struct service *s = env;
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+	const struct invocation *inv = call_ctx;
+	char import[256];
+	json_t *a;
+
+	tags[0] = ++s->d->services->next_hostcall;
+	tags[1] = inv ? inv->number : 0;
+	if (!h || !h->hostcall_started)
+		return;
+	import_name(import, sizeof(import), instance, name);
+	a = value_args_to_json(args, nargs, ft);
+	/* Out of memory: the event goes without its arguments. */
+	h->hostcall_started(h->ctx, s->name, inv ? inv->id : NULL, tags[0],
+			    import, a);
+	json_decref(a);
+}
+
+static const char *const outcome_names[] = {
+	[CM_HOST_RETURNED] = "returned",
+	[CM_HOST_TRAPPED] = "trapped",
+	[CM_HOST_CANCELLED] = "cancelled",
+};
+
+static void settled(void *env, const uint64_t tags[2], cm_host_outcome outcome,
+		    const cm_type *ft, const cm_val *result, const char *msg)
+{
+	struct service *s = env;
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+	char call[INVOCATION_ID_MAX];
+	json_t *r = NULL;
+
+	if (!h || !h->hostcall_settled || (unsigned)outcome > CM_HOST_CANCELLED)
+		return;
+	if (tags[1])
+		invocation_id_format(s->d, tags[1], call);
+	if (result && ft->u.func.result)
+		r = value_to_json(result, ft->u.func.result);
+	h->hostcall_settled(h->ctx, s->name, tags[1] ? call : NULL, tags[0],
+			    outcome_names[outcome], r, msg);
+	json_decref(r);
+}
+
+void hostcalls_observe(struct service *s)
+{
+	const cm_host_observer o = {
+		.deferred = deferred,
+		.settled = settled,
+		.env = s,
+	};
+
+	cm_store_observe_host_calls(s->store, &o);
+}
