@@ -2,9 +2,10 @@
  * hostcalls.c - hostcall.started and hostcall.settled events from the
  * store's host-call observer (see hostcalls.h).
  *
- * The observer's tags carry what the settlement needs and cannot look
- * up later, since the call may be long gone: the hostcall number and
- * the call's number (0: none), from which its id is formatted again.
+ * Each call's tag (cm_call_set_tag) is its number, from which its id is
+ * formatted again: the call may be long gone when its task's host call
+ * settles.  The observer's tags keep the hostcall number and that call
+ * number for the settlement.
  */
 #include "config.h"
 
@@ -31,24 +32,25 @@ static void import_name(char *out, size_t len, const char *instance,
 		snprintf(out, len, "%s", name ? name : "?");
 }
 
-static void deferred(void *env, void *call_ctx, const char *instance,
+static void deferred(void *env, uint64_t call_tag, const char *instance,
 		     const char *name, const cm_type *ft, const cm_val *args,
 		     uint32_t nargs, uint64_t tags[2])
 {
 	struct service *s = env;
 	const struct history_hooks *h = daemon_history_hooks(s->d);
-	const struct invocation *inv = call_ctx;
-	char import[256];
+	char import[256], call[INVOCATION_ID_MAX];
 	json_t *a;
 
 	tags[0] = ++s->d->services->next_hostcall;
-	tags[1] = inv ? inv->number : 0;
+	tags[1] = call_tag;
 	if (!h || !h->hostcall_started)
 		return;
+	if (call_tag)
+		invocation_id_format(s->d, call_tag, call);
 	import_name(import, sizeof(import), instance, name);
 	a = value_args_to_json(args, nargs, ft);
 	/* Out of memory: the event goes without its arguments. */
-	h->hostcall_started(h->ctx, s->name, inv ? inv->id : NULL, tags[0],
+	h->hostcall_started(h->ctx, s->name, call_tag ? call : NULL, tags[0],
 			    import, a);
 	json_decref(a);
 }

@@ -404,6 +404,8 @@ void invocation_run(struct invocation *inv)
 		failed(inv, &err);
 		return;
 	}
+	/* hostcall.* events of its task name it (hostcalls.c) */
+	cm_call_set_tag(inv->call, inv->number);
 	service_running_add(svc, inv);
 }
 

@@ -89,16 +89,9 @@ cm_host_pending *cm_host_call_defer(cm_host_call *call)
 		cm_host_call_trap(call, "out of memory");
 		return NULL;
 	}
-	{
-		cm_store *s = call->store;
-		cm_call *owner = s->current_thread != NULL
-					 ? cm_calls_owner(s, s->current_thread)
-					 : NULL;
-
-		cm_host_pending_observe(call->pending,
-					owner ? cm_call_ctx(owner) : NULL,
-					call->args, call->nargs);
-	}
+	cm_host_pending_observe(call->pending,
+				cm_thread_call_tag(call->store->current_thread),
+				call->args, call->nargs);
 	return call->pending;
 }
 

@@ -124,8 +124,9 @@ uint32_t cm_store_pending_host_calls(const cm_store *s);
  * Watching deferred host calls (the daemon's hostcall.* history events).
  * `deferred` runs when a host function defers (before it can settle),
  * with the import's instance name (NULL: none) and function name, its
- * type and arguments, and call_ctx: the ctx of the cm_call_start call it
- * works for, NULL for background work of a call already decided.  It
+ * type and arguments, and call_tag: the tag (cm_call_set_tag) of the
+ * cm_call_start call whose task it works for, even when that call was
+ * answered long ago (background work), 0 for none.  It
  * fills tags[2], which the store keeps and hands to `settled` when the
  * call settles, exactly once: RETURNED (result: the import's result, or
  * NULL when it has none), TRAPPED (msg) or CANCELLED.  A host call still
@@ -326,6 +327,12 @@ int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
  * the embedder recreates the store.  Returns the outcome.
  */
 cm_call_outcome cm_call_cancel(cm_call *c, const char *reason);
+/*
+ * A number the embedder gives the call (before its first turn), handed
+ * to the store's host-call observer for every host call its task, or
+ * any task or thread it starts, defers; 0: none.
+ */
+void cm_call_set_tag(cm_call *c, uint64_t tag);
 
 /* Has c's guest code begun running? */
 bool cm_call_started(const cm_call *c);

@@ -370,6 +370,10 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}
 	at->cbs = *cbs;
+	if (supertask == NULL) { /* a root task: cm_call_start's, if any */
+		at->call_tag = s->root_call_tag;
+		s->root_call_tag = 0;
+	}
 	cm_task_init(&at->base, f, inst, caller, supertask, &at->cbs);
 	at->func = f;
 	at->sync_lift = !f->opts.async;

@@ -157,14 +157,14 @@ void cm_store_observe_host_calls(cm_store *s, const cm_host_observer *o)
 		memset(&s->host_observer, 0, sizeof s->host_observer);
 }
 
-void cm_host_pending_observe(cm_host_pending *p, void *call_ctx,
+void cm_host_pending_observe(cm_host_pending *p, uint64_t call_tag,
 			     const cm_val *args, uint32_t nargs)
 {
 	const cm_host_observer *o = &p->store->host_observer;
 
 	if (o->deferred == NULL)
 		return;
-	o->deferred(o->env, call_ctx, p->func->instance, p->func->name,
+	o->deferred(o->env, call_tag, p->func->instance, p->func->name,
 		    p->func->type, args, nargs, p->tags);
 	p->observed = true;
 }

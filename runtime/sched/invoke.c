@@ -124,6 +124,7 @@ struct cm_call {
 	cm_error err;
 	cm_call_done_fn on_done;
 	void *ctx;
+	uint64_t tag;	      /* cm_call_set_tag */
 	cm_call *prev, *next; /* s->calls, until decided */
 };
 
@@ -290,7 +291,9 @@ static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err)
 	t->wait_obj = NULL;
 	c->state = CALL_RUNNING;
 	memset(&ce, 0, sizeof ce);
+	s->root_call_tag = c->tag;
 	rc = cm_canon_lift_async(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
+	s->root_call_tag = 0;
 	if (rc) {
 		/* the turn goes on; the call reports its own trap */
 		c->failed = true;
@@ -433,9 +436,22 @@ static bool store_stuck(cm_store *s)
 	       !cm_sched_has_ready(s) && !cm_store_host_copy_pending(s);
 }
 
-void *cm_call_ctx(const cm_call *c)
+void cm_call_set_tag(cm_call *c, uint64_t tag)
 {
-	return c->ctx;
+	c->tag = tag;
+}
+
+uint64_t cm_thread_call_tag(const cm_thread *t)
+{
+	const cm_task *root;
+
+	if (t == NULL || t->task == NULL)
+		return 0;
+	root = &t->task->base;
+	while (root->supertask != NULL)
+		root = root->supertask;
+	/* every task is a cm_atask (sched.h) */
+	return ((const cm_atask *)root)->call_tag;
 }
 
 cm_call *cm_calls_owner(cm_store *s, const cm_thread *t)

@@ -196,7 +196,8 @@ typedef struct cm_atask {
 	struct cm_atask **ref;
 	cm_val result[1];
 	uint32_t nres;
-	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
+	cm_call_cbs cbs;   /* copy: the caller's may be on its stack */
+	uint64_t call_tag; /* a root task's: cm_call_set_tag */
 	bool resolved_cancelled;
 } cm_atask;
 
@@ -358,13 +359,13 @@ void cm_host_pending_discard(struct cm_host_pending *p);
  * the call whose ctx is call_ctx; and, for a host call answered at once
  * after deferring (then discarded), how it settled.
  */
-void cm_host_pending_observe(struct cm_host_pending *p, void *call_ctx,
+void cm_host_pending_observe(struct cm_host_pending *p, uint64_t call_tag,
 			     const cm_val *args, uint32_t nargs);
 void cm_host_pending_observe_settled(struct cm_host_pending *p,
 				     cm_host_outcome outcome,
 				     const cm_val *result, const char *msg);
-/* The ctx a cm_call_start call was started with. */
-void *cm_call_ctx(const struct cm_call *c);
+/* The call tag of the root task t works under (0: none or no task). */
+uint64_t cm_thread_call_tag(const cm_thread *t);
 /* st goes away: p must never resolve it. */
 void cm_host_pending_detach(struct cm_host_pending *p);
 /* The guest asked to cancel p's subtask: tell the embedder. */

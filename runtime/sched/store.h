@@ -132,7 +132,7 @@ typedef enum cm_host_outcome {
 } cm_host_outcome;
 
 typedef struct cm_host_observer {
-	void (*deferred)(void *env, void *call_ctx, const char *instance,
+	void (*deferred)(void *env, uint64_t call_tag, const char *instance,
 			 const char *name, const struct cm_type *ft,
 			 const struct cm_val *args, uint32_t nargs,
 			 uint64_t tags[2]);
@@ -189,6 +189,9 @@ typedef struct cm_store {
 	struct cm_asubtask *lowering;
 	bool pending_cleanup, in_turn;
 	cm_host_observer host_observer; /* fn NULL: nobody watches */
+	/* cm_call_set_tag's tag, for the root task starting now (invoke.c,
+	 * taken by canon_lift_async.c) */
+	uint64_t root_call_tag;
 
 	/* calls started by cm_call_start, not decided yet (invoke.c) */
 	struct cm_call *calls;

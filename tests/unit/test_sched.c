@@ -564,7 +564,7 @@ struct seen {
 static struct seen seen[16];
 static int nseen;
 
-static void seen_deferred(void *env, void *call_ctx, const char *instance,
+static void seen_deferred(void *env, uint64_t call_tag, const char *instance,
 			  const char *name, const cm_type *ft,
 			  const cm_val *args, uint32_t nargs, uint64_t tags[2])
 {
@@ -577,7 +577,7 @@ static void seen_deferred(void *env, void *call_ctx, const char *instance,
 	ck_assert_int_lt(nseen, 16);
 	tags[0] = 100 + (uint64_t)nseen;
 	tags[1] = 7;
-	seen[nseen++] = (struct seen){'d', tags[0], call_ctx != NULL, ""};
+	seen[nseen++] = (struct seen){'d', tags[0], call_tag != 0, ""};
 }
 
 static void seen_settled(void *env, const uint64_t tags[2],
@@ -640,7 +640,7 @@ START_TEST(host_calls_are_observed)
 	ck_assert_int_eq(nseen, 7);
 	ck_assert_int_eq(seen[0].what, 'd');
 	ck_assert_uint_eq(seen[0].tag, 100);
-	ck_assert(!seen[0].call); /* no cm_call_start call: no call ctx */
+	ck_assert(!seen[0].call); /* no cm_call_start call: no call tag */
 	ck_assert_uint_eq(seen[3].tag, 103);
 	ck_assert_int_eq(seen[4].what, 'r');
 	ck_assert_uint_eq(seen[4].tag, 101);
