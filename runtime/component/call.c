@@ -153,31 +153,27 @@ static int call_host(cm_store *s, cm_func *f, cm_component_instance *caller,
 		rc = 0; /* resolved later by cm_host_settle* */
 		goto out;
 	}
-	if (call.pending != NULL) { /* deferred, then answered at once */
-		cm_host_pending_observe_settled(
-			call.pending, hr ? CM_HOST_TRAPPED : CM_HOST_RETURNED,
-			!hr && nres ? result : NULL,
-			hr ? (call.err.kind != CABI_ERR_NONE
-				      ? call.err.msg
-				      : "host call failed")
-			   : NULL);
-		cm_host_pending_discard(call.pending);
-	}
 	if (hr) {
 		if (call.err.kind == CABI_ERR_NONE)
 			cabi_fail(&call.err, CABI_ERR_TRAP,
 				  "host function `%s` failed",
 				  f->name ? f->name : "?");
 		*err = call.err;
-		goto out;
-	}
-	if (nres &&
-	    !cm_val_typecheck(result, ft->u.func.result, why, sizeof why)) {
+	} else if (nres && !cm_val_typecheck(result, ft->u.func.result, why,
+					     sizeof why)) {
 		cabi_fail(err, CABI_ERR_TRAP,
 			  "host function `%s` returned a bad value: %s",
 			  f->name ? f->name : "?", why);
-		goto out;
+		hr = -1;
 	}
+	if (call.pending != NULL) { /* deferred, then answered at once */
+		cm_host_pending_observe_settled(
+			call.pending, hr ? CM_HOST_TRAPPED : CM_HOST_RETURNED,
+			!hr && nres ? result : NULL, hr ? err->msg : NULL);
+		cm_host_pending_discard(call.pending);
+	}
+	if (hr)
+		goto out;
 	rc = cbs->on_resolve(cbs->env, result, err);
 out:
 	cm_vals_free(args, np);

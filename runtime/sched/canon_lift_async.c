@@ -370,9 +370,15 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}
 	at->cbs = *cbs;
-	if (supertask == NULL) { /* a root task: cm_call_start's, if any */
-		at->call_tag = s->root_call_tag;
-		s->root_call_tag = 0;
+	if (supertask != NULL) { /* every task is a cm_atask */
+		at->root = ((const cm_atask *)supertask)->root;
+		at->call_tag = ((const cm_atask *)supertask)->call_tag;
+	} else if (s->next_root != 0) { /* a cm_call_start call's */
+		at->root = s->next_root;
+		at->call_tag = s->next_root_tag;
+		s->next_root = s->next_root_tag = 0;
+	} else {
+		at->root = ++s->root_serial;
 	}
 	cm_task_init(&at->base, f, inst, caller, supertask, &at->cbs);
 	at->func = f;

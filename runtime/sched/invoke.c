@@ -124,7 +124,8 @@ struct cm_call {
 	cm_error err;
 	cm_call_done_fn on_done;
 	void *ctx;
-	uint64_t tag;	      /* cm_call_set_tag */
+	uint64_t tag;  /* cm_call_set_tag */
+	uint64_t root; /* its root task's serial (sched.h cm_atask.root) */
 	cm_call *prev, *next; /* s->calls, until decided */
 };
 
@@ -291,9 +292,11 @@ static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err)
 	t->wait_obj = NULL;
 	c->state = CALL_RUNNING;
 	memset(&ce, 0, sizeof ce);
-	s->root_call_tag = c->tag;
+	c->root = ++s->root_serial;
+	s->next_root = c->root;
+	s->next_root_tag = c->tag;
 	rc = cm_canon_lift_async(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
-	s->root_call_tag = 0;
+	s->next_root = s->next_root_tag = 0;
 	if (rc) {
 		/* the turn goes on; the call reports its own trap */
 		c->failed = true;
@@ -443,21 +446,11 @@ void cm_call_set_tag(cm_call *c, uint64_t tag)
 
 uint64_t cm_thread_call_tag(const cm_thread *t)
 {
-	const cm_task *root;
-
-	if (t == NULL || t->task == NULL)
-		return 0;
-	root = &t->task->base;
-	while (root->supertask != NULL)
-		root = root->supertask;
-	/* every task is a cm_atask (sched.h) */
-	return ((const cm_atask *)root)->call_tag;
+	return t != NULL && t->task != NULL ? t->task->call_tag : 0;
 }
 
 cm_call *cm_calls_owner(cm_store *s, const cm_thread *t)
 {
-	const cm_task *root;
-
 	if (s->calls == NULL)
 		return NULL;
 	for (cm_call *c = s->calls; c != NULL; c = c->next)
@@ -465,11 +458,9 @@ cm_call *cm_calls_owner(cm_store *s, const cm_thread *t)
 			return c;
 	if (t->task == NULL)
 		return NULL;
-	root = &t->task->base;
-	while (root->supertask != NULL)
-		root = root->supertask;
+	/* the call whose root task is still alive and is t's root */
 	for (cm_call *c = s->calls; c != NULL; c = c->next)
-		if (c->task != NULL && &c->task->base == root)
+		if (c->task != NULL && c->root == t->task->root)
 			return c;
 	return NULL;
 }

@@ -196,8 +196,15 @@ typedef struct cm_atask {
 	struct cm_atask **ref;
 	cm_val result[1];
 	uint32_t nres;
-	cm_call_cbs cbs;   /* copy: the caller's may be on its stack */
-	uint64_t call_tag; /* a root task's: cm_call_set_tag */
+	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
+	/*
+	 * Its root task (the one no task called): a serial number in the
+	 * store, and the tag cm_call_set_tag gave that root's call.  Kept
+	 * on every task, from its caller, so nobody walks `supertask`
+	 * pointers: a caller may be freed while its callee runs on.
+	 */
+	uint64_t root;
+	uint64_t call_tag;
 	bool resolved_cancelled;
 } cm_atask;
 

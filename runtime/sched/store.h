@@ -189,9 +189,10 @@ typedef struct cm_store {
 	struct cm_asubtask *lowering;
 	bool pending_cleanup, in_turn;
 	cm_host_observer host_observer; /* fn NULL: nobody watches */
-	/* cm_call_set_tag's tag, for the root task starting now (invoke.c,
-	 * taken by canon_lift_async.c) */
-	uint64_t root_call_tag;
+	/* Root tasks (sched.h cm_atask.root): the last serial given, and
+	 * for the root a cm_call_start call starts now (invoke.c; taken by
+	 * canon_lift_async.c) its serial and its call's tag. */
+	uint64_t root_serial, next_root, next_root_tag;
 
 	/* calls started by cm_call_start, not decided yet (invoke.c) */
 	struct cm_call *calls;

@@ -3,17 +3,27 @@
  * byte limit, and the collection that frees the ones nothing reaches.
  *
  * Contract (see store.h):
- *  - Every exception is counted in s->exn_bytes from wasm_exn_new until
- *    it is freed; the count never passes the store's limit
- *    (max_exception_bytes, default WASM_DEFAULT_MAX_EXCEPTION_BYTES): a
- *    throw that would pass it fails like an allocation failure.
+ *  - Every exception is counted in s->exn_bytes, with what the allocator
+ *    and the store spend on it, from wasm_exn_new until it is freed; the
+ *    count never passes the store's limit (max_exception_bytes, default
+ *    WASM_DEFAULT_MAX_EXCEPTION_BYTES): a throw that would pass it fails
+ *    like an allocation failure.
  *  - Collection is mark and sweep from the roots store.h names, and
  *    runs only inside wasm_exn_new (or when the host asks), so an exnref
  *    the interpreter holds in a C variable is never collected under it:
  *    at that point every live exnref of the throwing exec is in its
- *    stack.  Collection starts when the live bytes reach twice what the
- *    last one kept (at least COLLECT_MIN_BYTES): a throw costs amortized
- *    constant time however deep the stacks are.
+ *    stack.
+ *  - A throw costs amortized constant time: a collection does work in
+ *    proportion to what it keeps and to the stack slots it scans, and
+ *    the next one waits until at least as many bytes (an eighth, for
+ *    stack slots) have been thrown since, or until the limit.  At the
+ *    limit, one runs only when at least COLLECT_MIN_BYTES were thrown
+ *    since the last, or when the last throw was refused; otherwise the
+ *    throw fails at once.  A refused throw traps its exec, so a guest
+ *    keeping nearly the limit alive buys at most one collection per
+ *    trapped call, not one per throw.
+ *    Its work is also charged to the guest's fuel (wasm_exn_new's
+ *    *work), so a turn that collects ends soon.
  *  - Stack slots are untyped, so a slot that merely looks like an
  *    exception's address keeps it: collection is conservative, never
  *    unsafe.  Globals and tables are scanned only when their type is
@@ -26,10 +36,17 @@
 #include "wasm/store.h"
 
 #define COLLECT_MIN_BYTES (256u << 10)
+/* An allocation's header and rounding, and the store's pointer to it. */
+#define EXN_OVERHEAD (2 * sizeof(void *) + sizeof(wasm_exn *))
 
-static size_t exn_size(const wasm_exn *x)
+/* What an exception of nslots slots counts for; 0 when it cannot exist. */
+static size_t exn_cost(uint32_t nslots)
 {
-	return sizeof *x + (size_t)x->nslots * sizeof x->slots[0];
+	size_t fixed = sizeof(wasm_exn) + EXN_OVERHEAD;
+
+	if ((uint64_t)nslots > (SIZE_MAX - fixed) / sizeof(uint64_t))
+		return 0;
+	return fixed + (size_t)nslots * sizeof(uint64_t);
 }
 
 static size_t max_bytes(const wasm_store *s)
@@ -97,7 +114,7 @@ static void mark_exec(struct mark *m, const wasm_exec *e)
 
 static void mark_global(struct mark *m, const wasm_global_inst *g)
 {
-	if (g->type.type == WASM_EXNREF)
+	if ((uint8_t)g->type.type == WASM_EXNREF) /* nullable or not */
 		mark_value(m, g->slots[0]);
 }
 
@@ -123,7 +140,7 @@ static void mark_objects(struct mark *m, const wasm_store *s)
 		} else if (o->kind == WASM_OBJ_TABLE) {
 			const wasm_table_inst *t = o->ptr;
 
-			if (t->type.elem != WASM_EXNREF)
+			if ((uint8_t)t->type.elem != WASM_EXNREF)
 				continue;
 			for (uint64_t k = 0; k < t->size; k++)
 				mark_value(m, (uint64_t)t->elems[k]);
@@ -131,11 +148,13 @@ static void mark_objects(struct mark *m, const wasm_store *s)
 	}
 }
 
-size_t wasm_store_collect_exns(wasm_store *s)
+/* The collection; *scanned: the stack slots it read. */
+static size_t collect(wasm_store *s, size_t *scanned)
 {
 	struct mark m = {.n = s->nexns};
 	size_t kept = 0, freed = 0;
 
+	*scanned = 0;
 	if (s->nexns == 0)
 		return 0;
 	m.sorted = s->exns;
@@ -149,8 +168,10 @@ size_t wasm_store_collect_exns(wasm_store *s)
 	qsort(m.sorted, m.n, sizeof *m.sorted, cmp_ptr);
 	m.lo = (uintptr_t)m.sorted[0];
 	m.hi = (uintptr_t)m.sorted[m.n - 1];
-	for (const wasm_exec *e = s->execs; e != NULL; e = e->store_next)
+	for (const wasm_exec *e = s->execs; e != NULL; e = e->store_next) {
 		mark_exec(&m, e);
+		*scanned += e->stack_cap;
+	}
 	mark_objects(&m, s);
 	/* An exception's payload may hold exnrefs too. */
 	while (m.ntodo > 0) {
@@ -167,7 +188,7 @@ size_t wasm_store_collect_exns(wasm_store *s)
 			freed++;
 			continue;
 		}
-		s->exn_bytes += exn_size(x);
+		s->exn_bytes += exn_cost(x->nslots);
 		s->exns[kept++] = x;
 	}
 	s->nexns = kept;
@@ -176,31 +197,59 @@ size_t wasm_store_collect_exns(wasm_store *s)
 	return freed;
 }
 
+size_t wasm_store_collect_exns(wasm_store *s)
+{
+	size_t scanned;
+
+	return collect(s, &scanned);
+}
+
 /* ---- allocation ---------------------------------------------------------- */
 
-static void after_collection(wasm_store *s)
+/* When the next collection runs, after one that kept s->exn_bytes. */
+static void after_collection(wasm_store *s, size_t limit, size_t scanned)
 {
-	size_t at = s->exn_bytes > SIZE_MAX / 2 ? SIZE_MAX : 2 * s->exn_bytes;
+	size_t kept = s->exn_bytes, room = scanned / 8;
 
-	s->exn_collect_at = at < COLLECT_MIN_BYTES ? COLLECT_MIN_BYTES : at;
+	room = kept > room ? kept : room;
+	room = room > COLLECT_MIN_BYTES ? room : COLLECT_MIN_BYTES;
+	s->exn_kept = kept;
+	s->exn_refused = false;
+	s->exn_collect_at = room > limit - kept ? limit : kept + room;
+}
+
+/* Whether a throw of `size` bytes collects first (see the top). */
+static bool collect_first(const wasm_store *s, size_t size)
+{
+	if (s->exn_bytes <= s->exn_collect_at &&
+	    size <= s->exn_collect_at - s->exn_bytes)
+		return false; /* below the mark */
+	return s->exn_bytes - s->exn_kept >= COLLECT_MIN_BYTES ||
+	       s->exn_collect_at - s->exn_kept >= COLLECT_MIN_BYTES ||
+	       s->exn_refused;
 }
 
 wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
-		       uint32_t nslots)
+		       uint32_t nslots, uint64_t *work)
 {
-	size_t size, limit = max_bytes(s);
+	size_t size = exn_cost(nslots), limit = max_bytes(s);
 	wasm_exn *x;
 
-	if ((uint64_t)nslots * sizeof x->slots[0] > SIZE_MAX - sizeof *x)
+	*work = 0;
+	if (size == 0 || size > limit)
 		return NULL;
-	size = sizeof *x + (size_t)nslots * sizeof x->slots[0];
 	if (s->exn_collect_at == 0)
-		after_collection(s);
-	if (s->exn_bytes >= s->exn_collect_at || size > limit - s->exn_bytes) {
-		wasm_store_collect_exns(s);
-		after_collection(s);
-		if (size > limit || s->exn_bytes > limit - size)
-			return NULL;
+		after_collection(s, limit, 0);
+	if (collect_first(s, size)) {
+		size_t scanned, n = s->nexns;
+
+		collect(s, &scanned);
+		*work = n + scanned / 8;
+		after_collection(s, limit, scanned);
+	}
+	if (size > limit - s->exn_bytes) {
+		s->exn_refused = true;
+		return NULL;
 	}
 	if (s->nexns == s->exns_cap) {
 		size_t cap = s->exns_cap ? s->exns_cap * 2 : 16;
@@ -214,7 +263,7 @@ wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
 		s->exns = exns;
 		s->exns_cap = cap;
 	}
-	x = malloc(size);
+	x = malloc(sizeof *x + (size_t)nslots * sizeof x->slots[0]);
 	if (x == NULL)
 		return NULL;
 	x->tag = tag;

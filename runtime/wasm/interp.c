@@ -1041,7 +1041,12 @@ dispatch:
 			wasm_tag *tag = inst->tags[pc[1]];
 			uint32_t n = wasm_types_slots(tag->type->params,
 						      tag->type->nparams);
-			exn = wasm_exn_new(e->store, tag, fp + pc[2], n);
+			uint64_t work;
+
+			exn = wasm_exn_new(e->store, tag, fp + pc[2], n, &work);
+			/* a collection's work is the guest's: the next fuel
+			 * check stops a turn that collected much */
+			fuel = fuel > work ? fuel - work : 0;
 			if (exn == NULL)
 				TRAP(WASM_TRAP_OUT_OF_MEMORY);
 			goto do_unwind;

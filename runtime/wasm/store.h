@@ -149,11 +149,13 @@ struct wasm_exn {
 /*
  * Allocates an exception carrying `nslots` slots copied from `slots`.
  * When the store's live exceptions have grown enough since the last
- * collection it collects first.  Returns NULL when out of memory or when
- * the live exceptions would pass the store's max_exception_bytes.
+ * collection it collects first, and *work says how much that did (in
+ * fuel units: charge it to the guest; 0 without a collection).  Returns
+ * NULL when out of memory or when the live exceptions would pass the
+ * store's max_exception_bytes.
  */
 wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
-		       uint32_t nslots);
+		       uint32_t nslots, uint64_t *work);
 
 /*
  * Frees every exception of the store that no root reaches: the value
@@ -226,7 +228,9 @@ struct wasm_store {
 	wasm_exn **exns;
 	size_t nexns, exns_cap;
 	size_t exn_bytes;      /* live, as counted by exn.c */
-	size_t exn_collect_at; /* collect when exn_bytes reaches this */
+	size_t exn_kept;       /* what the last collection kept */
+	bool exn_refused;      /* a throw failed since: may collect */
+	size_t exn_collect_at; /* collect when exn_bytes would pass this */
 	/* Every exec of the store (exec.c links them): collection's roots. */
 	struct wasm_exec *execs;
 

@@ -227,6 +227,13 @@ uint32_t wasm_exec_results(const wasm_exec *e, wasm_val *out, uint32_t max);
 wasm_trap_kind wasm_exec_trap(const wasm_exec *e);
 /* The trap's full message (spec text, plus host detail for HOST). */
 const char *wasm_exec_trap_message(const wasm_exec *e);
+/*
+ * The exception a call ended with (EXCEPTION).  An exnref the host gets
+ * (this, a result, a host function's argument) stays valid while it is
+ * in a global, a table or an exec's stack of the store; kept anywhere
+ * else, only until the store next runs wasm code, which may collect it
+ * (runtime/wasm/exn.c).
+ */
 wasm_exn *wasm_exec_exception(const wasm_exec *e);
 /* Called by a host function before returning WASM_HOST_TRAP. */
 void wasm_exec_set_host_trap(wasm_exec *e, const char *msg);

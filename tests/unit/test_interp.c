@@ -1222,6 +1222,8 @@ END_TEST
  *		(i = 1); returns its payload
  *   throw77()	throws (payload 77) without catching
  *   rethrow(x) rethrows x; returns its payload
+ *   hoard(n)	builds a list of n as chain does, keeps it in global 0
+ *   drop()	sets global 0 to null
  *   hold()	catches one (payload 55), calls the host's get (which
  *		blocks), rethrows it; returns payload + get's result
  */
@@ -1274,6 +1276,17 @@ static const uint8_t exn_stash[] = {
 	0x00, END, 0x26, 0
 };
 static const uint8_t exn_throw77[] = {I32C(77), THROW(0)};
+/* hoard(n): a list of n, as chain builds it, kept in global 0; 0 */
+static const uint8_t exn_hoard[] = {
+	0x02, 0x40, 0x03, 0x40,
+	LOCAL_GET(0), 0x45, 0x0d, 1,
+	EXN_BLOCK, TRY_TABLE_1, CATCH_ALL_REF(0), LOCAL_GET(1), THROW(1), END,
+	0x00, END, LOCAL_SET(1),
+	LOCAL_GET(0), 0x41, 1, I32_SUB, LOCAL_SET(0), 0x0c, 0,
+	END, END, LOCAL_GET(1), 0x24, 0, 0x41, 0
+};
+/* drop(): global 0 = null; 0 */
+static const uint8_t exn_drop[] = {0xd0, 0x69, 0x24, 0, 0x41, 0};
 static const uint8_t exn_rethrow[] = {UNWRAP_I32(LOCAL_GET(0))};
 static const uint8_t exn_unstash[] = {
 	LOCAL_GET(0), 0x04, 0x7f,
@@ -1300,7 +1313,9 @@ static const fdef exn_funcs[] = {FN(2, NULL, exn_spin, "spin"),
 				 FN(2, NULL, exn_unstash, "unstash"),
 				 FN(3, "x", exn_hold, "hold"),
 				 FN(4, NULL, exn_throw77, "throw77"),
-				 FN(5, NULL, exn_rethrow, "rethrow")};
+				 FN(5, NULL, exn_rethrow, "rethrow"),
+				 FN(2, "x", exn_hoard, "hoard"),
+				 FN(3, NULL, exn_drop, "drop")};
 static const uint32_t exn_tags[] = {0, 1};
 static const mdef exn_mod = {.types = exn_types,
 			     .ntypes = COUNT(exn_types),
@@ -1414,6 +1429,40 @@ START_TEST(live_exceptions_have_a_limit)
 }
 END_TEST
 
+/*
+ * A guest that keeps nearly its limit alive cannot buy a collection per
+ * throw: with less than 256 KiB of room left, a throw that does not fit
+ * fails at once (the call traps) instead of collecting; the next throw
+ * after that refusal collects, so once the list is dropped the store
+ * throws again.
+ */
+START_TEST(exceptions_near_the_limit_fail_fast)
+{
+	struct host_state hs = {0, false};
+	wasm_store_limits l = {.max_exception_bytes = 1u << 20};
+	wasm_exec *other;
+	env e;
+
+	exn_setup(&e, &hs, &l);
+	/* 19,500 links of 48 bytes as counted: 112 KiB of room left */
+	other = wasm_exec_new(e.store, NULL);
+	ck_assert_ptr_nonnull(other);
+	{
+		wasm_val a = i32v(19500);
+
+		ck_assert_int_eq(
+			wasm_exec_call(other, export_func(&e, "hoard"), &a, 1),
+			WASM_EXEC_DONE);
+	}
+	wasm_exec_free(other); /* no stale copy of the list on a stack */
+	ck_assert_int_eq(call_trap(&e, "spin", 1, 100000),
+			 WASM_TRAP_OUT_OF_MEMORY);
+	ck_assert_uint_eq(call_i32(&e, "drop", 0), 0);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
+	teardown(&e, true);
+}
+END_TEST
+
 /* ---- validation ---- */
 
 static void expect_invalid(const uint8_t *body, size_t len, const char *locals,
@@ -1522,6 +1571,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, exceptions_are_collected);
 	tcase_add_test(tc, exceptions_held_by_a_suspended_exec_survive);
 	tcase_add_test(tc, live_exceptions_have_a_limit);
+	tcase_add_test(tc, exceptions_near_the_limit_fail_fast);
 	tcase_add_test(tc, validation_errors);
 	suite_add_tcase(s, tc);
 	return s;

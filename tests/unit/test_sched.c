@@ -611,6 +611,24 @@ static int defer_then_answer(cm_host_call *call, void *env, const cm_val *args,
 	return cm_host_call_defer(call) == NULL ? -1 : 0;
 }
 
+/* Defers, settles, and answers at once all the same (a careless host). */
+static int settle_then_answer(cm_host_call *call, void *env, const cm_val *args,
+			      uint32_t nargs, cm_val *results,
+			      uint32_t nresults)
+{
+	cm_host_pending *p = cm_host_call_defer(call);
+
+	(void)env;
+	(void)args;
+	(void)nargs;
+	(void)results;
+	(void)nresults;
+	if (p == NULL)
+		return -1;
+	cm_host_settle_cancelled(p);
+	return 0;
+}
+
 /*
  * Every deferral is seen before it can settle, each settlement exactly
  * once with the tags its deferral set; one answered at once after
@@ -663,6 +681,22 @@ START_TEST(host_calls_are_observed)
 	ck_assert_int_eq(nseen, 9);
 	ck_assert_int_eq(seen[7].what, 'd');
 	ck_assert_int_eq(seen[8].what == 'r' && seen[8].tag == seen[7].tag, 1);
+	/* settled, then answered at once: reported once, nothing left */
+	fx.host.fn = settle_then_answer;
+	{
+		wasm_val args[1] = {{0}}, res[1];
+		cm_host_pending *last = fx.s->settled_last;
+
+		ck_assert_int_eq(cm_canon_lower_async(fx.e, &fx.inst, &fx.host,
+						      &fx.ft, &fx.opts, 0, 1,
+						      args, res),
+				 WASM_HOST_OK);
+		/* the settled list is as it was before the call */
+		ck_assert_ptr_eq(fx.s->settled_last, last);
+	}
+	ck_assert_int_eq(nseen, 11);
+	ck_assert_int_eq(seen[10].what, 'c');
+	nseen = 9;
 	/* not watched: nothing more is seen */
 	cm_store_observe_host_calls(fx.s, NULL);
 	fx.host.fn = deferring_host;
