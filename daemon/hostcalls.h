@@ -7,10 +7,10 @@
  * Contract: after hostcalls_observe(s), every host call s's store defers
  * gets hostcall.started {hostcall, import, arguments} with the id of the
  * call whose task it works for (even one answered long ago: background
- * work; invocation_run tags each call), and, when it settles, hostcall.settled {hostcall, outcome,
- * result?, message?} with the same call id and number.  Numbers count
- * this run of the daemon's deferred host calls from 1.  A host call
- * still outstanding when its store goes (poisoned, recreated, stopped)
+ * work; invocation_run tags each call), and, when it settles, hostcall.settled
+ * {hostcall, outcome, result?, message?} with the same call id and number.
+ * Numbers count this run of the daemon's deferred host calls from 1.  A host
+ * call still outstanding when its store goes (poisoned, recreated, stopped)
  * gets no hostcall.settled: the store.* event says why.  Without a
  * history nothing is recorded.
  */
