@@ -149,8 +149,12 @@ static int call_host(cm_store *s, cm_func *f, cm_component_instance *caller,
 	call.args = args;
 	call.nargs = np;
 	hr = f->fn(&call, f->env, args, np, result, nres);
-	if (hr == CM_HOST_PENDING && call.pending != NULL) {
-		rc = 0; /* resolved later by cm_host_settle* */
+	/* Resolved later by the settlement, also when the host settled the
+	 * handle and then answered at once all the same: the settlement,
+	 * already recorded, is what the guest gets. */
+	if (call.pending != NULL &&
+	    (hr == CM_HOST_PENDING || cm_host_pending_settled(call.pending))) {
+		rc = 0;
 		goto out;
 	}
 	if (hr) {

@@ -370,7 +370,13 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}
 	at->cbs = *cbs;
-	if (supertask != NULL) { /* every task is a cm_atask */
+	/*
+	 * A supertask is the caller's task: always a cm_atask, since only
+	 * this function makes tasks (cm_task_init); the bare cm_task of
+	 * cm_fresh_thread_enter (a realloc) never calls a lifted function,
+	 * as it runs with may_leave cleared and both lowers refuse then.
+	 */
+	if (supertask != NULL) {
 		at->root = ((const cm_atask *)supertask)->root;
 		at->call_tag = ((const cm_atask *)supertask)->call_tag;
 	} else if (s->next_root != 0) { /* a cm_call_start call's */

@@ -120,25 +120,13 @@ cm_host_pending *cm_host_pending_new(cm_store *s, cm_func *f,
 
 void cm_host_pending_discard(cm_host_pending *p)
 {
-	cm_store *s = p->store;
-
-	if (p->state == PENDING_OUTSTANDING) {
-		unlink_pending(p);
-	} else {
-		/* the host settled it and then answered at once anyway */
-		cm_host_pending **pp = &s->settled_first, *prev = NULL;
-
-		while (*pp != NULL && *pp != p) {
-			prev = *pp;
-			pp = &(*pp)->next;
-		}
-		if (*pp == p) {
-			*pp = p->next;
-			if (s->settled_last == p)
-				s->settled_last = prev;
-		}
-	}
+	unlink_pending(p);
 	pending_free(p);
+}
+
+bool cm_host_pending_settled(const cm_host_pending *p)
+{
+	return p->state != PENDING_OUTSTANDING;
 }
 
 void cm_host_pending_detach(cm_host_pending *p)

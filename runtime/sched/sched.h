@@ -360,7 +360,10 @@ cm_host_pending_new(cm_store *s, struct cm_func *f,
 		    struct cm_component_instance *caller, cm_asubtask *st,
 		    const cm_call_cbs *cbs);
 /* Forget p (the host function answered at once after all). */
+/* Only while outstanding: a settled one is the settlement's. */
 void cm_host_pending_discard(struct cm_host_pending *p);
+/* Whether the host settled p already (it is then on the settled list). */
+bool cm_host_pending_settled(const struct cm_host_pending *p);
 /*
  * Tell the store's observer (component/instance.h) that p deferred, for
  * the call whose ctx is call_ctx; and, for a host call answered at once

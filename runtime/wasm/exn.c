@@ -17,8 +17,9 @@
  *    proportion to what it keeps and to the stack slots it scans, and
  *    the next one waits until at least as many bytes (an eighth, for
  *    stack slots) have been thrown since, or until the limit.  At the
- *    limit, one runs only when at least COLLECT_MIN_BYTES were thrown
- *    since the last, or when the last throw was refused; otherwise the
+ *    limit, one runs only when at least COLLECT_MIN_BYTES (an eighth of
+ *    a smaller limit) were thrown since the last, or when the last throw
+ *    was refused; otherwise the
  *    throw fails at once.  A refused throw traps its exec, so a guest
  *    keeping nearly the limit alive buys at most one collection per
  *    trapped call, not one per throw.
@@ -197,14 +198,14 @@ static size_t collect(wasm_store *s, size_t *scanned)
 	return freed;
 }
 
-size_t wasm_store_collect_exns(wasm_store *s)
-{
-	size_t scanned;
-
-	return collect(s, &scanned);
-}
-
 /* ---- allocation ---------------------------------------------------------- */
+
+/* The least room between collections: COLLECT_MIN_BYTES, or less for a
+ * small limit (an eighth of it), which would otherwise never collect. */
+static size_t min_room(size_t limit)
+{
+	return limit / 8 < COLLECT_MIN_BYTES ? limit / 8 : COLLECT_MIN_BYTES;
+}
 
 /* When the next collection runs, after one that kept s->exn_bytes. */
 static void after_collection(wasm_store *s, size_t limit, size_t scanned)
@@ -212,21 +213,29 @@ static void after_collection(wasm_store *s, size_t limit, size_t scanned)
 	size_t kept = s->exn_bytes, room = scanned / 8;
 
 	room = kept > room ? kept : room;
-	room = room > COLLECT_MIN_BYTES ? room : COLLECT_MIN_BYTES;
+	room = room > min_room(limit) ? room : min_room(limit);
 	s->exn_kept = kept;
 	s->exn_refused = false;
 	s->exn_collect_at = room > limit - kept ? limit : kept + room;
 }
 
 /* Whether a throw of `size` bytes collects first (see the top). */
-static bool collect_first(const wasm_store *s, size_t size)
+static bool collect_first(const wasm_store *s, size_t size, size_t limit)
 {
 	if (s->exn_bytes <= s->exn_collect_at &&
 	    size <= s->exn_collect_at - s->exn_bytes)
 		return false; /* below the mark */
-	return s->exn_bytes - s->exn_kept >= COLLECT_MIN_BYTES ||
-	       s->exn_collect_at - s->exn_kept >= COLLECT_MIN_BYTES ||
+	return s->exn_bytes - s->exn_kept >= min_room(limit) ||
+	       s->exn_collect_at - s->exn_kept >= min_room(limit) ||
 	       s->exn_refused;
+}
+
+size_t wasm_store_collect_exns(wasm_store *s)
+{
+	size_t scanned, freed = collect(s, &scanned);
+
+	after_collection(s, max_bytes(s), scanned);
+	return freed;
 }
 
 wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
@@ -240,7 +249,7 @@ wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
 		return NULL;
 	if (s->exn_collect_at == 0)
 		after_collection(s, limit, 0);
-	if (collect_first(s, size)) {
+	if (collect_first(s, size, limit)) {
 		size_t scanned, n = s->nexns;
 
 		collect(s, &scanned);

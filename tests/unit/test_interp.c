@@ -1460,6 +1460,11 @@ START_TEST(exceptions_near_the_limit_fail_fast)
 	ck_assert_uint_eq(call_i32(&e, "drop", 0), 0);
 	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
 	teardown(&e, true);
+	/* A tiny limit still collects: garbage never fills it. */
+	l.max_exception_bytes = 1000;
+	exn_setup(&e, &hs, &l);
+	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
+	teardown(&e, true);
 }
 END_TEST
 
