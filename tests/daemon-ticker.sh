@@ -118,8 +118,10 @@ grep '"kind":"hostcall.started"' "$T/hc.json" >"$T/hc-started"
 grep '"kind":"hostcall.settled"' "$T/hc.json" >"$T/hc-settled"
 ns=$(wc -l <"$T/hc-started")
 nd=$(wc -l <"$T/hc-settled")
+# (a settlement is recorded when it happens, counted when delivered: one
+# may be recorded and not yet counted)
 check "each tick's settlement is recorded ($nd hostcall.settled; $c5 to $c6 ticks)" \
-	test "$nd" -ge "$c5" -a "$nd" -le "$c6"
+	test "$nd" -ge "$c5" -a "$nd" -le $((c6 + 1))
 check "each settlement follows its start; at most one wait outstanding ($ns started)" \
 	test "$ns" -ge "$nd" -a "$ns" -le $((nd + 1))
 check "hostcall.started names the import and its arguments" \
