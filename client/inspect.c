@@ -62,42 +62,18 @@ static int load_error(const char *path, const wasm_error *err)
 	return HOSTEL_EXIT_INPUT;
 }
 
-static const char *valtype_name(wasm_valtype t)
-{
-	switch ((uint8_t)t) {
-	case WASM_I32:
-		return "i32";
-	case WASM_I64:
-		return "i64";
-	case WASM_F32:
-		return "f32";
-	case WASM_F64:
-		return "f64";
-	case WASM_V128:
-		return "v128";
-	case WASM_FUNCREF:
-		return "funcref";
-	case WASM_EXTERNREF:
-		return "externref";
-	case WASM_EXNREF:
-		return "exnref";
-	default:
-		return "?";
-	}
-}
-
 static void print_functype(const wasm_functype *f)
 {
 	if (f->nparams) {
 		printf(" (param");
 		for (uint32_t i = 0; i < f->nparams; i++)
-			printf(" %s", valtype_name(f->params[i]));
+			printf(" %s", wasm_valtype_name(f->params[i]));
 		printf(")");
 	}
 	if (f->nresults) {
 		printf(" (result");
 		for (uint32_t i = 0; i < f->nresults; i++)
-			printf(" %s", valtype_name(f->results[i]));
+			printf(" %s", wasm_valtype_name(f->results[i]));
 		printf(")");
 	}
 }
@@ -143,7 +119,7 @@ static void print_extern(const wasm_module *m, wasm_externkind k, uint32_t idx)
 
 		printf("(table");
 		print_limits(&t->limits);
-		printf(" %s)", valtype_name(t->elem));
+		printf(" %s)", wasm_valtype_name(t->elem));
 		break;
 	}
 	case WASM_EXTERN_MEMORY:
@@ -155,9 +131,9 @@ static void print_extern(const wasm_module *m, wasm_externkind k, uint32_t idx)
 		const wasm_globaltype *g = wasm_module_global_type(m, idx);
 
 		if (g->mut)
-			printf("(global (mut %s))", valtype_name(g->type));
+			printf("(global (mut %s))", wasm_valtype_name(g->type));
 		else
-			printf("(global %s)", valtype_name(g->type));
+			printf("(global %s)", wasm_valtype_name(g->type));
 		break;
 	}
 	case WASM_EXTERN_TAG:

@@ -347,30 +347,6 @@ static int parse_float_lit(const char *s, bool is64, uint64_t *bits)
 	return 0;
 }
 
-static const char *type_name(wasm_valtype t)
-{
-	switch ((uint8_t)t) {
-	case WASM_I32:
-		return "i32";
-	case WASM_I64:
-		return "i64";
-	case WASM_F32:
-		return "f32";
-	case WASM_F64:
-		return "f64";
-	case WASM_V128:
-		return "v128";
-	case WASM_FUNCREF:
-		return "funcref";
-	case WASM_EXTERNREF:
-		return "externref";
-	case WASM_EXNREF:
-		return "exnref";
-	default:
-		return "?";
-	}
-}
-
 static int parse_arg(const char *s, wasm_valtype t, wasm_val *out)
 {
 	uint64_t x;
@@ -511,7 +487,7 @@ static void print_result(const wasm_val *v)
 		else if (wasm_ref_extern_number(v->u.ref, &num))
 			printf("ref.extern %" PRIu32 "\n", num);
 		else
-			printf("ref %s\n", type_name(v->type));
+			printf("ref %s\n", wasm_valtype_name(v->type));
 		break;
 	}
 }
@@ -555,7 +531,8 @@ static int call(run_ctx *c, const char *name, char **args, uint32_t nargs)
 			fprintf(stderr,
 				"hostel: argument %" PRIu32 " \"%s\" is not "
 				"a valid %s\n",
-				i + 1, args[i], type_name(ft->params[i]));
+				i + 1, args[i],
+				wasm_valtype_name(ft->params[i]));
 			free(vals);
 			return HOSTEL_EXIT_USAGE;
 		}

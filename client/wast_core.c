@@ -445,8 +445,8 @@ static void invoke(core_script *cs, wasm_func *f, json_t *jargs,
 		if ((uint8_t)args[i].type != (uint8_t)ft->params[i]) {
 			snprintf(r->msg, sizeof r->msg,
 				 "argument %zu is %s, parameter is %s", i,
-				 wast_valtype_name(args[i].type),
-				 wast_valtype_name(ft->params[i]));
+				 wasm_valtype_name(args[i].type),
+				 wasm_valtype_name(ft->params[i]));
 			r->status = ACT_ERROR;
 			free(args);
 			return;

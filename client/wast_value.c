@@ -301,30 +301,6 @@ bool wast_value_matches(json_t *exp, const wasm_val *got, char *why, size_t n)
 	return ref_matches(type, s, got);
 }
 
-const char *wast_valtype_name(wasm_valtype t)
-{
-	switch ((uint8_t)t) {
-	case WASM_I32:
-		return "i32";
-	case WASM_I64:
-		return "i64";
-	case WASM_F32:
-		return "f32";
-	case WASM_F64:
-		return "f64";
-	case WASM_V128:
-		return "v128";
-	case WASM_FUNCREF:
-		return "funcref";
-	case WASM_EXTERNREF:
-		return "externref";
-	case WASM_EXNREF:
-		return "exnref";
-	default:
-		return "?";
-	}
-}
-
 void wast_value_format(const wasm_val *v, char *buf, size_t n)
 {
 	uint32_t num;
@@ -350,13 +326,13 @@ void wast_value_format(const wasm_val *v, char *buf, size_t n)
 		break;
 	default:
 		if (v->u.ref == WASM_REF_NULL)
-			snprintf(buf, n, "%s:null", wast_valtype_name(v->type));
+			snprintf(buf, n, "%s:null", wasm_valtype_name(v->type));
 		else if (wasm_ref_extern_number(v->u.ref, &num))
 			snprintf(buf, n, "%s:extern %" PRIu32,
-				 wast_valtype_name(v->type), num);
+				 wasm_valtype_name(v->type), num);
 		else
 			snprintf(buf, n, "%s:non-null",
-				 wast_valtype_name(v->type));
+				 wasm_valtype_name(v->type));
 		break;
 	}
 }

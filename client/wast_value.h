@@ -37,7 +37,4 @@ void wast_value_format(const wasm_val *v, char *buf, size_t n);
 /* An expected pattern as compact text (its JSON). */
 void wast_pattern_format(json_t *exp, char *buf, size_t n);
 
-/* The name of a value type ("i32", "funcref", ...). */
-const char *wast_valtype_name(wasm_valtype t);
-
 #endif

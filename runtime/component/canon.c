@@ -59,7 +59,7 @@ static void types_str(const wasm_valtype *t, uint32_t n, char *buf, size_t len)
 
 	k += (size_t)snprintf(buf, len, "[");
 	for (uint32_t i = 0; i < n && k < len; i++) {
-		const char *nm = cm_core_valtype_name(t[i]);
+		const char *nm = wasm_valtype_name(t[i]);
 		char up[16];
 		size_t j;
 

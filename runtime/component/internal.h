@@ -228,6 +228,5 @@ const char *cm_core_kind_name(wasm_externkind k);
 
 /* Text of a core func type "(func (param i32) (result i32))". */
 void cm_core_functype_str(const wasm_functype *f, char *buf, size_t n);
-const char *cm_core_valtype_name(wasm_valtype t);
 
 #endif

@@ -624,30 +624,6 @@ int cm_func_sub(vstate *v, const cm_type *a, const cm_type *b)
 /* ---- core types
  * --------------------------------------------------------------- */
 
-const char *cm_core_valtype_name(wasm_valtype t)
-{
-	switch ((uint8_t)t) {
-	case WASM_I32:
-		return "i32";
-	case WASM_I64:
-		return "i64";
-	case WASM_F32:
-		return "f32";
-	case WASM_F64:
-		return "f64";
-	case WASM_V128:
-		return "v128";
-	case WASM_FUNCREF:
-		return "funcref";
-	case WASM_EXTERNREF:
-		return "externref";
-	case WASM_EXNREF:
-		return "exnref";
-	default:
-		return "?";
-	}
-}
-
 void cm_core_functype_str(const wasm_functype *f, char *buf, size_t n)
 {
 	size_t k = 0;
@@ -663,13 +639,13 @@ void cm_core_functype_str(const wasm_functype *f, char *buf, size_t n)
 	if (f->nparams) {
 		APP(" (param");
 		for (uint32_t i = 0; i < f->nparams; i++)
-			APP(" %s", cm_core_valtype_name(f->params[i]));
+			APP(" %s", wasm_valtype_name(f->params[i]));
 		APP(")");
 	}
 	if (f->nresults) {
 		APP(" (result");
 		for (uint32_t i = 0; i < f->nresults; i++)
-			APP(" %s", cm_core_valtype_name(f->results[i]));
+			APP(" %s", wasm_valtype_name(f->results[i]));
 		APP(")");
 	}
 	APP(")");
@@ -718,8 +694,8 @@ int cm_core_extern_sub(vstate *v, const cm_core_externtype *a,
 			return cm_fail(v, v->offset,
 				       "expected table element type %s, "
 				       "found %s",
-				       cm_core_valtype_name(b->u.table.elem),
-				       cm_core_valtype_name(a->u.table.elem));
+				       wasm_valtype_name(b->u.table.elem),
+				       wasm_valtype_name(a->u.table.elem));
 		if (!limits_sub(&a->u.table.limits, &b->u.table.limits))
 			return cm_fail(v, v->offset,
 				       "mismatch in table limits");
@@ -737,8 +713,8 @@ int cm_core_extern_sub(vstate *v, const cm_core_externtype *a,
 		if (a->u.global.type != b->u.global.type)
 			return cm_fail(v, v->offset,
 				       "expected global type %s, found %s",
-				       cm_core_valtype_name(b->u.global.type),
-				       cm_core_valtype_name(a->u.global.type));
+				       wasm_valtype_name(b->u.global.type),
+				       wasm_valtype_name(a->u.global.type));
 		if (a->u.global.mut != b->u.global.mut)
 			return cm_fail(v, v->offset,
 				       "global types differ in mutability");

@@ -499,30 +499,6 @@ static int type_mismatch(struct cc *c)
 	return invalid(c, "type mismatch");
 }
 
-static const char *type_name(wasm_valtype t)
-{
-	switch ((uint8_t)t) {
-	case WASM_I32:
-		return "i32";
-	case WASM_I64:
-		return "i64";
-	case WASM_F32:
-		return "f32";
-	case WASM_F64:
-		return "f64";
-	case WASM_V128:
-		return "v128";
-	case WASM_FUNCREF:
-		return "funcref";
-	case WASM_EXTERNREF:
-		return "externref";
-	case WASM_EXNREF:
-		return "exnref";
-	default:
-		return "?";
-	}
-}
-
 /* The reference interpreter's wording, for one operand. */
 static int pop_mismatch(struct cc *c, wasm_valtype want, const struct vent *e)
 {
@@ -531,7 +507,8 @@ static int pop_mismatch(struct cc *c, wasm_valtype want, const struct vent *e)
 	return wasm_error_set(c->err, WASM_ERR_INVALID, c->op_off,
 			      "type mismatch: instruction requires [%s] but "
 			      "stack has [%s]",
-			      type_name(want), e ? type_name(e->type) : "");
+			      wasm_valtype_name(want),
+			      e ? wasm_valtype_name(e->type) : "");
 }
 
 /*

@@ -54,6 +54,31 @@ static inline uint32_t wasm_valtype_slots(wasm_valtype t)
 	return (uint8_t)t == WASM_V128 ? 2 : 1;
 }
 
+/* The text-format name of t ("i32", "funcref", ...; "?" for none). */
+static inline const char *wasm_valtype_name(wasm_valtype t)
+{
+	switch ((uint8_t)t) {
+	case WASM_I32:
+		return "i32";
+	case WASM_I64:
+		return "i64";
+	case WASM_F32:
+		return "f32";
+	case WASM_F64:
+		return "f64";
+	case WASM_V128:
+		return "v128";
+	case WASM_FUNCREF:
+		return "funcref";
+	case WASM_EXTERNREF:
+		return "externref";
+	case WASM_EXNREF:
+		return "exnref";
+	default:
+		return "?";
+	}
+}
+
 typedef struct wasm_name {
 	const uint8_t
 		*ptr; /* into the module's byte copy; not NUL-terminated */
