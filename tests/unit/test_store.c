@@ -342,13 +342,14 @@ START_TEST(exceptions_copy_payload)
 {
 	wasm_store *s = wasm_store_new(NULL);
 	wasm_tag *t = wasm_tag_new(s, &TYPES[1]);
-	uint64_t payload[1] = {77};
+	uint64_t payload[1] = {77}, work;
 	wasm_exn *x;
 
 	ck_assert_ptr_nonnull(t);
 	ck_assert_uint_eq(t->type->nparams, 1);
-	x = wasm_exn_new(s, t, payload, 1);
+	x = wasm_exn_new(s, t, payload, 1, &work);
 	ck_assert_ptr_nonnull(x);
+	ck_assert_uint_eq(work, 0); /* the first one collects nothing */
 	payload[0] = 0;
 	ck_assert_ptr_eq(x->tag, t);
 	ck_assert_uint_eq(x->nslots, 1);
