@@ -337,7 +337,18 @@ static void on_cancel(void *env, cm_host_pending *p)
 	ncancels++;
 }
 
-/* A host import that always answers later (a clock wait, I/O). */
+/*
+ * How deferring_host behaves: DEFER_LATER answers later (a clock wait,
+ * I/O); DEFER_THEN_ANSWER defers and answers at once after all (a wait
+ * of 0); DEFER_SETTLE_ANSWER settles the handle (cancelled) and answers
+ * at once all the same (a careless host).
+ */
+static enum defer_mode {
+	DEFER_LATER,
+	DEFER_THEN_ANSWER,
+	DEFER_SETTLE_ANSWER
+} defer_mode;
+
 static int deferring_host(cm_host_call *call, void *env, const cm_val *args,
 			  uint32_t nargs, cm_val *results, uint32_t nresults)
 {
@@ -350,6 +361,12 @@ static int deferring_host(cm_host_call *call, void *env, const cm_val *args,
 	(void)nresults;
 	if (p == NULL)
 		return -1;
+	if (defer_mode == DEFER_THEN_ANSWER)
+		return 0;
+	if (defer_mode == DEFER_SETTLE_ANSWER) {
+		cm_host_settle_cancelled(p);
+		return 0;
+	}
 	cm_host_pending_set_cancel(p, on_cancel, NULL);
 	held[nheld++] = p;
 	return CM_HOST_PENDING;
@@ -390,6 +407,7 @@ static void fixture_init(host_fixture *fx)
 	fx->e = cm_store_exec_acquire(fx->s);
 	ck_assert_ptr_nonnull(fx->e);
 	nheld = ncancels = nrequests = ran = 0;
+	defer_mode = DEFER_LATER;
 }
 
 /* The guest's async lower of the host import: STARTED, a subtask. */
@@ -599,36 +617,6 @@ static void seen_settled(void *env, const uint64_t tags[2],
 	nseen++;
 }
 
-/* Defers, then answers at once after all (a wait of 0). */
-static int defer_then_answer(cm_host_call *call, void *env, const cm_val *args,
-			     uint32_t nargs, cm_val *results, uint32_t nresults)
-{
-	(void)env;
-	(void)args;
-	(void)nargs;
-	(void)results;
-	(void)nresults;
-	return cm_host_call_defer(call) == NULL ? -1 : 0;
-}
-
-/* Defers, settles, and answers at once all the same (a careless host). */
-static int settle_then_answer(cm_host_call *call, void *env, const cm_val *args,
-			      uint32_t nargs, cm_val *results,
-			      uint32_t nresults)
-{
-	cm_host_pending *p = cm_host_call_defer(call);
-
-	(void)env;
-	(void)args;
-	(void)nargs;
-	(void)results;
-	(void)nresults;
-	if (p == NULL)
-		return -1;
-	cm_host_settle_cancelled(p);
-	return 0;
-}
-
 /*
  * Every deferral is seen before it can settle, each settlement exactly
  * once with the tags its deferral set; one answered at once after
@@ -668,7 +656,7 @@ START_TEST(host_calls_are_observed)
 	ck_assert_int_eq(seen[6].what, 'c');
 	ck_assert_uint_eq(seen[6].tag, 102);
 	/* answered at once after deferring: deferred, then returned */
-	fx.host.fn = defer_then_answer;
+	defer_mode = DEFER_THEN_ANSWER;
 	{
 		wasm_val args[1] = {{0}}, res[1];
 
@@ -683,7 +671,7 @@ START_TEST(host_calls_are_observed)
 	ck_assert_int_eq(seen[8].what == 'r' && seen[8].tag == seen[7].tag, 1);
 	/* settled, then answered at once: the settlement (reported once)
 	 * is what the guest gets, delivered as any other */
-	fx.host.fn = settle_then_answer;
+	defer_mode = DEFER_SETTLE_ANSWER;
 	{
 		cm_asubtask *st = lower_async(&fx, &idx[5]);
 
@@ -695,7 +683,7 @@ START_TEST(host_calls_are_observed)
 	nseen = 9;
 	/* not watched: nothing more is seen */
 	cm_store_observe_host_calls(fx.s, NULL);
-	fx.host.fn = deferring_host;
+	defer_mode = DEFER_LATER;
 	lower_async(&fx, &idx[4]);
 	ck_assert_int_eq(cm_host_settle(held[4], NULL, 0, &err), 0);
 	ck_assert_int_eq(nseen, 9);
