@@ -36,6 +36,14 @@
 #define SERVICE_TURN_FUEL 20000u
 
 /*
+ * Fuel a core start function may spend when the service sets no
+ * fuelPerCall.  Instantiation (deploy, start, recreate) runs on the loop
+ * in one go, so a start function that never ends must not hold it: this
+ * is about 0.3 s of a tight loop on the reference machine.
+ */
+#define DEFAULT_START_FUEL 100000000u
+
+/*
  * Queued calls one turn begins (under the cap of calls in flight): a
  * flood of short calls then ends a few per loop iteration, not a burst
  * of hundreds of events that the history's followers must absorb at
@@ -408,7 +416,9 @@ static int new_store(struct service *s, const char **kind)
 {
 	cm_store_config cfg = {
 		.limits = {.max_memory_pages = s->limits.memory / WASM_PAGE,
-			   .start_fuel = s->limits.fuel_per_call},
+			   .start_fuel = s->limits.fuel_per_call
+						 ? s->limits.fuel_per_call
+						 : DEFAULT_START_FUEL},
 		.lazy_unsupported = true,
 		.request_service = store_wants_service,
 		.service_env = s,

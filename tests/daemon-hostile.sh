@@ -4,6 +4,8 @@
 # as several services, each doing one thing a guest should not.
 #   - an endless loop under a fuel limit traps cleanly, and another
 #     service keeps answering while it spins;
+#   - a core start function that never ends (tests/guests/hostile/
+#     startloop) stops at the default start budget: deploy fails;
 #   - unbounded memory growth stops at the service's memory limit
 #     (memory.grow answers -1), and the daemon's RSS follows no further;
 #   - exceptions thrown and caught without end: the daemon's RSS stays
@@ -127,6 +129,17 @@ check "the spinner runs out of fuel: CallTrapped, exit 1" \
 	eq "$src/$(grep -c CallTrapped "$T/spin.err")" "1/1"
 check "the trap says: all fuel consumed" has "$T/spin.err" \
 	"all fuel consumed"
+
+# ---- a start function that never ends -------------------------------------
+# It runs while the component is instantiated, on the daemon's loop: with
+# no fuelPerCall a default start budget stops it (daemon/service.c).
+H deploy "$S/tests/guests/hostile/startloop.wasm" --name startloop \
+	>"$T/sl.out" 2>"$T/sl.err"
+rc=$?
+check "a start function that never ends: deploy fails, out of fuel" \
+	eq "$rc/$(grep -c 'StartFailed: trap: wasm trap: out of fuel' "$T/sl.err")" "1/1"
+callout c11 calm 'ping()'
+check "hosteld serves on after it" eq "$(cat "$T/c11.out")/$rc" "12/0"
 
 # ---- unbounded memory growth ---------------------------------------------
 H deploy "$WASM" --name hog --memory 8388608 >/dev/null 2>&1

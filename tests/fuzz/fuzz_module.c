@@ -113,8 +113,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	wasm_module *m = NULL;
 	wasm_error err;
+	/* start functions too run under a budget: one may loop for ever */
 	wasm_store_limits lim = {.max_memory_pages = MAX_PAGES,
-				 .max_table_elems = MAX_ELEMS};
+				 .max_table_elems = MAX_ELEMS,
+				 .start_fuel = FUEL};
 	wasm_store *s;
 	wasm_extern *imports = NULL;
 	wasm_instance *inst = NULL;
