@@ -267,6 +267,7 @@ check "EMFILE: clean exit" test $? -eq 0
 # ---- systemd: socket activation, notify, watchdog ----------------------------------------
 A=$T/act.sock
 printf 'log-level = info\n' >"$T/act.conf"
+: >"$T/sd"
 "$FAKESD" --listen "$A" --notify "$T/notify.sock" --watchdog-usec 100000 \
 	-- "$HOSTELD" --state-dir "$STATE" --config "$T/act.conf" \
 	>"$T/sd" 2>"$T/log3" &
@@ -289,6 +290,9 @@ check "activated: exits 0 on SIGTERM (not detached)" test $? -eq 0
 check "activated: STOPPING=1 sent" has "$T/sd" "STOPPING=1"
 check "activated: exit seen by the manager" has "$T/sd" "EXIT=0"
 
+# The background job truncates $T/sd only once it runs: empty it here, or
+# the wait below may see the last run's READY=1 (a race under load).
+: >"$T/sd"
 "$FAKESD" --listen "$T/other.sock" --listen "$T/act2.sock" \
 	--fdnames other:varlink --notify "@hostel-test-$$" \
 	-- "$HOSTELD" --foreground --state-dir "$STATE" >"$T/sd" 2>"$T/log4" &
