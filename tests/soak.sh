@@ -92,16 +92,21 @@ while test "$(date +%s)" -lt $end; do
 		echo "# t=$(($(date +%s) - end + MINUTES * 60))s RSS ${last} kB, $calls calls"
 		next=$((next + SAMPLE))
 	fi
-	if H call "c$((i % nc))" 'inc()' >/dev/null 2>&1 &&
-		H call "t$((i % nt))" 'count()' >/dev/null 2>&1; then
+	if H call "c$((i % nc))" 'inc()' >/dev/null 2>"$T/call.err" &&
+		H call "t$((i % nt))" 'count()' >/dev/null 2>"$T/call.err"; then
 		calls=$((calls + 2))
 	else
 		failed_calls=$((failed_calls + 1))
+		# keep what the first failure said
+		test -s "$T/first-failure" ||
+			{ date +%T; cat "$T/call.err"; } >"$T/first-failure"
 	fi
 	i=$((i + 1))
 done
 last=$(rss_kb)
 echo "# final RSS ${last} kB after $calls calls"
+test -s "$T/first-failure" &&
+	sed 's/^/# first failure: /' "$T/first-failure"
 check "every call succeeded ($failed_calls failed)" test $failed_calls -eq 0
 check "a baseline was taken" test -n "$base"
 check "RSS growth under $GROWTH% (baseline ${base:-?} kB, final $last kB)" \
