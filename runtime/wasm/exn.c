@@ -19,12 +19,11 @@
  *    stack slots) have been thrown since, or until the limit.  At the
  *    limit, one runs only when at least COLLECT_MIN_BYTES (an eighth of
  *    a smaller limit) were thrown since the last, or when the last throw
- *    was refused; otherwise the
- *    throw fails at once.  A refused throw traps its exec, so a guest
- *    keeping nearly the limit alive buys at most one collection per
- *    trapped call, not one per throw.
- *    Its work is also charged to the guest's fuel (wasm_exn_new's
- *    *work), so a turn that collects ends soon.
+ *    was refused; otherwise the throw fails at once.  A refused throw
+ *    traps its exec, so a guest keeping nearly the limit alive buys at
+ *    most one collection per trapped call, not one per throw.  The work
+ *    is also charged to the guest's fuel (wasm_exn_new's *work), so a
+ *    turn that collects ends soon.
  *  - Stack slots are untyped, so a slot that merely looks like an
  *    exception's address keeps it: collection is conservative, never
  *    unsafe.  Globals and tables are scanned only when their type is
