@@ -1340,10 +1340,24 @@ static void exn_setup(env *e, struct host_state *hs,
 	setup(e, &exn_mod, &imp, s);
 }
 
+/*
+ * Call `name` on an exec of its own, freed at once, so that no stack
+ * keeps a stale copy of what the call made (collection is conservative).
+ */
+static void call_on_own_exec(env *e, const char *name, const wasm_val *args,
+			     uint32_t nargs)
+{
+	wasm_exec *x = wasm_exec_new(e->store, NULL);
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(wasm_exec_call(x, export_func(e, name), args, nargs),
+			 WASM_EXEC_DONE);
+	wasm_exec_free(x);
+}
+
 START_TEST(exceptions_are_collected)
 {
 	struct host_state hs = {0, false};
-	wasm_exec *other;
 	size_t before;
 	env e;
 
@@ -1359,13 +1373,7 @@ START_TEST(exceptions_are_collected)
 	ck_assert_uint_eq(call_i32(&e, "keep", 1, 0), 77);
 	ck_assert_uint_eq(call_i32(&e, "keep", 1, 100000), 77);
 	ck_assert_uint_eq(call_i32(&e, "chain", 1, 50000), 50000);
-	/* On an exec of its own, freed at once: stacks keep nothing stale. */
-	other = wasm_exec_new(e.store, NULL);
-	ck_assert_ptr_nonnull(other);
-	ck_assert_int_eq(
-		wasm_exec_call(other, export_func(&e, "stash"), NULL, 0),
-		WASM_EXEC_DONE);
-	wasm_exec_free(other);
+	call_on_own_exec(&e, "stash", NULL, 0);
 	ck_assert_uint_eq(call_i32(&e, "spin", 1, 100000), 7);
 	ck_assert_uint_eq(call_i32(&e, "unstash", 1, 0), 99);
 	ck_assert_uint_eq(call_i32(&e, "unstash", 1, 1), 98);
@@ -1416,7 +1424,7 @@ START_TEST(live_exceptions_have_a_limit)
 	env e;
 
 	exn_setup(&e, &hs, &l);
-	/* 100,000 links of at least 24 bytes each do not fit in 1 MiB. */
+	/* 100,000 links of 48 bytes each (as counted) do not fit in 1 MiB. */
 	ck_assert_int_eq(call_trap(&e, "chain", 1, 100000),
 			 WASM_TRAP_OUT_OF_MEMORY);
 	/* Once the list is unreachable, the store throws again. */
@@ -1440,21 +1448,12 @@ START_TEST(exceptions_near_the_limit_fail_fast)
 {
 	struct host_state hs = {0, false};
 	wasm_store_limits l = {.max_exception_bytes = 1u << 20};
-	wasm_exec *other;
+	wasm_val a = i32v(19500);
 	env e;
 
 	exn_setup(&e, &hs, &l);
 	/* 19,500 links of 48 bytes as counted: 112 KiB of room left */
-	other = wasm_exec_new(e.store, NULL);
-	ck_assert_ptr_nonnull(other);
-	{
-		wasm_val a = i32v(19500);
-
-		ck_assert_int_eq(
-			wasm_exec_call(other, export_func(&e, "hoard"), &a, 1),
-			WASM_EXEC_DONE);
-	}
-	wasm_exec_free(other); /* no stale copy of the list on a stack */
+	call_on_own_exec(&e, "hoard", &a, 1);
 	ck_assert_int_eq(call_trap(&e, "spin", 1, 100000),
 			 WASM_TRAP_OUT_OF_MEMORY);
 	ck_assert_uint_eq(call_i32(&e, "drop", 0), 0);
