@@ -104,6 +104,7 @@ struct daemon_history {
 	struct history_retention retention;
 	bool failing;
 	bool stopped_recorded;
+	bool commit_armed_now; /* ev_commit is due now (commit_soon) */
 	/* call.started recorded since the last commit, no terminal event
 	 * yet (a call ending that started earlier only makes it smaller,
 	 * which commits sooner: never later than the bound). */
@@ -130,6 +131,7 @@ struct daemon_history {
 };
 
 static void off_flush(struct daemon_history *h);
+static void commit_soon(struct daemon_history *h);
 static bool writer_take(struct daemon_history *h);
 static bool commit_due(const struct daemon_history *h);
 
@@ -296,11 +298,8 @@ static void writer_finish(struct daemon_history *h)
 		keep_spare(h, b);
 	}
 	if (history_batch_count(h->batch) &&
-	    !evtimer_pending(h->ev_retry, NULL)) {
-		static const struct timeval now = {0, 0};
-
-		evtimer_add(h->ev_commit, &now);
-	}
+	    !evtimer_pending(h->ev_retry, NULL))
+		commit_soon(h);
 }
 
 /* Wait for the batches in flight, if any, and account for them. */
@@ -548,6 +547,7 @@ static void commit_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon_history *h = arg;
 	uint64_t age = mono_us() - h->batch_first_us;
 
+	h->commit_armed_now = false;
 	if (h->off) {
 		off_flush(h);
 		return;
@@ -573,6 +573,24 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * Commit in the next loop iteration.  A commit already due is left as it
+ * is: libevent takes an event that is active (due, its callback not run
+ * yet) off its queue when it is added again and waits for the next
+ * iteration.  A service that took turn after turn, ending calls in each,
+ * then pushed the commit back until it ran out of work, and the writer
+ * idled while the loop ran every queued call.
+ */
+static void commit_soon(struct daemon_history *h)
+{
+	static const struct timeval now = {0, 0};
+
+	if (h->commit_armed_now)
+		return;
+	h->commit_armed_now = true;
+	evtimer_add(h->ev_commit, &now);
+}
+
+/*
  * End of this turn: commit what the turn recorded.  A zero timeout, not
  * event_active(): an active event would run right after the callback
  * that is running, between two service turns, so each call's end would
@@ -582,36 +600,30 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
  */
 static void schedule(struct daemon_history *h)
 {
-	static const struct timeval now = {0, 0};
-
 	/* The batch's age counts from its first event, whatever timer a
 	 * batch before it (or the commit at start) left armed. */
 	if (history_batch_count(h->batch) == 1)
 		h->batch_first_us = mono_us();
 	if (!evtimer_pending(h->ev_retry, NULL) &&
 	    !evtimer_pending(h->ev_commit, NULL))
-		evtimer_add(h->ev_commit, &now);
+		commit_soon(h);
 }
 
 /* A reply waits on the batch now: commit without waiting. */
 static void waiter_added(struct daemon_history *h)
 {
-	static const struct timeval now = {0, 0};
-
 	h->waiters++;
 	if (!evtimer_pending(h->ev_retry, NULL))
-		evtimer_add(h->ev_commit, &now);
+		commit_soon(h);
 }
 
 /* A call ended: when it was the last open one, commit without waiting. */
 static void call_closed(struct daemon_history *h)
 {
-	static const struct timeval now = {0, 0};
-
 	if (h->open_calls)
 		h->open_calls--;
 	if (!h->open_calls && !evtimer_pending(h->ev_retry, NULL))
-		evtimer_add(h->ev_commit, &now);
+		commit_soon(h);
 }
 
 /* History off: run the turn's `done` callbacks, in order, as durable. */

@@ -2,7 +2,8 @@
  * test_history_daemon.c - the daemon's history (daemon/history-hooks.h,
  * daemon/method-history.c) on a real event loop and a socketpair client:
  * recovery at open, a terminal event's `done` only after its commit and
- * one commit per turn, retries of a failing commit, io.hostel.History.Read
+ * one commit per turn, a commit not held back while a service takes turn
+ * after turn, retries of a failing commit, io.hostel.History.Read
  * once and following (backlog pages interleaved with commits: every seq
  * exactly once), a follower that does not read getting
  * io.hostel.History.Lagged while the loop goes on, the final reply when
@@ -520,6 +521,95 @@ START_TEST(next_batch_written_while_replies_go_out)
 }
 END_TEST
 
+/*
+ * A service that takes turn after turn (its next turn a zero timeout,
+ * like service_request()), each turn ending a call that a reply waits on.
+ */
+struct busy;
+struct busy_call {
+	struct busy *b;
+	int index, calls, status;
+};
+struct busy {
+	struct env *e;
+	struct event *ev;
+	int turns, max;
+	struct busy_call *call;
+	int first_done_at; /* the turn during which call 0's reply came */
+};
+
+static void busy_done_cb(void *arg, int status, uint64_t seq)
+{
+	struct busy_call *c = arg;
+
+	c->calls++;
+	c->status = status;
+	if (c->index == 0)
+		c->b->first_done_at = c->b->turns;
+}
+
+static void busy_turn(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = {0, 0};
+	struct busy *b = arg;
+	const struct history_hooks *hk = daemon_history_hooks(&b->e->d);
+	struct busy_call *c = &b->call[b->turns];
+	char call[16];
+
+	/* The next turn is asked for first, as a store that has more work
+	 * asks for it while it runs: its timer is then due before any the
+	 * call's end arms. */
+	if (b->turns + 1 < b->max && b->first_done_at < 0 &&
+	    !event_pending(b->ev, EV_TIMEOUT, NULL))
+		evtimer_add(b->ev, &now);
+	c->b = b;
+	c->index = b->turns;
+	snprintf(call, sizeof(call), "b%d", b->turns);
+	ck_assert_int_eq(
+		hk->call_started(hk->ctx, "svc", call, "run", NULL, NULL), 0);
+	ck_assert_int_eq(hk->call_ended(hk->ctx, "svc", call, CALL_RETURNED,
+					NULL, busy_done_cb, c),
+			 0);
+	b->turns++;
+	usleep(1000); /* a turn's work: time for the writer to commit */
+}
+
+/*
+ * The end-of-turn commit is not held back while a service takes turn
+ * after turn: libevent drops an event that is due from its queue when
+ * it is added again, and each call's end used to add the commit again,
+ * so the first reply waited until the service had no more work.  The
+ * service here stops when the first reply comes, or after 2,000 turns.
+ */
+START_TEST(commit_not_held_back_by_busy_turns)
+{
+	static const struct timeval now = {0, 0};
+	struct env e;
+	struct busy b = {.max = 2000, .first_done_at = -1};
+
+	b.call = calloc((size_t)b.max, sizeof(*b.call));
+	ck_assert_ptr_nonnull(b.call);
+	env_init(&e);
+	env_open(&e);
+	b.e = &e;
+	b.ev = evtimer_new(e.d.base, busy_turn, &b);
+	ck_assert_ptr_nonnull(b.ev);
+	evtimer_add(b.ev, &now);
+	while (event_pending(b.ev, EV_TIMEOUT, NULL))
+		turn(&e);
+	settle(&e);
+	ck_assert_int_ge(b.first_done_at, 1);
+	ck_assert_int_lt(b.first_done_at, b.max);
+	for (int i = 0; i < b.turns; i++) {
+		ck_assert_int_eq(b.call[i].calls, 1);
+		ck_assert_int_eq(b.call[i].status, 0);
+	}
+	event_free(b.ev);
+	free(b.call);
+	env_fini(&e);
+}
+END_TEST
+
 START_TEST(failing_commit_is_retried)
 {
 	struct env e;
@@ -949,6 +1039,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, failing_commit_is_retried);
 	tcase_add_test(tc, group_commit_holds_starts_never_replies);
 	tcase_add_test(tc, next_batch_written_while_replies_go_out);
+	tcase_add_test(tc, commit_not_held_back_by_busy_turns);
 	tcase_add_test(tc, read_once);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
 	tcase_add_test(tc, follow_from_zero_10000_events);
