@@ -196,11 +196,8 @@ static bool name_valid(const char *s)
 static int read_last_seq(struct history *h)
 {
 	sqlite3_stmt *st;
-	int rc = db_prepare(
-		h->db,
-		"SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = "
-		"'events'), (SELECT max(seq) FROM events), 0)",
-		&st);
+	int rc = db_prepare(h->db, "SELECT coalesce(max(seq), 0) FROM events",
+			    &st);
 
 	if (rc)
 		return rc;
@@ -1413,15 +1410,30 @@ static int count_step(struct prune_pass *p, struct prune_group *g,
 	return db_fail(h->db, rc, "counting events for retention");
 }
 
-static int delete_seqs(struct history *h, const uint64_t *seqs, size_t n)
+/*
+ * Retention keeps the newest event of the whole history: a new event
+ * takes the largest seq plus one (the table has no AUTOINCREMENT,
+ * store/schema.c), so that one holds the floor and no sequence number
+ * comes back.
+ */
+#define NOT_NEWEST "seq < (SELECT max(seq) FROM events)"
+
+/* Delete the events seqs[0..n) but the newest; *deleted: how many went. */
+static int delete_seqs(struct history *h, const uint64_t *seqs, size_t n,
+		       size_t *deleted)
 {
 	sqlite3_stmt *st;
-	int rc = db_prepare(h->db, "DELETE FROM events WHERE seq = ?1", &st);
+	int rc = db_prepare(h->db,
+			    "DELETE FROM events WHERE seq = ?1 AND " NOT_NEWEST,
+			    &st);
 
+	*deleted = 0;
 	for (size_t i = 0; rc == 0 && i < n; i++) {
 		sqlite3_bind_int64(st, 1, (int64_t)seqs[i]);
 		rc = sqlite3_step(st);
 		rc = rc == SQLITE_DONE ? 0 : db_fail(h->db, rc, "pruning");
+		if (rc == 0)
+			*deleted += (size_t)sqlite3_changes(h->db->sql);
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
@@ -1438,7 +1450,7 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 {
 	struct history *h = p->h;
 	uint64_t *seqs = malloc(max_rows * sizeof(*seqs));
-	size_t n = 0, seen = 0;
+	size_t n = 0, seen = 0, gone = 0;
 	sqlite3_stmt *st = NULL;
 	int rc;
 
@@ -1487,7 +1499,7 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 	if (rc == 0 && seen < max_rows)
 		*done = true;
 	if (rc == 0)
-		rc = delete_seqs(h, seqs, n);
+		rc = delete_seqs(h, seqs, n, &gone);
 	if (rc == 0)
 		rc = db_commit(h->db);
 	if (rc) {
@@ -1495,8 +1507,8 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 		free(seqs);
 		return rc;
 	}
-	*deleted += n;
-	h->stats.pruned += n;
+	*deleted += gone;
+	h->stats.pruned += gone;
 	free(seqs);
 	return 0;
 }
@@ -1623,7 +1635,7 @@ int history_prune_before(struct history *h, const char *service,
 {
 	uint64_t *seqs;
 	sqlite3_stmt *st = NULL;
-	size_t n = 0;
+	size_t n = 0, gone = 0;
 	int rc;
 
 	*deleted = 0;
@@ -1637,10 +1649,12 @@ int history_prune_before(struct history *h, const char *service,
 		rc = db_prepare(
 			h->db,
 			service ? "SELECT seq FROM events WHERE service = ?3 "
-				  "AND seq < ?1 AND NOT (call IS NOT NULL "
+				  "AND seq < ?1 AND " NOT_NEWEST
+				  " AND NOT (call IS NOT NULL "
 				  "AND " CALL_OPEN(
 					  "events") ") ORDER BY seq LIMIT ?2"
-				: "SELECT seq FROM events WHERE seq < ?1 AND "
+				: "SELECT seq FROM events WHERE seq < ?1 "
+				  "AND " NOT_NEWEST " AND "
 				  "NOT (call IS NOT NULL AND " CALL_OPEN(
 					  "events") ") ORDER BY seq LIMIT ?2",
 			&st);
@@ -1658,7 +1672,7 @@ int history_prune_before(struct history *h, const char *service,
 		sqlite3_finalize(st);
 	}
 	if (rc == 0)
-		rc = delete_seqs(h, seqs, n);
+		rc = delete_seqs(h, seqs, n, &gone);
 	if (rc == 0)
 		rc = db_commit(h->db);
 	free(seqs);
@@ -1666,7 +1680,7 @@ int history_prune_before(struct history *h, const char *service,
 		db_rollback(h->db);
 		return rc;
 	}
-	*deleted = n;
-	h->stats.pruned += n;
+	*deleted = gone;
+	h->stats.pruned += gone;
 	return n == max_rows ? 1 : 0;
 }

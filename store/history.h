@@ -3,7 +3,8 @@
  * terminal rule, recovery, reading and following, retention.
  *
  * An event is (seq, time, service, call, kind, payload).  seq is global
- * and strictly increasing, never reused (not even after pruning); time is
+ * and strictly increasing, never reused (retention never removes the
+ * newest event, whose seq is the floor of the next one); time is
  * unix nanoseconds taken when the event was added; payload is the text of
  * a JSON object.  The history is append-only: the schema refuses updates.
  *
@@ -21,6 +22,9 @@
  *   daemon.*          (started, stopped, reloaded, ...; no service)
  *   guest.stdout / guest.stderr  (line, truncated?): one line of output,
  *                     at most HISTORY_LINE_MAX bytes
+ *   history.migrated  (schema, sequence): written once by the upgrade to
+ *                     schema 6 when the newest events had been pruned,
+ *                     so that seqs go on past `sequence`
  * call.*, hostcall.*, store.*, service.* and guest.* events name their
  * service; call.* events name their call.  Kinds are lowercase words of
  * [a-z0-9_-] joined by dots, at most HISTORY_KIND_MAX bytes.

@@ -1143,6 +1143,52 @@ START_TEST(manual_prune)
 }
 END_TEST
 
+/*
+ * Retention never removes the newest event of the history: a new event
+ * takes the largest seq plus one, so without it a number would come back.
+ */
+START_TEST(prune_keeps_the_newest_event)
+{
+	struct fixture f;
+	size_t deleted;
+	int steps;
+
+	setup(&f);
+	for (int i = 0; i < 6; i++)
+		add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	/* Before a seq past the end, in a step larger than what there is. */
+	ck_assert_int_eq(history_prune_before(f.h, NULL, 1000, 100, &deleted),
+			 0);
+	ck_assert_uint_eq(deleted, 5);
+	ck_assert_int_eq(peek(f.dir, "SELECT group_concat(seq) FROM events"),
+			 6);
+	/* Steps of one row end too (the newest is not selected again). */
+	add(&f, "s", NULL, "service.tick", NULL, NULL);
+	add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	ck_assert_int_eq(history_prune_before(f.h, "s", 1000, 1, &deleted), 1);
+	ck_assert_int_eq(history_prune_before(f.h, "s", 1000, 1, &deleted), 1);
+	ck_assert_int_eq(history_prune_before(f.h, "s", 1000, 1, &deleted), 0);
+	ck_assert_uint_eq(deleted, 0);
+	ck_assert_int_eq(peek(f.dir, "SELECT group_concat(seq) FROM events"),
+			 8);
+	/* A retention pass that keeps nothing keeps it too. */
+	add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	history_set_retention(f.h, &(struct history_retention){.keep_events = 0,
+							       .keep_age = 1});
+	prune_all(&f, 4, db_now_ns() + 86400LL * 1000000000, &steps);
+	ck_assert_int_eq(peek(f.dir, "SELECT group_concat(seq) FROM events"),
+			 9);
+	add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	ck_assert_uint_eq(history_last_seq(f.h), 10);
+	ck_assert_int_eq(peek(f.dir, "SELECT max(seq) FROM events"), 10);
+	teardown(&f);
+}
+END_TEST
+
 static size_t pruner_run(struct fixture *f,
 			 const struct history_prune_spec *spec, size_t max_rows,
 			 int64_t now)
@@ -1633,6 +1679,7 @@ Suite *make_suite(void)
 	tcase_add_test(prune_tc, prune_by_count_in_steps_sparing_open_calls);
 	tcase_add_test(prune_tc, prune_by_age_and_per_service_limits);
 	tcase_add_test(prune_tc, manual_prune);
+	tcase_add_test(prune_tc, prune_keeps_the_newest_event);
 	tcase_add_test(prune_tc, pruner_on_request);
 	suite_add_tcase(s, commit_tc);
 	suite_add_tcase(s, read_tc);

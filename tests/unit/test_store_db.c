@@ -252,10 +252,12 @@ START_TEST(migrate_v1_data_to_current)
 	ck_assert_int_eq(pragma(db, "SELECT seq FROM events WHERE call = "
 				    "'c3' AND kind = 'call.trapped'"),
 			 5);
-	/* Sequence numbers go on where they were. */
-	ck_assert_int_eq(pragma(db, "SELECT seq FROM sqlite_sequence WHERE "
-				    "name = 'events'"),
-			 7);
+	/* Sequence numbers go on where they were: the newest is there, so
+	 * no history.migrated is needed. */
+	ck_assert_int_eq(pragma(db, "SELECT max(seq) FROM events"), 7);
+	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM events WHERE "
+				    "kind = 'history.migrated'"),
+			 0);
 	/* The retention columns exist, empty. */
 	ck_assert_int_eq(pragma(db, "SELECT keep_events IS NULL AND keep_age "
 				    "IS NULL FROM services"),
@@ -273,6 +275,58 @@ START_TEST(migrate_v1_data_to_current)
 	ck_assert_int_eq(history_commit(h, b), 0);
 	ck_assert_uint_eq(history_last_seq(h), 7); /* refused */
 	ck_assert_int_eq(history_recover_interrupted(h, "test"), 1);
+	history_batch_free(b);
+	history_free(h);
+	db_close(db);
+	tmpdir_remove(dir);
+}
+END_TEST
+
+/*
+ * Version 6 drops AUTOINCREMENT: a version 5 history whose newest events
+ * were pruned (the sequence above the largest seq) gets one
+ * history.migrated event past the sequence, and numbers go on from it.
+ */
+START_TEST(migrate_v5_pruned_newest_keeps_the_sequence)
+{
+	char *dir = tmpdir_new();
+	struct db *db = open_ok(dir, &(struct db_options){.schema_version = 5});
+	struct history *h;
+	struct history_batch *b;
+	sqlite3 *raw;
+
+	db_close(db);
+	raw = raw_open(dir);
+	raw_exec(raw, "INSERT INTO events (time, kind) VALUES"
+		      " (1, 'daemon.started'), (2, 'daemon.tick'),"
+		      " (3, 'daemon.tick'), (4, 'daemon.stopped');"
+		      "DELETE FROM events WHERE seq >= 3;");
+	sqlite3_close(raw);
+
+	db = open_ok(dir, &defaults);
+	ck_assert_int_eq(pragma(db, "PRAGMA user_version"), SCHEMA_VERSION);
+	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM events"), 3);
+	ck_assert_int_eq(pragma(db,
+				"SELECT seq FROM events WHERE kind = "
+				"'history.migrated' AND service IS NULL "
+				"AND json_extract(payload, '$.schema') = 6 "
+				"AND json_extract(payload, '$.sequence') = 4 "
+				"AND time > 0"),
+			 5);
+	ck_assert_int_eq(pragma(db, "SELECT count(*) FROM sqlite_sequence "
+				    "WHERE name = 'events'"),
+			 0);
+	ck_assert_int_eq(history_open(db, &h), 0);
+	ck_assert_uint_eq(history_last_seq(h), 5);
+	b = history_batch_new(h);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(
+		history_batch_add(
+			b, &(struct history_record){.kind = "daemon.started"},
+			NULL, NULL),
+		0);
+	ck_assert_int_eq(history_commit(h, b), 0);
+	ck_assert_uint_eq(history_last_seq(h), 6);
 	history_batch_free(b);
 	history_free(h);
 	db_close(db);
@@ -753,6 +807,7 @@ Suite *make_suite(void)
 	tcase_add_test(open, errno_mapping);
 	tcase_add_test(mig, migrate_from_empty_through_each_version);
 	tcase_add_test(mig, migrate_v1_data_to_current);
+	tcase_add_test(mig, migrate_v5_pruned_newest_keeps_the_sequence);
 	tcase_add_test(mig, failed_migration_keeps_old_version);
 	tcase_add_test(mig, refuses_newer_database);
 	tcase_set_timeout(tables, 30);
