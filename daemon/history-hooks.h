@@ -47,6 +47,7 @@
 
 #include <jansson.h>
 
+#include "daemon/checkpointer.h"
 #include "store/guest-output.h"
 #include "store/history.h"
 
@@ -169,6 +170,7 @@ struct daemon_history_status {
 	uint64_t followers;
 	const char *synchronous;
 	uint64_t keep_events, keep_age;
+	struct checkpointer_stats checkpoints; /* zero without the thread */
 };
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);

@@ -28,6 +28,7 @@
 
 #include <event2/event.h>
 
+#include "daemon/checkpointer.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
@@ -97,6 +98,8 @@ struct daemon_history {
 	/* The batch the writer has (NULL: idle) and an empty one to swap in. */
 	struct history_batch *inflight, *spare;
 	struct writer w;
+	/* Checkpoints off the commit path (NULL: SQLite's automatic ones). */
+	struct checkpointer *ckpt;
 	struct history_hooks hooks;
 	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
 	struct history_listener *listeners;
@@ -486,6 +489,10 @@ static void writer_start(struct daemon_history *h)
 		snprintf(err, sizeof(err), "%s", db_errmsg(w->db));
 	if (rc)
 		goto fail;
+	/* Its commits finish what the checkpointer started (see there). */
+	if (h->ckpt && checkpointer_watch(h->ckpt, w->db, true) < 0)
+		log_warn(&h->d->log, "history: the writer's commits checkpoint "
+				     "the WAL themselves");
 	snprintf(err, sizeof(err), "%s", "cannot start the writer thread");
 	if (pipe(w->pipe) < 0)
 		goto fail;
@@ -508,6 +515,7 @@ static void writer_start(struct daemon_history *h)
 	return;
 fail:
 	log_warn(&h->d->log, "history: %s; commits run on the event loop", err);
+	checkpointer_unwatch(h->ckpt, w->db);
 	writer_release(w);
 	return;
 fail_sync:
@@ -529,6 +537,7 @@ static void writer_stop(struct daemon_history *h)
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 	w->running = false;
+	checkpointer_unwatch(h->ckpt, w->db);
 	writer_release(w);
 }
 
@@ -709,7 +718,9 @@ static void checkpoint_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon_history *h = arg;
 	struct timeval tv = {CHECKPOINT_INTERVAL_SEC, 0};
 
-	if (h->w.running) {
+	if (h->ckpt) {
+		checkpointer_request(h->ckpt);
+	} else if (h->w.running) {
 		/* The writer checkpoints between two batches. */
 		pthread_mutex_lock(&h->w.mu);
 		if (h->w.checkpoint_rc < 0)
@@ -971,6 +982,38 @@ static int count_service(void *arg, const struct service_record *rec)
 	return 0;
 }
 
+/*
+ * The checkpointer, when it starts: the loop's connection only asks it
+ * for a run (the loop never checkpoints in a commit); the writer's is
+ * watched when the writer starts.
+ */
+static void checkpointer_begin(struct daemon_history *h)
+{
+	char err[512];
+
+	if (checkpointer_start(h->d->state_dir, h->db->sync, &h->ckpt, err,
+			       sizeof(err)) < 0) {
+		log_warn(&h->d->log,
+			 "history: %s; commits checkpoint the WAL "
+			 "themselves",
+			 err);
+		return;
+	}
+	if (checkpointer_watch(h->ckpt, h->db, false) < 0)
+		log_warn(&h->d->log, "history: the loop's commits checkpoint "
+				     "the WAL themselves");
+}
+
+/* After the writer: no watched connection commits any more. */
+static void checkpointer_stop_all(struct daemon_history *h)
+{
+	if (!h->ckpt)
+		return;
+	checkpointer_unwatch(h->ckpt, h->db);
+	checkpointer_stop(h->ckpt);
+	h->ckpt = NULL;
+}
+
 static void history_free_state(struct daemon_history *h)
 {
 	if (h->ev_commit)
@@ -985,6 +1028,7 @@ static void history_free_state(struct daemon_history *h)
 	free(h->dones);
 	json_text_free(&h->text);
 	writer_stop(h);
+	checkpointer_stop_all(h);
 	history_batch_free(h->batch);
 	history_batch_free(h->spare);
 	history_free(h->hist);
@@ -1087,8 +1131,10 @@ int daemon_history_open(struct daemon *d)
 		rc = history_commit(h->hist, h->batch);
 	if (rc)
 		goto fail;
-	if (!h->off)
+	if (!h->off) {
+		checkpointer_begin(h);
 		writer_start(h);
+	}
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
 	return 0;
@@ -1174,6 +1220,8 @@ void daemon_history_close(struct daemon *d)
 	writer_stop(h);
 	commit_now(h, true);
 	end_listeners(h);
+	/* TRUNCATE waits for no other checkpoint: the thread ends first. */
+	checkpointer_stop_all(h);
 	if (db_checkpoint(h->db, true) < 0)
 		log_debug(&d->log, "history: final checkpoint: %s",
 			  db_errmsg(h->db));
@@ -1247,5 +1295,8 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	out->synchronous = db_sync_name(h->db->sync);
 	out->keep_events = h->retention.keep_events;
 	out->keep_age = h->retention.keep_age;
+	memset(&out->checkpoints, 0, sizeof(out->checkpoints));
+	if (h->ckpt)
+		checkpointer_get_stats(h->ckpt, &out->checkpoints);
 	return 0;
 }

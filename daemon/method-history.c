@@ -579,27 +579,32 @@ void method_history_stats(struct call *call)
 	}
 	mean = st.stats.commits ? st.stats.commit_ns_total / st.stats.commits
 				: 0;
-	call_reply(call,
-		   json_pack("{sI,sI,sI,sI,sI,sI,sb,sI,sI,sI,so,so,sI,sI,ss,sI,"
-			     "sI,sI}",
-			     "lastSeq", (json_int_t)st.stats.last_seq,
-			     "commits", (json_int_t)st.stats.commits, "events",
-			     (json_int_t)st.stats.events, "rejected",
-			     (json_int_t)st.stats.rejected, "failures",
-			     (json_int_t)st.stats.failures, "pending",
-			     (json_int_t)st.pending_events, "failing",
-			     st.failing, "commitLastUs",
-			     (json_int_t)(st.stats.commit_ns_last / 1000),
-			     "commitMaxUs",
-			     (json_int_t)(st.stats.commit_ns_max / 1000),
-			     "commitMeanUs", (json_int_t)(mean / 1000),
-			     "latency", latency, "latencyBoundsUs", bounds,
-			     "maxBatch", (json_int_t)st.stats.max_batch,
-			     "pruned", (json_int_t)st.stats.pruned,
-			     "synchronous", st.synchronous, "keepEvents",
-			     (json_int_t)st.keep_events, "keepAge",
-			     (json_int_t)st.keep_age, "followers",
-			     (json_int_t)st.followers));
+	call_reply(
+		call,
+		json_pack("{sI,sI,sI,sI,sI,sI,sb,sI,sI,sI,so,so,sI,sI,ss,sI,"
+			  "sI,sI,sI,sI,sI}",
+			  "lastSeq", (json_int_t)st.stats.last_seq, "commits",
+			  (json_int_t)st.stats.commits, "events",
+			  (json_int_t)st.stats.events, "rejected",
+			  (json_int_t)st.stats.rejected, "failures",
+			  (json_int_t)st.stats.failures, "pending",
+			  (json_int_t)st.pending_events, "failing", st.failing,
+			  "commitLastUs",
+			  (json_int_t)(st.stats.commit_ns_last / 1000),
+			  "commitMaxUs",
+			  (json_int_t)(st.stats.commit_ns_max / 1000),
+			  "commitMeanUs", (json_int_t)(mean / 1000), "latency",
+			  latency, "latencyBoundsUs", bounds, "maxBatch",
+			  (json_int_t)st.stats.max_batch, "pruned",
+			  (json_int_t)st.stats.pruned, "synchronous",
+			  st.synchronous, "keepEvents",
+			  (json_int_t)st.keep_events, "keepAge",
+			  (json_int_t)st.keep_age, "followers",
+			  (json_int_t)st.followers, "checkpoints",
+			  (json_int_t)st.checkpoints.runs, "checkpointsInline",
+			  (json_int_t)st.checkpoints.inline_runs,
+			  "checkpointInlineMaxUs",
+			  (json_int_t)(st.checkpoints.inline_ns_max / 1000)));
 }
 
 /* ---- Prune ------------------------------------------------------------- */
