@@ -1134,6 +1134,9 @@ int daemon_history_open(struct daemon *d)
 	if (!h->off) {
 		checkpointer_begin(h);
 		writer_start(h);
+		/* Commits on the loop (no writer) checkpoint as they did. */
+		if (!h->w.running)
+			checkpointer_stop_all(h);
 	}
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
@@ -1220,7 +1223,7 @@ void daemon_history_close(struct daemon *d)
 	writer_stop(h);
 	commit_now(h, true);
 	end_listeners(h);
-	/* TRUNCATE waits for no other checkpoint: the thread ends first. */
+	/* The thread ends first: TRUNCATE would be BUSY beside its run. */
 	checkpointer_stop_all(h);
 	if (db_checkpoint(h->db, true) < 0)
 		log_debug(&d->log, "history: final checkpoint: %s",
