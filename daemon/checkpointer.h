@@ -45,7 +45,7 @@
 /* The WAL size (pages) that calls for a checkpoint: SQLite's default. */
 #define CHECKPOINTER_FRAMES 1000
 /* The size past which a watched connection checkpoints in its commit. */
-#define CHECKPOINTER_INLINE_FRAMES 8000
+#define CHECKPOINTER_INLINE_FRAMES 4000
 
 struct checkpointer;
 

@@ -175,4 +175,7 @@ struct daemon_history_status {
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
 
+/* Start a retention pass now rather than at the next minute (tests). */
+void daemon_history_retention_now(struct daemon *d);
+
 #endif

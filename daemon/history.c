@@ -42,8 +42,10 @@
 #define DEFAULT_KEEP_EVENTS 100000
 #define DEFAULT_KEEP_AGE    (30 * 86400)
 
-#define PRUNE_INTERVAL_SEC	60
-#define PRUNE_STEP_ROWS		1000
+#define PRUNE_INTERVAL_SEC 60
+#define PRUNE_STEP_ROWS	   1000
+/* On the writer a step delays the next batch: fewer rows (about 1 ms). */
+#define WRITER_PRUNE_ROWS	250
 #define CHECKPOINT_INTERVAL_SEC 60
 /*
  * Group commit: a batch that a reply waits on (an event with a `done`,
@@ -87,6 +89,17 @@ struct writer {
 	bool checkpoint; /* a PASSIVE checkpoint is wanted */
 	int checkpoint_rc;
 	int sync_want; /* enum db_sync, applied before the next job */
+	/*
+	 * Retention runs here, a step at a time while no batch waits: on
+	 * the loop's connection its deletes held the write lock turn after
+	 * turn, and the writer's commits starved (see prune_cb).
+	 */
+	bool prune; /* a pass is wanted or under way */
+	struct history_retention retention;
+	bool prune_ended; /* a pass ended; the loop reports it */
+	int prune_rc;
+	char prune_err[160];
+	uint64_t pruned_pass, pruned_total;
 	bool quit;
 };
 
@@ -323,6 +336,34 @@ static void writer_wait(struct daemon_history *h)
 	}
 }
 
+/* Say how the writer's last retention pass ended, once. */
+static void writer_prune_report(struct daemon_history *h)
+{
+	struct writer *w = &h->w;
+	char err[sizeof(w->prune_err)];
+	uint64_t n;
+	bool ended;
+	int rc;
+
+	pthread_mutex_lock(&w->mu);
+	ended = w->prune_ended;
+	rc = w->prune_rc;
+	n = w->pruned_pass;
+	memcpy(err, w->prune_err, sizeof(err));
+	if (ended) {
+		w->prune_ended = false;
+		w->pruned_pass = 0;
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (!ended)
+		return;
+	if (rc < 0)
+		log_warn(&h->d->log, "history: pruning: %s", err);
+	if (n)
+		log_info(&h->d->log, "history: retention removed %llu event(s)",
+			 (unsigned long long)n);
+}
+
 static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
@@ -331,6 +372,7 @@ static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
 
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
+	writer_prune_report(h);
 	if (!h->inflight)
 		return;
 	pthread_mutex_lock(&h->w.mu);
@@ -392,6 +434,31 @@ static void commit_now(struct daemon_history *h, bool final)
 /* ---- the writer thread
  * ---------------------------------------------------------- */
 
+/* One bounded retention step on the writer's connection. */
+static void writer_prune(struct writer *w, const struct history_retention *r)
+{
+	size_t deleted = 0;
+	int rc;
+
+	history_set_retention(w->hist, r);
+	rc = history_prune_step(w->hist, WRITER_PRUNE_ROWS, db_now_ns(),
+				&deleted);
+	pthread_mutex_lock(&w->mu);
+	w->pruned_pass += deleted;
+	w->pruned_total += deleted;
+	if (rc != 1) {
+		w->prune = false;
+		w->prune_ended = true;
+		w->prune_rc = rc;
+		snprintf(w->prune_err, sizeof(w->prune_err), "%s",
+			 rc < 0 ? db_errmsg(w->db) : "");
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (rc != 1 && write(w->pipe[1], "p", 1) < 0) {
+		/* The loop also finds it on its next look. */
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -400,16 +467,20 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		struct history_batch *b;
-		bool checkpoint;
+		struct history_retention retention;
+		bool checkpoint, prune;
 		int want;
 
-		while (!w->quit && !w->job && !w->checkpoint &&
+		while (!w->quit && !w->job && !w->checkpoint && !w->prune &&
 		       w->sync_want == sync)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->quit && !w->job)
 			break;
 		b = w->job;
 		checkpoint = w->checkpoint;
+		/* A batch first: a step waits for a gap between batches. */
+		prune = w->prune && !b;
+		retention = w->retention;
 		want = w->sync_want;
 		pthread_mutex_unlock(&w->mu);
 		if (want != sync) {
@@ -433,6 +504,8 @@ static void *writer_main(void *arg)
 				 */
 			}
 		}
+		if (prune)
+			writer_prune(w, &retention);
 		if (checkpoint) {
 			/* PASSIVE never waits; a busy WAL goes later. */
 			int rc = db_checkpoint(w->db, false);
@@ -690,13 +763,32 @@ static void end_listeners(struct daemon_history *h)
 /* ---- timers
  * ----------------------------------------------------------------------- */
 
+/*
+ * Retention, every PRUNE_INTERVAL_SEC: on the writer thread when there
+ * is one (a pass still under way goes on), else a step per loop turn
+ * here.  Measured on the loop's connection, 64 clients, 4.8 million
+ * events over the limit: steps back to back held the write lock, the
+ * writer's commits failed with "database is locked" after the busy
+ * timeout, and calls had no reply for more than 10 s.
+ */
 static void prune_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
 	struct timeval tv = {PRUNE_INTERVAL_SEC, 0};
 	size_t deleted = 0;
-	int rc = history_prune_step(h->hist, PRUNE_STEP_ROWS, db_now_ns(),
-				    &deleted);
+	int rc;
+
+	if (h->w.running) {
+		pthread_mutex_lock(&h->w.mu);
+		h->w.retention = h->retention;
+		h->w.prune = true;
+		pthread_cond_signal(&h->w.cv);
+		pthread_mutex_unlock(&h->w.mu);
+		evtimer_add(h->ev_prune, &tv);
+		return;
+	}
+	rc = history_prune_step(h->hist, PRUNE_STEP_ROWS, db_now_ns(),
+				&deleted);
 
 	h->pruned_in_pass += deleted;
 	if (rc < 0) {
@@ -1298,8 +1390,19 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	out->synchronous = db_sync_name(h->db->sync);
 	out->keep_events = h->retention.keep_events;
 	out->keep_age = h->retention.keep_age;
+	if (h->w.running) {
+		pthread_mutex_lock(&h->w.mu);
+		out->stats.pruned += h->w.pruned_total;
+		pthread_mutex_unlock(&h->w.mu);
+	}
 	memset(&out->checkpoints, 0, sizeof(out->checkpoints));
 	if (h->ckpt)
 		checkpointer_get_stats(h->ckpt, &out->checkpoints);
 	return 0;
+}
+
+void daemon_history_retention_now(struct daemon *d)
+{
+	if (d->history)
+		prune_cb(-1, EV_TIMEOUT, d->history);
 }

@@ -72,6 +72,9 @@ struct prune_pass {
 	size_t n, cur;
 	enum prune_phase phase;
 	uint64_t top, remaining, count_cut, cursor;
+	/* The newest seq when the pass began: from the database, since the
+	 * handle that prunes need not be the one that appends. */
+	uint64_t newest;
 };
 
 struct history_pruner {
@@ -193,7 +196,7 @@ static bool name_valid(const char *s)
 /* ---- the handle
  * --------------------------------------------------------------- */
 
-static int read_last_seq(struct history *h)
+static int query_newest(struct history *h, uint64_t *newest)
 {
 	sqlite3_stmt *st;
 	int rc = db_prepare(h->db, "SELECT coalesce(max(seq), 0) FROM events",
@@ -203,11 +206,16 @@ static int read_last_seq(struct history *h)
 		return rc;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		h->last_seq = (uint64_t)sqlite3_column_int64(st, 0);
+		*newest = (uint64_t)sqlite3_column_int64(st, 0);
 		rc = SQLITE_OK;
 	}
 	sqlite3_finalize(st);
 	return db_fail(h->db, rc, "reading the last sequence number");
+}
+
+static int read_last_seq(struct history *h)
+{
+	return query_newest(h, &h->last_seq);
 }
 
 /* INSERT of `rows` events: parameters 5k+1..5k+5 are row k's. */
@@ -1302,6 +1310,9 @@ static int start_pass(struct prune_pass *p,
 	int rc;
 
 	prune_reset(p);
+	rc = query_newest(h, &p->newest);
+	if (rc)
+		return rc;
 	rc = db_prepare(h->db,
 			spec->service ? "SELECT name, keep_events, keep_age "
 					"FROM services WHERE name = ?1"
@@ -1368,7 +1379,7 @@ static void group_begin(struct prune_pass *p)
 	p->phase = g->keep_events && g->keep_events != UINT64_MAX
 			   ? PRUNE_COUNT
 			   : PRUNE_DELETE;
-	p->top = p->h->last_seq + 1;
+	p->top = p->newest + 1;
 	p->remaining = g->keep_events;
 	p->count_cut = 0;
 	p->cursor = 0;
