@@ -1027,9 +1027,10 @@ START_TEST(wal_stays_bounded_under_steady_commits)
 	 * the 30 MB written). */
 	ck_assert_msg(most < (CHECKPOINTER_INLINE_FRAMES + 1000) * (4096 + 24),
 		      "the WAL grew to %lld bytes", (long long)most);
-	/* The checkpointer thread did the copying; commits finished it. */
-	ck_assert_uint_ge(st.checkpoints.runs, 1);
-	ck_assert_uint_ge(st.checkpoints.inline_runs, 1);
+	/* Through the checkpointer (how the work splits between its thread
+	 * and the commits depends on timing: under Valgrind a thread run
+	 * may not end within the test, and the bound does it all). */
+	ck_assert_uint_ge(st.checkpoints.runs + st.checkpoints.inline_runs, 1);
 	ck_assert_uint_eq(st.checkpoints.failures, 0);
 	free(wal);
 	env_fini(&e);
