@@ -52,17 +52,9 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
-/* Count a run's outcome; under mu. */
-static void account(struct checkpointer *c, int rc, uint64_t ns, bool inl)
+/* Count a failed checkpoint; under mu. */
+static void account(struct checkpointer *c, int rc)
 {
-	uint64_t *max = inl ? &c->stats.inline_ns_max : &c->stats.run_ns_max;
-
-	if (inl)
-		c->stats.inline_runs++;
-	else
-		c->stats.runs++;
-	if (ns > *max)
-		*max = ns;
 	/* BUSY: another checkpoint ran meanwhile; the next one goes on. */
 	if (rc != SQLITE_OK && rc != SQLITE_BUSY)
 		c->stats.failures++;
@@ -75,7 +67,6 @@ static void *run(void *arg)
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		int rc, log = -1, copied = -1;
-		uint64_t t0;
 
 		while (!c->quit && !c->wanted)
 			pthread_cond_wait(&c->cv, &c->mu);
@@ -84,13 +75,13 @@ static void *run(void *arg)
 		c->wanted = false;
 		c->busy = true;
 		pthread_mutex_unlock(&c->mu);
-		t0 = mono_ns();
 		rc = sqlite3_wal_checkpoint_v2(c->db->sql, NULL,
 					       SQLITE_CHECKPOINT_PASSIVE, &log,
 					       &copied);
 		pthread_mutex_lock(&c->mu);
 		c->busy = false;
-		account(c, rc, mono_ns() - t0, false);
+		c->stats.runs++;
+		account(c, rc);
 		if (rc == SQLITE_OK && log > 0 && copied == log)
 			c->copied_frames = log;
 	}
@@ -104,7 +95,7 @@ static int wal_hook(void *arg, sqlite3 *sql, const char *name, int frames)
 	struct watch *w = arg;
 	struct checkpointer *c = w->c;
 	bool now = false;
-	uint64_t t0;
+	uint64_t t0, ns;
 	int rc;
 
 	pthread_mutex_lock(&c->mu);
@@ -127,8 +118,12 @@ static int wal_hook(void *arg, sqlite3 *sql, const char *name, int frames)
 	t0 = mono_ns();
 	rc = sqlite3_wal_checkpoint_v2(sql, name, SQLITE_CHECKPOINT_PASSIVE,
 				       NULL, NULL);
+	ns = mono_ns() - t0;
 	pthread_mutex_lock(&c->mu);
-	account(c, rc, mono_ns() - t0, true);
+	c->stats.inline_runs++;
+	if (ns > c->stats.inline_ns_max)
+		c->stats.inline_ns_max = ns;
+	account(c, rc);
 	c->copied_frames = 0;
 	pthread_mutex_unlock(&c->mu);
 	/* A failed checkpoint is not the commit's failure. */

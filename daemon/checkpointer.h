@@ -53,8 +53,7 @@ struct checkpointer_stats {
 	uint64_t runs;		/* by the thread */
 	uint64_t inline_runs;	/* in a watched connection's commit */
 	uint64_t failures;	/* either, other than SQLITE_BUSY */
-	uint64_t inline_ns_max; /* the longest inline one */
-	uint64_t run_ns_max;	/* the longest of the thread's */
+	uint64_t inline_ns_max; /* the longest inline one: a commit waits */
 };
 
 int checkpointer_start(const char *dir, enum db_sync sync,

@@ -1097,7 +1097,7 @@ static void checkpointer_begin(struct daemon_history *h)
 }
 
 /* After the writer: no watched connection commits any more. */
-static void checkpointer_stop_all(struct daemon_history *h)
+static void checkpointer_end(struct daemon_history *h)
 {
 	if (!h->ckpt)
 		return;
@@ -1120,7 +1120,7 @@ static void history_free_state(struct daemon_history *h)
 	free(h->dones);
 	json_text_free(&h->text);
 	writer_stop(h);
-	checkpointer_stop_all(h);
+	checkpointer_end(h);
 	history_batch_free(h->batch);
 	history_batch_free(h->spare);
 	history_free(h->hist);
@@ -1228,7 +1228,7 @@ int daemon_history_open(struct daemon *d)
 		writer_start(h);
 		/* Commits on the loop (no writer) checkpoint as they did. */
 		if (!h->w.running)
-			checkpointer_stop_all(h);
+			checkpointer_end(h);
 	}
 	evtimer_add(h->ev_prune, &prune);
 	evtimer_add(h->ev_checkpoint, &checkpoint);
@@ -1316,7 +1316,7 @@ void daemon_history_close(struct daemon *d)
 	commit_now(h, true);
 	end_listeners(h);
 	/* The thread ends first: TRUNCATE would be BUSY beside its run. */
-	checkpointer_stop_all(h);
+	checkpointer_end(h);
 	if (db_checkpoint(h->db, true) < 0)
 		log_debug(&d->log, "history: final checkpoint: %s",
 			  db_errmsg(h->db));
