@@ -2,7 +2,7 @@
  * history-calls.c - call round trips through a running hosteld: CONNS
  * connections, each with one call in flight at a time (send, wait for
  * the reply, send the next), for about SECONDS.  Prints calls/s and the
- * round trip's mean, median and 99th percentile.
+ * round trip's mean, median, 99th percentile and longest.
  *
  *   history-calls SOCKET SERVICE EXPORT CONNS SECONDS
  *
@@ -203,10 +203,11 @@ int main(int argc, char **argv)
 		mean += lat[i];
 	mean = n_lat ? mean / (double)n_lat : 0;
 	printf("conns=%zu calls=%llu failures=%llu calls/s=%.0f "
-	       "mean_ms=%.3f p50_ms=%.3f p99_ms=%.3f\n",
+	       "mean_ms=%.3f p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n",
 	       conns, calls, failures, (double)calls / seconds, mean * 1e3,
 	       n_lat ? lat[n_lat / 2] * 1e3 : 0,
-	       n_lat ? lat[(size_t)((double)n_lat * 0.99)] * 1e3 : 0);
+	       n_lat ? lat[(size_t)((double)n_lat * 0.99)] * 1e3 : 0,
+	       n_lat ? lat[n_lat - 1] * 1e3 : 0);
 	free(lat);
 	free(cl);
 	free(pfd);

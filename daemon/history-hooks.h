@@ -175,6 +175,28 @@ struct daemon_history_status {
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
 
+/*
+ * A retention pass on request (io.hostel.History.Prune), run by the
+ * writer thread one bounded step at a time between batches, as the
+ * background pass is: on the loop's connection its deletes held the
+ * write lock beside the writer's commits, and with synchronous = full
+ * the loop waited for their fsyncs.  `done` runs on the loop's thread,
+ * once, when the pass ends: rc 0 and the events removed, or a negative
+ * errno and the reason (-EINVAL: a malformed service name; -ESHUTDOWN:
+ * the daemon stops; the count is what went before).  It does not run
+ * for a dropped request.  Returns 0, -ENOMEM, or -ENOTSUP when there is
+ * no writer thread (the caller steps a history_pruner on the loop then).
+ */
+struct daemon_prune;
+typedef void (*daemon_prune_done_fn)(void *arg, int rc, uint64_t deleted,
+				     const char *err);
+int daemon_history_prune(struct daemon *d,
+			 const struct history_prune_spec *spec,
+			 daemon_prune_done_fn done, void *arg,
+			 struct daemon_prune **out);
+/* The caller no longer wants the answer: the pass ends at its next step. */
+void daemon_history_prune_drop(struct daemon *d, struct daemon_prune *p);
+
 /* Start a retention pass now rather than at the next minute (tests). */
 void daemon_history_retention_now(struct daemon *d);
 

@@ -7,10 +7,13 @@
  * The commits themselves run on a writer thread with a connection of its
  * own, one batch at a time, so the loop never waits for a disk: while a
  * batch is written (and fsynced), the loop goes on serving calls and
- * gathers the next batch.  Everything else (the batch being filled,
- * accounting, callbacks, followers, reads, retention) stays on the loop's
- * thread and connection; the writer touches only its connection and the
- * one batch it was handed (store/history.h: history_write()).
+ * gathers the next batch.  Retention passes, the minutely one and those
+ * on request, run there too, a bounded step at a time between batches:
+ * their deletes need the write lock.  Everything else (the batch being
+ * filled, accounting, callbacks, followers, reads) stays on the loop's
+ * thread and connection; the writer touches only its connection, the
+ * one batch it was handed (store/history.h: history_write()) and the
+ * pass requests it steps.
  */
 #include "config.h"
 
@@ -100,7 +103,29 @@ struct writer {
 	int prune_rc;
 	char prune_err[160];
 	uint64_t pruned_pass, pruned_total;
+	/* Passes on request (daemon_history_prune()), oldest first. */
+	struct daemon_prune *requests;
 	bool quit;
+};
+
+/*
+ * A pass on request.  The loop owns the list and the fields above
+ * `pr`; the writer steps the first request not yet ended and owns
+ * `pr`, `deleted`, `rc` and `err` until it sets `ended` (under mu).
+ */
+struct daemon_prune {
+	struct daemon_prune *next;
+	char *service;
+	struct history_prune_spec spec;
+	int64_t now;
+	daemon_prune_done_fn done; /* NULL once dropped */
+	void *arg;
+	bool dropped; /* the loop no longer wants it: end it */
+	bool ended;   /* the writer is done with it */
+	struct history_pruner *pr;
+	uint64_t deleted;
+	int rc;
+	char err[160];
 };
 
 struct daemon_history {
@@ -364,6 +389,48 @@ static void writer_prune_report(struct daemon_history *h)
 			 (unsigned long long)n);
 }
 
+static void prune_request_free(struct daemon_prune *r)
+{
+	history_pruner_free(r->pr);
+	free(r->service);
+	free(r);
+}
+
+/*
+ * Answer and free the requests the writer ended (all of them when it
+ * no longer runs, `why` their error then).  Callbacks run outside mu:
+ * they may ask for another pass.
+ */
+static void prune_requests_finish(struct daemon_history *h, const char *why)
+{
+	struct daemon_prune *ended = NULL, **tail = &ended, **pp;
+
+	pthread_mutex_lock(&h->w.mu);
+	for (pp = &h->w.requests; *pp;) {
+		struct daemon_prune *r = *pp;
+
+		if (r->ended || why) {
+			*pp = r->next;
+			r->next = NULL;
+			*tail = r;
+			tail = &r->next;
+		} else {
+			pp = &r->next;
+		}
+	}
+	pthread_mutex_unlock(&h->w.mu);
+	while (ended) {
+		struct daemon_prune *r = ended;
+
+		ended = r->next;
+		if (r->done && !r->ended)
+			r->done(r->arg, -ESHUTDOWN, r->deleted, why);
+		else if (r->done)
+			r->done(r->arg, r->rc, r->deleted, r->err);
+		prune_request_free(r);
+	}
+}
+
 static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon_history *h = arg;
@@ -373,6 +440,7 @@ static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
 	writer_prune_report(h);
+	prune_requests_finish(h, NULL);
 	if (!h->inflight)
 		return;
 	pthread_mutex_lock(&h->w.mu);
@@ -459,6 +527,50 @@ static void writer_prune(struct writer *w, const struct history_retention *r)
 	}
 }
 
+/* The first request not yet ended (under mu). */
+static struct daemon_prune *request_due(const struct writer *w)
+{
+	for (struct daemon_prune *r = w->requests; r; r = r->next)
+		if (!r->ended)
+			return r;
+	return NULL;
+}
+
+/*
+ * One step of a pass on request: plan it on the first step (its ages
+ * count from when it was asked), then at most WRITER_PRUNE_ROWS rows in
+ * one transaction.  A dropped request ends before its next step.
+ */
+static void writer_prune_request(struct writer *w, struct daemon_prune *r)
+{
+	size_t n = 0;
+	bool dropped;
+	int rc = 0;
+
+	pthread_mutex_lock(&w->mu);
+	dropped = r->dropped;
+	pthread_mutex_unlock(&w->mu);
+	if (!dropped && !r->pr)
+		rc = history_pruner_new(w->hist, &r->spec, r->now, &r->pr);
+	if (!dropped && rc == 0)
+		rc = history_pruner_step(r->pr, WRITER_PRUNE_ROWS, &n);
+	r->deleted += n;
+	if (rc < 0)
+		snprintf(r->err, sizeof(r->err), "%s", db_errmsg(w->db));
+	pthread_mutex_lock(&w->mu);
+	w->pruned_total += n; /* Stats' "pruned" */
+	if (rc != 1) {
+		r->rc = rc;
+		r->ended = true;
+	}
+	pthread_mutex_unlock(&w->mu);
+	if (rc == 1)
+		return;
+	if (write(w->pipe[1], "r", 1) < 0) {
+		/* The loop also finds it on its next look. */
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -468,11 +580,12 @@ static void *writer_main(void *arg)
 	for (;;) {
 		struct history_batch *b;
 		struct history_retention retention;
+		struct daemon_prune *request;
 		bool checkpoint, prune;
 		int want;
 
 		while (!w->quit && !w->job && !w->checkpoint && !w->prune &&
-		       w->sync_want == sync)
+		       !request_due(w) && w->sync_want == sync)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->quit && !w->job)
 			break;
@@ -480,6 +593,7 @@ static void *writer_main(void *arg)
 		checkpoint = w->checkpoint;
 		/* A batch first: a step waits for a gap between batches. */
 		prune = w->prune && !b;
+		request = b ? NULL : request_due(w);
 		retention = w->retention;
 		want = w->sync_want;
 		pthread_mutex_unlock(&w->mu);
@@ -506,6 +620,8 @@ static void *writer_main(void *arg)
 		}
 		if (prune)
 			writer_prune(w, &retention);
+		if (request)
+			writer_prune_request(w, request);
 		if (checkpoint) {
 			/* PASSIVE never waits; a busy WAL goes later. */
 			int rc = db_checkpoint(w->db, false);
@@ -610,6 +726,7 @@ static void writer_stop(struct daemon_history *h)
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);
 	w->running = false;
+	prune_requests_finish(h, "hosteld is stopping");
 	checkpointer_unwatch(h->ckpt, w->db);
 	writer_release(w);
 }
@@ -1399,6 +1516,50 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	if (h->ckpt)
 		checkpointer_get_stats(h->ckpt, &out->checkpoints);
 	return 0;
+}
+
+int daemon_history_prune(struct daemon *d,
+			 const struct history_prune_spec *spec,
+			 daemon_prune_done_fn done, void *arg,
+			 struct daemon_prune **out)
+{
+	struct daemon_history *h = d->history;
+	struct daemon_prune *r, **pp;
+
+	*out = NULL;
+	if (!h || !h->w.running)
+		return -ENOTSUP;
+	r = calloc(1, sizeof(*r));
+	if (!r || (spec->service && !(r->service = strdup(spec->service)))) {
+		free(r);
+		return -ENOMEM;
+	}
+	r->spec = *spec;
+	r->spec.service = r->service;
+	r->now = db_now_ns();
+	r->done = done;
+	r->arg = arg;
+	pthread_mutex_lock(&h->w.mu);
+	for (pp = &h->w.requests; *pp; pp = &(*pp)->next)
+		;
+	*pp = r;
+	pthread_cond_signal(&h->w.cv);
+	pthread_mutex_unlock(&h->w.mu);
+	*out = r;
+	return 0;
+}
+
+void daemon_history_prune_drop(struct daemon *d, struct daemon_prune *r)
+{
+	struct daemon_history *h = d->history;
+
+	if (!h || !r)
+		return;
+	pthread_mutex_lock(&h->w.mu);
+	r->dropped = true;
+	r->done = NULL;
+	pthread_cond_signal(&h->w.cv);
+	pthread_mutex_unlock(&h->w.mu);
 }
 
 void daemon_history_retention_now(struct daemon *d)

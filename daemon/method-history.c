@@ -613,17 +613,20 @@ void method_history_stats(struct call *call)
 #define PRUNE_STEP_ROWS 1000
 
 /*
- * A retention pass on request.  It runs one bounded step per loop turn
- * (a zero timer, so I/O and commits go on between steps) and answers
- * when the pass is complete.  It listens to the history only to learn
- * when the history goes away (its end()), because the pruner must not
- * outlive it.  A client that leaves does not stop the pass.
+ * A retention pass on request, answered when the pass is complete.  The
+ * history's writer thread runs it between batches
+ * (daemon_history_prune()); without a writer it runs here, one bounded
+ * step per loop turn (a zero timer, so I/O and commits go on between
+ * steps).  It listens to the history only to learn when the history goes
+ * away (its end()), because the pass must not outlive it.  A client
+ * that leaves does not stop the pass.
  */
 struct prune_job {
 	struct history_listener l; /* first: listener -> job */
 	struct daemon *d;
-	struct conn *conn; /* NULL once the client left */
-	struct history_pruner *pr;
+	struct conn *conn;	   /* NULL once the client left */
+	struct daemon_prune *req;  /* on the writer, until it answers */
+	struct history_pruner *pr; /* on the loop */
 	struct event *ev_step;
 	uint64_t deleted;
 	bool oneway;
@@ -632,6 +635,7 @@ struct prune_job {
 static void prune_job_free(struct prune_job *j)
 {
 	daemon_history_unlisten(j->d, &j->l);
+	daemon_history_prune_drop(j->d, j->req);
 	if (j->ev_step)
 		event_free(j->ev_step);
 	history_pruner_free(j->pr);
@@ -663,25 +667,16 @@ static void prune_unavailable(struct prune_job *j, const char *why)
 					  json_pack("{ss}", "reason", reason)));
 }
 
-static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
+/* The pass ended with rc (err: why it failed). */
+static void prune_ended(struct prune_job *j, int rc, const char *err)
 {
-	struct prune_job *j = arg;
 	struct history *h = daemon_history_store(j->d);
-	struct timeval now = {0, 0};
-	size_t n = 0;
-	int rc = history_pruner_step(j->pr, PRUNE_STEP_ROWS, &n);
 
-	j->deleted += n;
-	if (rc == 1) {
-		evtimer_add(j->ev_step, &now);
-		return;
-	}
 	if (rc < 0) {
-		struct db *db = daemon_history_db(j->d);
-
-		log_warn(&j->d->log, "history: pruning on request: %s",
-			 db ? db_errmsg(db) : strerror(-rc));
-		prune_unavailable(j, db ? db_errmsg(db) : strerror(-rc));
+		if (rc != -ESHUTDOWN)
+			log_warn(&j->d->log, "history: pruning on request: %s",
+				 err);
+		prune_unavailable(j, err);
 		return;
 	}
 	if (j->deleted)
@@ -689,10 +684,38 @@ static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
 			 "history: pruning on request removed %llu event(s)",
 			 (unsigned long long)j->deleted);
 	prune_finish(
-		j, varlink_reply_new(json_pack("{sI,sI}", "deleted",
-					       (json_int_t)j->deleted, "last",
-					       (json_int_t)history_last_seq(h)),
-				     false));
+		j, varlink_reply_new(
+			   json_pack("{sI,sI}", "deleted",
+				     (json_int_t)j->deleted, "last",
+				     (json_int_t)(h ? history_last_seq(h) : 0)),
+			   false));
+}
+
+static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct prune_job *j = arg;
+	struct timeval now = {0, 0};
+	size_t n = 0;
+	int rc = history_pruner_step(j->pr, PRUNE_STEP_ROWS, &n);
+	struct db *db;
+
+	j->deleted += n;
+	if (rc == 1) {
+		evtimer_add(j->ev_step, &now);
+		return;
+	}
+	db = daemon_history_db(j->d);
+	prune_ended(j, rc, rc < 0 && db ? db_errmsg(db) : strerror(-rc));
+}
+
+/* The writer's answer (daemon_history_prune()). */
+static void prune_done(void *arg, int rc, uint64_t deleted, const char *err)
+{
+	struct prune_job *j = arg;
+
+	j->req = NULL; /* freed by the history */
+	j->deleted = deleted;
+	prune_ended(j, rc, err && *err ? err : strerror(-rc));
 }
 
 /* The history goes away (the daemon stops): end the pass now. */
@@ -729,6 +752,11 @@ void method_history_prune(struct call *call)
 		free(service);
 		return;
 	}
+	if (service && !history_name_valid(service)) {
+		free(service);
+		call_invalid_parameter(call, "service");
+		return;
+	}
 	spec = (struct history_prune_spec){
 		.service = service,
 		.keep_events = ke,
@@ -741,24 +769,23 @@ void method_history_prune(struct call *call)
 		return;
 	}
 	j->d = call->d;
-	rc = history_pruner_new(h, &spec, db_now_ns(), &j->pr);
-	free(service);
-	if (rc == -EINVAL) {
-		free(j);
-		call_invalid_parameter(call, "service");
-		return;
+	rc = daemon_history_prune(call->d, &spec, prune_done, j, &j->req);
+	if (rc == -ENOTSUP) {
+		rc = history_pruner_new(h, &spec, db_now_ns(), &j->pr);
+		if (rc == 0 && !(j->ev_step = evtimer_new(call->d->base,
+							  prune_step_cb, j)))
+			rc = -ENOMEM;
 	}
-	if (rc == 0)
-		j->ev_step = evtimer_new(call->d->base, prune_step_cb, j);
-	if (rc || !j->ev_step) {
+	free(service);
+	if (rc) {
 		struct db *db = daemon_history_db(call->d);
 
 		history_pruner_free(j->pr);
 		free(j);
-		call_error(
-			call, HISTORY_ERROR_UNAVAILABLE,
-			json_pack("{ss}", "reason",
-				  rc && db ? db_errmsg(db) : "out of memory"));
+		call_error(call, HISTORY_ERROR_UNAVAILABLE,
+			   json_pack("{ss}", "reason",
+				     rc != -ENOMEM && db ? db_errmsg(db)
+							 : "out of memory"));
 		return;
 	}
 	j->conn = call->conn;
@@ -766,5 +793,6 @@ void method_history_prune(struct call *call)
 	j->l.end = prune_end;
 	call_hold(call, NULL, prune_conn_freed, j);
 	daemon_history_listen(j->d, &j->l);
-	evtimer_add(j->ev_step, &now);
+	if (j->ev_step)
+		evtimer_add(j->ev_step, &now);
 }

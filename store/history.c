@@ -183,7 +183,7 @@ bool history_kind_terminal(const char *kind)
 	return kind && in_list(terminal_kinds, kind);
 }
 
-static bool name_valid(const char *s)
+bool history_name_valid(const char *s)
 {
 	size_t n = 0;
 
@@ -395,8 +395,8 @@ int history_batch_add(struct history_batch *b, const struct history_record *r,
 		return db_failf(b->h->db, -EINVAL, "invalid event kind '%.64s'",
 				r->kind ? r->kind : "(null)");
 	lk = strlen(r->kind) + 1;
-	if ((r->service && !name_valid(r->service)) ||
-	    (r->call && !name_valid(r->call)))
+	if ((r->service && !history_name_valid(r->service)) ||
+	    (r->call && !history_name_valid(r->call)))
 		return db_failf(b->h->db, -EINVAL,
 				"%s: invalid service or call name", r->kind);
 	if (starts_with(r->kind, "daemon.") ? r->service != NULL
@@ -1596,7 +1596,7 @@ int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
 	int rc;
 
 	*out = NULL;
-	if (spec->service && !name_valid(spec->service))
+	if (spec->service && !history_name_valid(spec->service))
 		return db_failf(h->db, -EINVAL, "invalid service name");
 	pr = calloc(1, sizeof(*pr));
 	if (!pr)

@@ -335,6 +335,10 @@ struct history_prune_spec {
 	int64_t keep_age;    /* seconds; < 0: as configured; 0: none */
 };
 
+/* A service name or call id the history takes: 1..HISTORY_NAME_MAX-1 bytes, no
+ * control characters. */
+bool history_name_valid(const char *s);
+
 struct history_pruner;
 
 /* Plan a pass (ages are measured from `now`, unix ns).  The pruner must

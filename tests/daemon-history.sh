@@ -220,6 +220,10 @@ check "Prune: keepAge < 0 is an InvalidParameter" \
 	>"$T/out" 2>&1
 check "Prune of an unknown service: nothing to do" \
 	grep -q '^{"parameters":{"deleted":0,"last":[0-9]*}}$' "$T/out"
+"$SEND" "$SOCK" call '{"method":"io.hostel.History.Prune","parameters":{"service":"a\u0001b"}}' \
+	>"$T/out" 2>&1
+check "Prune: a service name with a control character is an InvalidParameter" \
+	has "$T/out" '"parameter":"service"'
 H rm counter >/dev/null 2>&1
 
 # ---- a killed daemon: its open call is interrupted at the next start ----------------

@@ -1037,6 +1037,37 @@ START_TEST(wal_stays_bounded_under_steady_commits)
 }
 END_TEST
 
+/* 3000 lines of `svc`, committed. */
+static void fill(struct env *e, const char *line)
+{
+	for (int i = 0; i < 3000; i++) {
+		log_line(e, line);
+		if (i % 100 == 99)
+			turn(e);
+	}
+	settle(e);
+}
+
+/*
+ * After a pass on the writer: no commit failed and some ran since
+ * `commits`, the loop's connection changed nothing since `changes`, and
+ * no more than the 10 newest "x" lines are left.
+ */
+static void pruned_on_writer(struct env *e, uint64_t commits, int changes)
+{
+	struct daemon_history_status st;
+
+	ck_assert_int_eq(daemon_history_status(&e->d, &st), 0);
+	ck_assert_uint_eq(st.stats.failures, 0);
+	ck_assert_uint_gt(st.stats.commits, commits);
+	ck_assert_int_eq(sqlite3_total_changes(daemon_history_db(&e->d)->sql),
+			 changes);
+	ck_assert_int_le(peek(e->dir, "SELECT count(*) FROM events WHERE "
+				      "service = 'svc' AND "
+				      "json_extract(payload, '$.line') = 'x'"),
+			 10);
+}
+
 /*
  * Retention runs on the writer's connection, a step at a time between
  * batches: commits go on during a pass and none fails, and the loop's
@@ -1053,12 +1084,7 @@ START_TEST(retention_runs_on_the_writer)
 	env_init(&e);
 	e.d.file.keep_events = 10;
 	env_open(&e);
-	for (int i = 0; i < 3000; i++) {
-		log_line(&e, "x");
-		if (i % 100 == 99)
-			turn(&e);
-	}
-	settle(&e);
+	fill(&e, "x");
 	changes = sqlite3_total_changes(daemon_history_db(&e.d)->sql);
 	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
 	commits = st.stats.commits;
@@ -1073,14 +1099,110 @@ START_TEST(retention_runs_on_the_writer)
 	settle(&e);
 	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
 	ck_assert_uint_ge(st.stats.pruned, 2990);
-	ck_assert_uint_eq(st.stats.failures, 0);
-	ck_assert_uint_gt(st.stats.commits, commits);
-	ck_assert_int_eq(sqlite3_total_changes(daemon_history_db(&e.d)->sql),
-			 changes);
-	ck_assert_int_le(peek(e.dir, "SELECT count(*) FROM events WHERE "
-				     "service = 'svc' AND "
-				     "json_extract(payload, '$.line') = 'x'"),
-			 10);
+	pruned_on_writer(&e, commits, changes);
+	env_fini(&e);
+}
+END_TEST
+
+struct prune_answer {
+	int calls, rc;
+	uint64_t deleted;
+	char err[160];
+};
+
+static void prune_answer_cb(void *arg, int rc, uint64_t deleted,
+			    const char *err)
+{
+	struct prune_answer *a = arg;
+
+	a->calls++;
+	a->rc = rc;
+	a->deleted = deleted;
+	snprintf(a->err, sizeof(a->err), "%s", err ? err : "");
+}
+
+/*
+ * A pass on request (io.hostel.History.Prune) runs on the writer too:
+ * commits go on during it and none fails, the loop's connection deletes
+ * nothing, and the answer comes once, on the loop, with the count.
+ */
+START_TEST(prune_on_request_runs_on_the_writer)
+{
+	struct env e;
+	struct daemon_history_status st;
+	struct history_prune_spec spec = {"svc", 10, 0};
+	struct prune_answer a = {0};
+	struct daemon_prune *req;
+	uint64_t commits;
+	int changes;
+
+	env_init(&e);
+	env_open(&e);
+	fill(&e, "x");
+	changes = sqlite3_total_changes(daemon_history_db(&e.d)->sql);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	commits = st.stats.commits;
+	ck_assert_int_eq(
+		daemon_history_prune(&e.d, &spec, prune_answer_cb, &a, &req),
+		0);
+	ck_assert_ptr_nonnull(req);
+	for (int i = 0; i < 50000 && a.calls == 0; i++) {
+		log_line(&e, "y");
+		turn(&e);
+		usleep(100);
+	}
+	settle(&e);
+	turn(&e);
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(a.rc, 0);
+	/* The pass plans when the writer takes it: "y" lines committed
+	 * before that count among the old ones. */
+	ck_assert_uint_ge(a.deleted, 2990);
+	ck_assert_int_eq(daemon_history_status(&e.d, &st), 0);
+	ck_assert_uint_eq(st.stats.pruned, a.deleted);
+	pruned_on_writer(&e, commits, changes);
+	env_fini(&e);
+}
+END_TEST
+
+/*
+ * A dropped request never answers; one still under way when the history
+ * closes answers once, -ESHUTDOWN; a malformed service name is -EINVAL.
+ */
+START_TEST(prune_on_request_dropped_or_stopped)
+{
+	struct env e;
+	struct history_prune_spec spec = {NULL, 1, 0};
+	struct history_prune_spec bad = {"a\tb", 0, 0};
+	struct prune_answer dropped = {0}, stopped = {0}, invalid = {0};
+	struct daemon_prune *r1, *r2, *r3;
+
+	env_init(&e);
+	env_open(&e);
+	fill(&e, "x");
+	ck_assert_int_eq(daemon_history_prune(&e.d, &bad, prune_answer_cb,
+					      &invalid, &r3),
+			 0);
+	for (int i = 0; i < 25000 && invalid.calls == 0; i++) {
+		usleep(200);
+		turn(&e);
+	}
+	ck_assert_int_eq(invalid.calls, 1);
+	ck_assert_int_eq(invalid.rc, -EINVAL);
+	ck_assert_str_eq(invalid.err, "invalid service name");
+	ck_assert_int_eq(daemon_history_prune(&e.d, &spec, prune_answer_cb,
+					      &dropped, &r1),
+			 0);
+	daemon_history_prune_drop(&e.d, r1);
+	ck_assert_int_eq(daemon_history_prune(&e.d, &spec, prune_answer_cb,
+					      &stopped, &r2),
+			 0);
+	daemon_history_close(&e.d);
+	ck_assert_int_eq(dropped.calls, 0);
+	ck_assert_int_eq(stopped.calls, 1);
+	ck_assert(stopped.rc == 0 || stopped.rc == -ESHUTDOWN);
+	if (stopped.rc == -ESHUTDOWN)
+		ck_assert_str_eq(stopped.err, "hosteld is stopping");
 	env_fini(&e);
 }
 END_TEST
@@ -1098,6 +1220,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, next_batch_written_while_replies_go_out);
 	tcase_add_test(tc, commit_not_held_back_by_busy_turns);
 	tcase_add_test(tc, read_once);
+	tcase_add_test(tc, prune_on_request_runs_on_the_writer);
+	tcase_add_test(tc, prune_on_request_dropped_or_stopped);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
 	tcase_add_test(tc, follow_from_zero_10000_events);
 	tcase_add_test(tc, slow_follower_lags_loop_goes_on);
