@@ -102,7 +102,7 @@ static int run(const char *base, enum db_sync sync, size_t batch,
 	for (t = t0; rc == 0 && (t - t0 < seconds || commits < 3);
 	     t = now_s()) {
 		for (size_t i = 0; rc == 0 && i < batch; i += 2) {
-			snprintf(call, sizeof(call), "5eed5eed5eed5eed-%llu",
+			snprintf(call, sizeof(call), "5eed5eed5eed5eed-%010llu",
 				 (unsigned long long)++calls);
 			rc = history_add_call_started(b, "bench", call, "add",
 						      "[40,2]", &caller, NULL,

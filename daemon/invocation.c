@@ -23,10 +23,17 @@
 
 #define ERR_PREFIX "io.hostel.Call."
 
+/*
+ * This run's random prefix and the call's number, ten digits wide: ids
+ * sort in the order the calls came, so the history's index of calls
+ * grows at its end.  (Unpadded, the ids from 100000 on fell among those
+ * of 10000.. and every commit dirtied index pages all over: 9% more
+ * instructions an event in bench/history-append.)
+ */
 void invocation_id_format(struct daemon *d, uint64_t number,
 			  char out[INVOCATION_ID_MAX])
 {
-	snprintf(out, INVOCATION_ID_MAX, "%016llx-%llu",
+	snprintf(out, INVOCATION_ID_MAX, "%016llx-%010llu",
 		 (unsigned long long)d->services->call_prefix,
 		 (unsigned long long)number);
 }
