@@ -488,7 +488,7 @@ static void watchdog_cb(evutil_socket_t fd, short what, void *arg)
 static int setup_loop(struct daemon *d)
 {
 	d->base = event_base_new();
-	if (!d->base)
+	if (!d->base || event_base_priority_init(d->base, DAEMON_PRIORITIES))
 		return -1;
 	d->listener = evconnlistener_new(
 		d->base, accept_cb, d,

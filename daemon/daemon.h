@@ -29,6 +29,16 @@
 /* How long a graceful stop waits for connections to flush their replies. */
 #define DAEMON_STOP_TIMEOUT_SEC 5
 
+/*
+ * The loop's event priorities.  Everything runs at DAEMON_PRIO_DEFAULT
+ * (libevent's default for a base of two) but the history's end-of-turn
+ * commit, which runs first: before the I/O callbacks of the iteration
+ * after the turn (daemon/history.c, schedule()).
+ */
+#define DAEMON_PRIORITIES   2
+#define DAEMON_PRIO_FIRST   0
+#define DAEMON_PRIO_DEFAULT 1
+
 struct conn;
 struct daemon_history;
 struct service_registry;

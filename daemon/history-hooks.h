@@ -12,11 +12,12 @@
  * End of a turn: the first event added since the last commit arms a
  * zero-timeout libevent timer.  A due timer runs in the next loop
  * iteration, after every callback of the current one (service turns
- * that follow one another included) and after the I/O callbacks of the
- * next, so all of their events land in one commit.  (An event_active()
- * event would run between two service turns and give each call's end a
- * commit of its own.)  One fsync per turn, however many calls ended in
- * it.  While calls are open (call_started recorded, call_ended not yet)
+ * that follow one another included), so all of their events land in one
+ * commit; it has the loop's first priority, so it runs before the I/O
+ * callbacks of that iteration and an idle writer starts on the turn at
+ * once.  (An event_active() event would run between two service turns
+ * and give each call's end a commit of its own.)  One fsync per turn,
+ * however many calls ended in it.  While calls are open (call_started recorded, call_ended not yet)
  * the batch waits for their ends, at most 10 ms after its first event,
  * and the last end commits at once: under load one fsync then serves
  * many calls, and a lone call never waits.
