@@ -17,10 +17,10 @@
  * callbacks of that iteration and an idle writer starts on the turn at
  * once.  (An event_active() event would run between two service turns
  * and give each call's end a commit of its own.)  One fsync per turn,
- * however many calls ended in it.  While calls are open (call_started recorded, call_ended not yet)
- * the batch waits for their ends, at most 10 ms after its first event,
- * and the last end commits at once: under load one fsync then serves
- * many calls, and a lone call never waits.
+ * however many calls ended in it.  While calls are open (call_started
+ * recorded, call_ended not yet) the batch waits for their ends, at most
+ * 10 ms after its first event, and the last end commits at once: under
+ * load one fsync then serves many calls, and a lone call never waits.
  *
  * Durability (invariant 6): call_ended() takes a `done` callback.  It
  * runs exactly once: with status 0 and the event's seq after the commit

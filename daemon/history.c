@@ -802,12 +802,13 @@ static void commit_soon(struct daemon_history *h)
  * iteration: an idle writer gets the turn's events at once, not after
  * the loop has served every request that came meanwhile (those join the
  * next batch).  At 16 clients, where all calls used to wait in one batch
- * and the writer idled while the loop served the next 16, that is 24,000
- * -> 30,200 calls/s (synchronous = normal, mean of four interleaved
- * runs); at 64, 39,000 -> 41,800.  With the history off the timer keeps
- * the default priority: there it only runs the turn's `done` callbacks,
- * and running them first made the turns shorter and cost a loop that is
- * the bottleneck (64 clients) some 10%.
+ * and the writer idled while the loop served the next 16, that is 23,600
+ * -> 29,100 calls/s (synchronous = normal, mean of three interleaved
+ * runs); at 1, 64 and 256 no change stood out of the noise (about 10%).
+ * With the history off the timer keeps the default priority: there it
+ * only runs the turn's `done` callbacks, and running them first made
+ * the turns shorter and cost a loop that is the bottleneck (64 clients)
+ * some 10%.
  */
 static void schedule(struct daemon_history *h)
 {
