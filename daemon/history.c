@@ -93,30 +93,28 @@ struct writer {
 	int checkpoint_rc;
 	int sync_want; /* enum db_sync, applied before the next job */
 	/*
-	 * Retention runs here, a step at a time while no batch waits: on
-	 * the loop's connection its deletes held the write lock turn after
+	 * Retention passes (the minutely one and those on request), oldest
+	 * first, run here a step at a time while no batch waits: on the
+	 * loop's connection their deletes held the write lock turn after
 	 * turn, and the writer's commits starved (see prune_cb).
 	 */
-	bool prune; /* a pass is wanted or under way */
-	struct history_retention retention;
-	bool prune_ended; /* a pass ended; the loop reports it */
-	int prune_rc;
-	char prune_err[160];
-	uint64_t pruned_pass, pruned_total;
-	/* Passes on request (daemon_history_prune()), oldest first. */
 	struct daemon_prune *requests;
+	uint64_t pruned_total; /* Stats' "pruned" */
 	bool quit;
 };
 
 /*
- * A pass on request.  The loop owns the list and the fields above
- * `pr`; the writer steps the first request not yet ended and owns
- * `pr`, `deleted`, `rc` and `err` until it sets `ended` (under mu).
+ * A retention pass.  The loop owns the list and the fields above `pr`;
+ * the writer steps the first request not yet ended and owns `pr`,
+ * `deleted`, `rc` and `err` until it sets `ended` (under mu).  A pass
+ * plans with the retention configured when it was asked for (the
+ * limits a spec leaves at -1, and each service's own).
  */
 struct daemon_prune {
 	struct daemon_prune *next;
 	char *service;
 	struct history_prune_spec spec;
+	struct history_retention retention;
 	int64_t now;
 	daemon_prune_done_fn done; /* NULL once dropped */
 	void *arg;
@@ -153,6 +151,7 @@ struct daemon_history {
 	uint64_t waiters; /* events in the batch whose `done` a reply awaits */
 	uint64_t batch_first_us; /* when the batch got its first event */
 	uint64_t fail_since_ms, retry_ms;
+	struct daemon_prune *retention_pass; /* the minutely one, queued */
 	size_t pruned_in_pass;
 	size_t autostart; /* services to recreate, counted at start */
 	/*
@@ -361,34 +360,6 @@ static void writer_wait(struct daemon_history *h)
 	}
 }
 
-/* Say how the writer's last retention pass ended, once. */
-static void writer_prune_report(struct daemon_history *h)
-{
-	struct writer *w = &h->w;
-	char err[sizeof(w->prune_err)];
-	uint64_t n;
-	bool ended;
-	int rc;
-
-	pthread_mutex_lock(&w->mu);
-	ended = w->prune_ended;
-	rc = w->prune_rc;
-	n = w->pruned_pass;
-	memcpy(err, w->prune_err, sizeof(err));
-	if (ended) {
-		w->prune_ended = false;
-		w->pruned_pass = 0;
-	}
-	pthread_mutex_unlock(&w->mu);
-	if (!ended)
-		return;
-	if (rc < 0)
-		log_warn(&h->d->log, "history: pruning: %s", err);
-	if (n)
-		log_info(&h->d->log, "history: retention removed %llu event(s)",
-			 (unsigned long long)n);
-}
-
 static void prune_request_free(struct daemon_prune *r)
 {
 	history_pruner_free(r->pr);
@@ -439,7 +410,6 @@ static void writer_done_cb(evutil_socket_t fd, short what, void *arg)
 
 	while (read(fd, buf, sizeof(buf)) > 0)
 		;
-	writer_prune_report(h);
 	prune_requests_finish(h, NULL);
 	if (!h->inflight)
 		return;
@@ -502,31 +472,6 @@ static void commit_now(struct daemon_history *h, bool final)
 /* ---- the writer thread
  * ---------------------------------------------------------- */
 
-/* One bounded retention step on the writer's connection. */
-static void writer_prune(struct writer *w, const struct history_retention *r)
-{
-	size_t deleted = 0;
-	int rc;
-
-	history_set_retention(w->hist, r);
-	rc = history_prune_step(w->hist, WRITER_PRUNE_ROWS, db_now_ns(),
-				&deleted);
-	pthread_mutex_lock(&w->mu);
-	w->pruned_pass += deleted;
-	w->pruned_total += deleted;
-	if (rc != 1) {
-		w->prune = false;
-		w->prune_ended = true;
-		w->prune_rc = rc;
-		snprintf(w->prune_err, sizeof(w->prune_err), "%s",
-			 rc < 0 ? db_errmsg(w->db) : "");
-	}
-	pthread_mutex_unlock(&w->mu);
-	if (rc != 1 && write(w->pipe[1], "p", 1) < 0) {
-		/* The loop also finds it on its next look. */
-	}
-}
-
 /* The first request not yet ended (under mu). */
 static struct daemon_prune *request_due(const struct writer *w)
 {
@@ -550,15 +495,17 @@ static void writer_prune_request(struct writer *w, struct daemon_prune *r)
 	pthread_mutex_lock(&w->mu);
 	dropped = r->dropped;
 	pthread_mutex_unlock(&w->mu);
-	if (!dropped && !r->pr)
+	if (!dropped && !r->pr) {
+		history_set_retention(w->hist, &r->retention);
 		rc = history_pruner_new(w->hist, &r->spec, r->now, &r->pr);
+	}
 	if (!dropped && rc == 0)
 		rc = history_pruner_step(r->pr, WRITER_PRUNE_ROWS, &n);
 	r->deleted += n;
 	if (rc < 0)
 		snprintf(r->err, sizeof(r->err), "%s", db_errmsg(w->db));
 	pthread_mutex_lock(&w->mu);
-	w->pruned_total += n; /* Stats' "pruned" */
+	w->pruned_total += n;
 	if (rc != 1) {
 		r->rc = rc;
 		r->ended = true;
@@ -579,12 +526,11 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		struct history_batch *b;
-		struct history_retention retention;
 		struct daemon_prune *request;
-		bool checkpoint, prune;
+		bool checkpoint;
 		int want;
 
-		while (!w->quit && !w->job && !w->checkpoint && !w->prune &&
+		while (!w->quit && !w->job && !w->checkpoint &&
 		       !request_due(w) && w->sync_want == sync)
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->quit && !w->job)
@@ -592,9 +538,7 @@ static void *writer_main(void *arg)
 		b = w->job;
 		checkpoint = w->checkpoint;
 		/* A batch first: a step waits for a gap between batches. */
-		prune = w->prune && !b;
 		request = b ? NULL : request_due(w);
-		retention = w->retention;
 		want = w->sync_want;
 		pthread_mutex_unlock(&w->mu);
 		if (want != sync) {
@@ -618,8 +562,6 @@ static void *writer_main(void *arg)
 				 */
 			}
 		}
-		if (prune)
-			writer_prune(w, &retention);
 		if (request)
 			writer_prune_request(w, request);
 		if (checkpoint) {
@@ -901,19 +843,37 @@ static void end_listeners(struct daemon_history *h)
  * writer's commits failed with "database is locked" after the busy
  * timeout, and calls had no reply for more than 10 s.
  */
+static void retention_pass_done(void *arg, int rc, uint64_t deleted,
+				const char *err)
+{
+	struct daemon_history *h = arg;
+
+	h->retention_pass = NULL;
+	if (rc < 0 && rc != -ESHUTDOWN)
+		log_warn(&h->d->log, "history: pruning: %s", err);
+	if (deleted)
+		log_info(&h->d->log, "history: retention removed %llu event(s)",
+			 (unsigned long long)deleted);
+}
+
 static void prune_cb(evutil_socket_t fd, short what, void *arg)
 {
+	static const struct history_prune_spec configured = {
+		.keep_events = -1,
+		.keep_age = -1,
+	};
 	struct daemon_history *h = arg;
 	struct timeval tv = {PRUNE_INTERVAL_SEC, 0};
 	size_t deleted = 0;
 	int rc;
 
 	if (h->w.running) {
-		pthread_mutex_lock(&h->w.mu);
-		h->w.retention = h->retention;
-		h->w.prune = true;
-		pthread_cond_signal(&h->w.cv);
-		pthread_mutex_unlock(&h->w.mu);
+		if (!h->retention_pass &&
+		    (rc = daemon_history_prune(h->d, &configured,
+					       retention_pass_done, h,
+					       &h->retention_pass)) < 0)
+			log_warn(&h->d->log, "history: pruning: %s",
+				 strerror(-rc));
 		evtimer_add(h->ev_prune, &tv);
 		return;
 	}
@@ -1554,6 +1514,7 @@ int daemon_history_prune(struct daemon *d,
 	}
 	r->spec = *spec;
 	r->spec.service = r->service;
+	r->retention = h->retention;
 	r->now = db_now_ns();
 	r->done = done;
 	r->arg = arg;

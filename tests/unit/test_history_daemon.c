@@ -1166,6 +1166,39 @@ START_TEST(prune_on_request_runs_on_the_writer)
 END_TEST
 
 /*
+ * A pass on request plans with the configured limits (those it leaves
+ * at -1) at once, not with those of the writer's last minutely pass: the
+ * first version ran with no limit until a minutely pass had run.
+ */
+START_TEST(prune_on_request_uses_the_configured_limits)
+{
+	struct env e;
+	struct history_prune_spec spec = {"svc", -1, -1};
+	struct prune_answer a = {0};
+	struct daemon_prune *req;
+
+	env_init(&e);
+	e.d.file.keep_events = 10;
+	env_open(&e);
+	fill(&e, "x");
+	ck_assert_int_eq(
+		daemon_history_prune(&e.d, &spec, prune_answer_cb, &a, &req),
+		0);
+	for (int i = 0; i < 25000 && a.calls == 0; i++) {
+		usleep(200);
+		turn(&e);
+	}
+	ck_assert_int_eq(a.calls, 1);
+	ck_assert_int_eq(a.rc, 0);
+	ck_assert_uint_eq(a.deleted, 2990);
+	ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events WHERE "
+				     "service = 'svc'"),
+			 10);
+	env_fini(&e);
+}
+END_TEST
+
+/*
  * A dropped request never answers; one still under way when the history
  * closes answers once, -ESHUTDOWN; a malformed service name is -EINVAL.
  */
@@ -1221,6 +1254,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, commit_not_held_back_by_busy_turns);
 	tcase_add_test(tc, read_once);
 	tcase_add_test(tc, prune_on_request_runs_on_the_writer);
+	tcase_add_test(tc, prune_on_request_uses_the_configured_limits);
 	tcase_add_test(tc, prune_on_request_dropped_or_stopped);
 	tcase_add_test(tc, follow_every_seq_exactly_once);
 	tcase_add_test(tc, follow_from_zero_10000_events);
