@@ -18,6 +18,7 @@
 
 #include "store/db.h"
 #include "store/schema.h"
+#include "store/wal-gather.h"
 
 int64_t db_now_ns(void)
 {
@@ -342,7 +343,7 @@ int db_open(const char *dir, const struct db_options *opt, struct db **out,
 	rc = sqlite3_open_v2(db->path, &db->sql,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,
-			     NULL);
+			     wal_gather_vfs());
 	if (rc != SQLITE_OK) {
 		rc = db_fail(db, rc, db->path);
 		if (rc == -EACCES || rc == -EROFS || rc == -ENOENT ||
