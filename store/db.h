@@ -10,6 +10,9 @@
  *    asked for) and the schema migrated to SCHEMA_VERSION (store/schema.h).
  *    A database written by a newer hostel is refused, never downgraded; a
  *    file that is not a hostel database is refused, never touched.
+ *    Connections open through the VFS of store/wal-gather.h (each
+ *    commit's WAL frames in one write), or the default VFS when SQLite
+ *    refuses to register it.
  *  - With a lock (the default), db_open() also holds an exclusive flock(2)
  *    on STATE_DIR/hostel.lock until db_close(): two daemons never share a
  *    state directory, so recovery never mistakes another live daemon's
