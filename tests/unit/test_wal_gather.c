@@ -147,6 +147,14 @@ static void insert(struct db *db, int rows, int size)
 	ck_assert_int_eq(db_exec(db, sql), 0);
 }
 
+/* One transaction of `rows` rows, committed. */
+static void commit_rows(struct db *db, int rows, int size)
+{
+	ck_assert_int_eq(db_begin(db), 0);
+	insert(db, rows, size);
+	ck_assert_int_eq(db_commit(db), 0);
+}
+
 /* The frames in the WAL, read off its size (4096-byte pages). */
 static int wal_frames(struct db *db)
 {
@@ -201,9 +209,7 @@ START_TEST(a_commit_is_one_write)
 		long long bytes = probe.bytes;
 		int frames = wal_frames(db), grown;
 
-		ck_assert_int_eq(db_begin(db), 0);
-		insert(db, 20, 1000 + 500 * round); /* 5 to 15 pages */
-		ck_assert_int_eq(db_commit(db), 0);
+		commit_rows(db, 20, 1000 + 500 * round); /* 5 to 15 pages */
 		grown = wal_frames(db) - frames;
 		ck_assert_int_ge(grown, 5);
 		ck_assert_int_eq(probe.writes - writes, 1);
@@ -254,9 +260,7 @@ START_TEST(a_transaction_larger_than_the_buffer)
 	writes = probe.writes;
 	bytes = probe.bytes;
 	frames = wal_frames(w);
-	ck_assert_int_eq(db_begin(w), 0);
-	insert(w, 400, 3000); /* some 1.3 MB of pages */
-	ck_assert_int_eq(db_commit(w), 0);
+	commit_rows(w, 400, 3000); /* some 1.3 MB of pages */
 	ck_assert_int_ge(probe.bytes - bytes, 4 * WAL_GATHER_MAX);
 	/* Steps of the buffer's size, not a write a frame. */
 	ck_assert_int_le(probe.writes - writes,
@@ -280,9 +284,7 @@ START_TEST(a_failed_write_fails_the_commit)
 	int rc;
 
 	ck_assert_int_eq(db_exec(w, "CREATE TABLE t (b BLOB)"), 0);
-	ck_assert_int_eq(db_begin(w), 0);
-	insert(w, 10, 500);
-	ck_assert_int_eq(db_commit(w), 0);
+	commit_rows(w, 10, 500);
 
 	probe.fail_rc = SQLITE_FULL;
 	rc = db_begin(w);
@@ -297,9 +299,7 @@ START_TEST(a_failed_write_fails_the_commit)
 	ck_assert_int_eq(count_rows(w), 10);
 
 	/* The disk "recovers": the next commit works. */
-	ck_assert_int_eq(db_begin(w), 0);
-	insert(w, 5, 500);
-	ck_assert_int_eq(db_commit(w), 0);
+	commit_rows(w, 5, 500);
 	ck_assert_int_eq(count_rows(r), 15);
 	integrity_ok(r);
 	db_close(r);
