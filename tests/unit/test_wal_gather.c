@@ -137,7 +137,7 @@ static void integrity_ok(struct db *db)
 /* Insert rows of `size` random bytes; the caller holds a transaction. */
 static void insert(struct db *db, int rows, int size)
 {
-	char sql[128];
+	char sql[256];
 
 	snprintf(sql, sizeof(sql),
 		 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
