@@ -25,7 +25,6 @@
 struct gather_file {
 	sqlite3_file base;
 	/* A WAL file: the gathered bytes, file offset `start`. */
-	bool is_wal;
 	unsigned char *buf;
 	size_t len;
 	sqlite3_int64 start;
@@ -67,9 +66,9 @@ static int g_close(sqlite3_file *file)
 	struct gather_file *f = gf(file);
 	int rc = flush(f), rc2;
 
-	if (f->is_wal && f->main)
+	if (f->main)
 		f->main->wal = NULL;
-	if (!f->is_wal && f->wal)
+	if (f->wal)
 		f->wal->main = NULL;
 	rc2 = f->real->pMethods->xClose(f->real);
 	sqlite3_free(f->buf);
@@ -152,17 +151,15 @@ static int g_file_size(sqlite3_file *file, sqlite3_int64 *size)
 static int g_lock(sqlite3_file *file, int level)
 {
 	struct gather_file *f = gf(file);
-	int rc = flush(f);
 
-	return rc ? rc : f->real->pMethods->xLock(f->real, level);
+	return f->real->pMethods->xLock(f->real, level);
 }
 
 static int g_unlock(sqlite3_file *file, int level)
 {
 	struct gather_file *f = gf(file);
-	int rc = flush(f);
 
-	return rc ? rc : f->real->pMethods->xUnlock(f->real, level);
+	return f->real->pMethods->xUnlock(f->real, level);
 }
 
 static int g_check_reserved(sqlite3_file *file, int *out)
@@ -243,9 +240,8 @@ static int g_shm_unmap(sqlite3_file *file, int delete_flag)
 static int g_fetch(sqlite3_file *file, sqlite3_int64 off, int n, void **pp)
 {
 	struct gather_file *f = gf(file);
-	int rc = flush(f);
 
-	return rc ? rc : f->real->pMethods->xFetch(f->real, off, n, pp);
+	return f->real->pMethods->xFetch(f->real, off, n, pp);
 }
 
 static int g_unfetch(sqlite3_file *file, sqlite3_int64 off, void *p)
@@ -301,7 +297,6 @@ static int g_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file,
 				    1];
 	if (rc != SQLITE_OK || !(flags & SQLITE_OPEN_WAL) || !name)
 		return rc;
-	f->is_wal = true;
 	f->buf = sqlite3_malloc64(WAL_GATHER_MAX);
 	{
 		sqlite3_file *main = sqlite3_database_file_object(name);

@@ -19,10 +19,10 @@
  *    publishes the commit in the wal-index, and with the write's error,
  *    if any, returned to SQLite, which then fails the commit as it would
  *    have.  Also before any read, sync, truncate, size query, file
- *    control, lock change or close of the WAL file, before a memory
- *    barrier of its database's shared memory, and whenever the next
- *    write does not continue the gathered bytes (a rewritten frame lying
- *    wholly inside them is updated in memory).
+ *    control or close of the WAL file, before a memory barrier of its
+ *    database's shared memory, and whenever the next write does not
+ *    continue the gathered bytes (a rewritten frame lying wholly inside
+ *    them is updated in memory).
  *  - A crash loses only gathered bytes of a transaction that had not
  *    committed: the same as a crash in the middle of SQLite's own
  *    writes.  A write that fails drops the bytes it carried, and its
