@@ -26,6 +26,7 @@ void config_init(struct config *c)
 	c->db_sync = -1;
 	c->keep_events = -1;
 	c->keep_age = -1;
+	c->host_bytes = -1;
 	c->history = -1;
 	c->socket_group = NULL;
 	c->allow_call = NULL;
@@ -137,6 +138,33 @@ static long long duration_parse(const char *v)
 	return n * mult;
 }
 
+/*
+ * A size in bytes: a count with an optional K, M or G (KiB, MiB, GiB);
+ * at least CONFIG_HOST_BYTES_MIN, at most CONFIG_COUNT_MAX.
+ */
+static long long size_parse(const char *v)
+{
+	size_t len = strlen(v);
+	long long mult = 1, n;
+	char *digits;
+
+	if (len > 0 && strchr("KMG", v[len - 1])) {
+		mult = v[len - 1] == 'K'   ? 1LL << 10
+		       : v[len - 1] == 'M' ? 1LL << 20
+					   : 1LL << 30;
+		len--;
+	}
+	digits = strndup(v, len);
+	if (!digits)
+		return -2;
+	n = count_parse(digits);
+	free(digits);
+	if (n < 0 || n > CONFIG_COUNT_MAX / mult ||
+	    n * mult < CONFIG_HOST_BYTES_MIN)
+		return -1;
+	return n * mult;
+}
+
 /* A group name or number as groupadd accepts them. */
 static bool group_name_ok(const char *v)
 {
@@ -185,6 +213,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		lslot = &out->keep_events;
 	else if (key_is(k, (size_t)(ke - k), "history-keep-age"))
 		lslot = &out->keep_age;
+	else if (key_is(k, (size_t)(ke - k), "service-host-bytes"))
+		lslot = &out->host_bytes;
 	else if (key_is(k, (size_t)(ke - k), "socket-group"))
 		tslot = &out->socket_group;
 	else if (key_is(k, (size_t)(ke - k), "allow-call"))
@@ -200,7 +230,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "unknown key '%.*s' (known: socket, state-dir, "
 			    "log-level, database-synchronous, "
 			    "history-keep-events, history-keep-age, "
-			    "socket-group, allow-call, allow-deploy, "
+			    "service-host-bytes, socket-group, allow-call, allow-deploy, "
 			    "allow-admin, history)",
 			    (int)(ke - k), k);
 	if (v == ve)
@@ -248,11 +278,17 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		return 0;
 	}
 	if (lslot) {
-		n = lslot == &out->keep_age ? duration_parse(value)
-					    : count_parse(value);
+		n = lslot == &out->keep_age	 ? duration_parse(value)
+		    : lslot == &out->host_bytes ? size_parse(value)
+						 : count_parse(value);
 		free(value);
 		if (n == -2)
 			return -ENOMEM;
+		if (n < 0 && lslot == &out->host_bytes)
+			return fail(err, errlen, name, lineno,
+				    "service-host-bytes must be a size of at "
+				    "least 1M, like 256M or 1G, not '%.*s'",
+				    (int)(ve - v), v);
 		if (n < 0)
 			return fail(err, errlen, name, lineno,
 				    lslot == &out->keep_age

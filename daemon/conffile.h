@@ -16,7 +16,10 @@
  *     info or debug), database-synchronous (full or normal: SQLite's
  *     synchronous level for hostel.db), history-keep-events (newest
  *     events kept per service; 0: no limit) and history-keep-age (a
- *     duration N, Ns, Nm, Nh or Nd; 0: no limit), socket-group (the
+ *     duration N, Ns, Nm, Nh or Nd; 0: no limit), service-host-bytes
+ *     (limits.hostBytes of the services that set none: a size N, NK,
+ *     NM or NG, at least 1M; applies to stores made after it is read),
+ *     socket-group (the
  *     group the socket is given; it is created 0660) and allow-call,
  *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
  *     history (on or off: whether events are recorded; read at start).
@@ -35,6 +38,8 @@
 
 /* The largest history-keep-events, and of history-keep-age in seconds. */
 #define CONFIG_COUNT_MAX 1000000000000000LL
+/* The smallest service-host-bytes (and limits.hostBytes): 1 MiB. */
+#define CONFIG_HOST_BYTES_MIN (1LL << 20)
 
 struct config {
 	char *socket;	       /* NULL when not set */
@@ -43,6 +48,9 @@ struct config {
 	int db_sync;	       /* 0 full, 1 normal, or -1 when not set */
 	long long keep_events; /* -1 when not set; 0: no limit */
 	long long keep_age;    /* seconds; -1 when not set; 0: no limit */
+	/* service-host-bytes: limits.hostBytes of services that set none;
+	 * -1 when not set (the runtime's default) */
+	long long host_bytes;
 	int history;	       /* `history`: 1 on, 0 off, -1 when not set */
 	/* Access (daemon/access.h); NULL when not set. */
 	char *socket_group; /* group name or number owning the socket */

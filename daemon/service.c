@@ -142,6 +142,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					    "maxThreads",
 					    "maxPendingHostCalls",
 					    "maxConcurrentCalls",
+					    "hostBytes",
 					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
@@ -174,7 +175,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					 "memory, fuelPerCall, deadlineMs, "
 					 "maxHandles, maxThreads, "
 					 "maxPendingHostCalls, "
-					 "maxConcurrentCalls)",
+					 "maxConcurrentCalls, hostBytes)",
 					 key);
 				goto out;
 			}
@@ -191,8 +192,18 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		    limit_count(limits, "maxPendingHostCalls",
 				&out->max_pending_host_calls, why, whylen) ||
 		    limit_count(limits, "maxConcurrentCalls",
-				&out->max_concurrent_calls, why, whylen))
+				&out->max_concurrent_calls, why, whylen) ||
+		    limit_value(limits, "hostBytes", &out->host_bytes, why,
+				whylen))
 			goto out;
+		if (json_object_get(limits, "hostBytes") &&
+		    !json_is_null(json_object_get(limits, "hostBytes")) &&
+		    out->host_bytes < CONFIG_HOST_BYTES_MIN) {
+			snprintf(why, whylen,
+				 "limits.hostBytes: at least %lld bytes (1 MiB)",
+				 CONFIG_HOST_BYTES_MIN);
+			goto out;
+		}
 		if (out->memory && out->memory < WASM_PAGE) {
 			snprintf(why, whylen,
 				 "limits.memory: at least one page (65536 "
@@ -428,6 +439,11 @@ static int new_store(struct service *s, const char **kind)
 		.max_threads = (uint32_t)s->limits.max_threads,
 		.max_pending_host_calls =
 			(uint32_t)s->limits.max_pending_host_calls,
+		/* the service's own, else hostel.conf's, else the runtime's */
+		.max_host_bytes = s->limits.host_bytes ? s->limits.host_bytes
+				  : s->d->file.host_bytes > 0
+					  ? (uint64_t)s->d->file.host_bytes
+					  : 0,
 	};
 	cm_error err;
 

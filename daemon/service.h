@@ -10,8 +10,10 @@
  *  - A running service owns one cm_store and one instance of its
  *    component; state persists from call to call.  Per-service limits
  *    come from config.limits: memory (bytes, per memory), fuelPerCall,
- *    deadlineMs, and the per-store bounds maxHandles, maxThreads and
- *    maxPendingHostCalls (past one the guest traps).
+ *    deadlineMs, and the per-store bounds maxHandles, maxThreads,
+ *    maxPendingHostCalls and hostBytes (the host memory of values in
+ *    transit, default hostel.conf's service-host-bytes or the runtime's
+ *    256 MiB); past one the guest traps.
  *  - The settlement pump: each service has one libevent event without fd
  *    (its service event).  service_request() activates it; activating an
  *    active event is a no-op, so requests coalesce.  Guest code of the
@@ -75,6 +77,10 @@ struct service_limits {
 	uint64_t max_pending_host_calls;
 	/* calls in flight at once; 0: SERVICE_MAX_CONCURRENT_CALLS */
 	uint64_t max_concurrent_calls;
+	/* host bytes for values in transit (cm_store_config
+	 * max_host_bytes); 0: hostel.conf's service-host-bytes, else the
+	 * runtime's default */
+	uint64_t host_bytes;
 };
 
 #ifndef SERVICE_MAX_CONCURRENT_CALLS

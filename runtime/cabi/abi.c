@@ -11,6 +11,18 @@
  * follows the type, whose depth validation bounds (CM_MAX_TYPE_DEPTH).
  * The memory's data pointer is re-read after anything that may run guest
  * code (realloc inside a nested string or list).
+ *
+ * Allocations sized by a guest (issue 18 audit): every cm_val array and
+ * payload a lift makes (lift_seq, lift_payload) and every string's bytes
+ * (string.c) are charged to the store's budget before they are
+ * allocated (cabi_budget, cabi.h), so the whole of one lifted value,
+ * however its lists alias one range of memory, stays within
+ * limits.hostBytes; the outermost list of a value is measured whole
+ * first (lift_size.c), so one too large is refused before any of it is
+ * made.  The flat-type arrays of lift_flat_variant and
+ * lower_flat_variant are sized by the static type (cm_flat_count), which
+ * validation bounds; lowering allocates nothing else on the host (its
+ * memory comes from the guest's realloc).
  */
 #include <stdlib.h>
 
@@ -122,6 +134,30 @@ static int lower_async(cabi_cx *cx, const cm_val *v, const cm_type *t,
 	return cabi_table_add(cx->table, &e, i, &cx->err);
 }
 
+/*
+ * The allocations of a lift: charged to the store's budget first
+ * (cabi_charge), so a value whose lifted form would pass it traps
+ * before the host allocates it.  -1 with cx->err set.
+ */
+static int lift_seq(cabi_cx *cx, cm_val *out, cm_type_kind kind, uint32_t n)
+{
+	if (cabi_charge(cx, CABI_VALS_BYTES(n)))
+		return -1;
+	if (cm_val_seq(out, kind, n))
+		return cabi_nomem(cx);
+	return 0;
+}
+
+static int lift_payload(cabi_cx *cx, cm_val *out, cm_type_kind kind,
+			uint32_t index)
+{
+	if (cabi_charge(cx, CABI_VALS_BYTES(1)))
+		return -1;
+	if (cm_val_case_payload(out, kind, index))
+		return cabi_nomem(cx);
+	return 0;
+}
+
 /* ---- loading
  * ----------------------------------------------------------------- */
 
@@ -144,6 +180,8 @@ static int load_list_from_range(cabi_cx *cx, uint64_t ptr, uint64_t length,
 {
 	const cm_type *elem = elem_of(t);
 	uint64_t sz = size_of(cx, elem);
+	bool outer;
+	int rc;
 
 	if (length > CABI_MAX_LIST_BYTE_LENGTH / sz)
 		return cabi_trap(cx, CABI_MSG_LIST_OOB);
@@ -151,23 +189,29 @@ static int load_list_from_range(cabi_cx *cx, uint64_t ptr, uint64_t length,
 		return cabi_trap(cx, CABI_MSG_UNALIGNED);
 	if (!cabi_in_bounds(cx, ptr, length * sz))
 		return cabi_trap(cx, CABI_MSG_LIST_OOB);
-	if (cm_val_seq(out, t->kind, (uint32_t)length))
-		return cabi_nomem(cx);
-	if (cabi_load_list_from_valid_range(cx, ptr, (uint32_t)length, elem,
-					    out->u.list.elems)) {
+	/* the outermost list is measured whole before anything is made */
+	outer = !cx->sized;
+	if (outer && !cabi_lift_list_fits(cx, ptr, length, elem))
+		return cabi_budget_trap(cx);
+	cx->sized = true;
+	rc = lift_seq(cx, out, t->kind, (uint32_t)length);
+	if (rc == 0 && cabi_load_list_from_valid_range(cx, ptr, (uint32_t)length,
+						       elem, out->u.list.elems)) {
 		free(out->u.list.elems);
 		*out = cm_val_bool(false);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	if (outer)
+		cx->sized = false;
+	return rc;
 }
 
 static int load_record(cabi_cx *cx, uint64_t ptr, const cm_type *t, cm_val *out)
 {
 	uint32_t n = cm_type_nfields(t);
 
-	if (cm_val_seq(out, t->kind, n))
-		return cabi_nomem(cx);
+	if (lift_seq(cx, out, t->kind, n))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		const cm_type *f = cm_type_field(t, i);
 
@@ -196,8 +240,8 @@ static int load_variant(cabi_cx *cx, uint64_t ptr, const cm_type *t,
 		*out = cm_val_case(t->kind, (uint32_t)case_index);
 		return 0;
 	}
-	if (cm_val_case_payload(out, t->kind, (uint32_t)case_index))
-		return cabi_nomem(cx);
+	if (lift_payload(cx, out, t->kind, (uint32_t)case_index))
+		return -1;
 	if (load(cx, ptr + payload_offset(cx, t), c, out->u.variant.payload)) {
 		cm_val_free(out);
 		return -1;
@@ -259,8 +303,8 @@ static int load(cabi_cx *cx, uint64_t ptr, const cm_type *t, cm_val *out)
 	case CM_LIST:
 	case CM_MAP:
 		if (!is_dynamic_list(t)) {
-			if (cm_val_seq(out, CM_LIST, t->u.list.len))
-				return cabi_nomem(cx);
+			if (lift_seq(cx, out, CM_LIST, t->u.list.len))
+				return -1;
 			if (cabi_load_list_from_valid_range(
 				    cx, ptr, t->u.list.len, t->u.list.elem,
 				    out->u.list.elems)) {
@@ -599,8 +643,7 @@ static int lift_flat_variant(cabi_cx *cx, flat_in *in, const cm_type *t,
 	if (c == NULL) {
 		*out = cm_val_case(t->kind, (uint32_t)case_index);
 	} else {
-		if (cm_val_case_payload(out, t->kind, (uint32_t)case_index)) {
-			cabi_nomem(cx);
+		if (lift_payload(cx, out, t->kind, (uint32_t)case_index)) {
 			goto out;
 		}
 		if (lift_flat(cx, &sub, c, out->u.variant.payload)) {
@@ -715,8 +758,8 @@ static int lift_flat(cabi_cx *cx, flat_in *in, const cm_type *t, cm_val *out)
 				return -1;
 			return load_list_from_range(cx, x, y, t, out);
 		}
-		if (cm_val_seq(out, CM_LIST, t->u.list.len))
-			return cabi_nomem(cx);
+		if (lift_seq(cx, out, CM_LIST, t->u.list.len))
+			return -1;
 		for (uint32_t i = 0; i < t->u.list.len; i++) {
 			if (lift_flat(cx, in, t->u.list.elem,
 				      &out->u.list.elems[i])) {
@@ -729,8 +772,8 @@ static int lift_flat(cabi_cx *cx, flat_in *in, const cm_type *t, cm_val *out)
 	case CM_TUPLE: {
 		uint32_t n = cm_type_nfields(t);
 
-		if (cm_val_seq(out, t->kind, n))
-			return cabi_nomem(cx);
+		if (lift_seq(cx, out, t->kind, n))
+			return -1;
 		for (uint32_t i = 0; i < n; i++) {
 			if (lift_flat(cx, in, cm_type_field(t, i),
 				      &out->u.list.elems[i])) {

@@ -118,6 +118,9 @@
 #define CABI_MSG_STRING_TOO_LONG "string length exceeds the maximum"
 #define CABI_MSG_LIST_TOO_LONG	 "list byte length exceeds the maximum"
 #define CABI_MSG_TABLE_FULL	 "handle table full"
+/* past cabi_budget.limit (cabi_charge); the message goes on with the
+ * limit's value and name */
+#define CABI_MSG_HOST_BYTES "host memory budget for values exhausted"
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -303,6 +306,30 @@ typedef struct cabi_hooks {
 			   const cm_type *t, uint32_t *index);
 } cabi_hooks;
 
+/*
+ * The host bytes a store's guests may make the host hold at once for
+ * values in transit (cm_store_config.max_host_bytes, the daemon's
+ * limits.hostBytes).  Lifting out of linear memory is the one place
+ * where a guest decides how much the host allocates: a few bytes of a
+ * list whose elements all point at one range describe gigabytes once
+ * lifted, and a list<u8> of n bytes is n cm_vals.  So every allocation
+ * a lift makes (cm_val arrays, payloads, string bytes) is charged here
+ * first, through the cx that makes it (cabi_charge), and traps
+ * CABI_MSG_HOST_BYTES past the limit, before anything is allocated.
+ * A cx gives its charge back when it is released: values lifted by a
+ * cx are freed by then, or soon after, by whoever lifted them (a copy
+ * stores and frees them, a call lowers them into the callee).  A holder
+ * that keeps lifted values beyond the cx (an error context's message)
+ * takes the charge over with cabi_cx_keep and gives it back with
+ * cabi_budget_release.  Not thread-safe: one driver per store.
+ */
+typedef struct cabi_budget {
+	uint64_t limit; /* 0: no limit */
+	uint64_t used;
+} cabi_budget;
+
+void cabi_budget_release(cabi_budget *b, uint64_t bytes);
+
 /* definitions.py LiftLowerContext. */
 typedef struct cabi_cx {
 	cabi_options opts;
@@ -331,6 +358,13 @@ typedef struct cabi_cx {
 	 */
 	bool host_peer;
 	cabi_error err;
+	/* the store's budget for lifted values (NULL: none); what this cx
+	 * has charged to it, given back by cabi_cx_release */
+	cabi_budget *budget;
+	uint64_t charged;
+	/* a list lifted now was measured whole first (lift_size.c), so
+	 * the lists inside it are not measured again */
+	bool sized;
 
 	wasm_exec *own_exec; /* private: created on demand */
 } cabi_cx;
@@ -338,8 +372,23 @@ typedef struct cabi_cx {
 /* Zero cx, copy opts (NULL: defaults), set inst and table. */
 void cabi_cx_init(cabi_cx *cx, const cabi_options *opts, void *inst,
 		  cabi_table *table);
-/* Free what the cx created (its exec). */
+/* Free what the cx created (its exec); give back its charge. */
 void cabi_cx_release(cabi_cx *cx);
+
+/*
+ * Charge bytes of host memory about to be allocated for a lifted value
+ * to cx->budget: -1 and a trap naming the limit when they do not fit
+ * (nothing is charged then).  Always 0 without a budget.
+ */
+int cabi_charge(cabi_cx *cx, uint64_t bytes);
+/* Host bytes a lift allocates for a cm_val array of n elements. */
+#define CABI_VALS_BYTES(n) ((uint64_t)(n) * sizeof(cm_val))
+/*
+ * The values this cx lifted live on past it: the caller takes over its
+ * charge (returned; the cx's becomes 0) and later gives it back with
+ * cabi_budget_release(cx->budget, ...).
+ */
+uint64_t cabi_cx_keep(cabi_cx *cx);
 
 /*
  * Run guest function f with args on the cx's exec (see the contract).

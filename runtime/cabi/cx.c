@@ -76,8 +76,47 @@ void cabi_cx_init(cabi_cx *cx, const cabi_options *opts, void *inst,
 	cx->table = table;
 }
 
+void cabi_budget_release(cabi_budget *b, uint64_t bytes)
+{
+	if (b == NULL)
+		return;
+	b->used = bytes < b->used ? b->used - bytes : 0;
+}
+
+int cabi_budget_trap(cabi_cx *cx)
+{
+	return cabi_trap(cx,
+			 CABI_MSG_HOST_BYTES
+			 ": lifting this value needs more than the store's "
+			 "limit of %llu bytes (limits.hostBytes)",
+			 (unsigned long long)(cx->budget ? cx->budget->limit : 0));
+}
+
+int cabi_charge(cabi_cx *cx, uint64_t bytes)
+{
+	cabi_budget *b = cx->budget;
+
+	if (b == NULL || b->limit == 0)
+		return 0;
+	if (bytes > b->limit || b->used > b->limit - bytes)
+		return cabi_budget_trap(cx);
+	b->used += bytes;
+	cx->charged += bytes;
+	return 0;
+}
+
+uint64_t cabi_cx_keep(cabi_cx *cx)
+{
+	uint64_t n = cx->charged;
+
+	cx->charged = 0;
+	return n;
+}
+
 void cabi_cx_release(cabi_cx *cx)
 {
+	cabi_budget_release(cx->budget, cx->charged);
+	cx->charged = 0;
 	if (cx->own_exec != NULL) {
 		wasm_exec_free(cx->own_exec);
 		cx->own_exec = NULL;

@@ -20,6 +20,15 @@ int cabi_trap(cabi_cx *cx, const char *fmt, ...)
 int cabi_bad_value(cabi_cx *cx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cabi_nomem(cabi_cx *cx);
+/* The trap past the store's budget (CABI_MSG_HOST_BYTES and the limit). */
+int cabi_budget_trap(cabi_cx *cx);
+/*
+ * lift_size.c: whether lifting the list of `length` elem values at ptr
+ * stays within what cx's budget has left (true also when the walk met a
+ * malformed value, which the lift itself reports).
+ */
+bool cabi_lift_list_fits(cabi_cx *cx, uint64_t ptr, uint64_t length,
+			 const cm_type *elem);
 
 /* The memory (trap "... requires a memory" if there is none). */
 int cabi_need_memory(cabi_cx *cx);

@@ -137,6 +137,8 @@ int cabi_load_string_from_range(cabi_cx *cx, uint64_t ptr,
 			return cabi_trap(
 				cx, CABI_MSG_INCOMPLETE_UTF8 " from index %zu",
 				pos);
+		if (cabi_charge(cx, (uint64_t)byte_length + 1))
+			return -1;
 		buf = malloc((size_t)byte_length + 1);
 		if (buf == NULL)
 			return cabi_nomem(cx);
@@ -144,6 +146,8 @@ int cabi_load_string_from_range(cabi_cx *cx, uint64_t ptr,
 		n = (size_t)byte_length;
 	} else if (enc == 1) {
 		/* each code unit gives at most 3 UTF-8 bytes */
+		if (cabi_charge(cx, (uint64_t)units * 3 + 1))
+			return -1;
 		buf = malloc((size_t)units * 3 + 1);
 		if (buf == NULL)
 			return cabi_nomem(cx);
@@ -167,6 +171,8 @@ int cabi_load_string_from_range(cabi_cx *cx, uint64_t ptr,
 			n += cm_utf8_put(buf + n, c);
 		}
 	} else {
+		if (cabi_charge(cx, (uint64_t)byte_length * 2 + 1))
+			return -1;
 		buf = malloc((size_t)byte_length * 2 + 1);
 		if (buf == NULL)
 			return cabi_nomem(cx);

@@ -311,6 +311,7 @@ void cm_cx_init(cabi_cx *cx, cm_component_instance *inst,
 	cx->may_leave = &inst->may_leave;
 	cx->store = s->wasm;
 	cx->fuel = s->fuel == UINT64_MAX ? 0 : s->fuel;
+	cx->budget = &s->host_bytes;
 }
 
 /* ---- public accessors -------------------------------------------------- */

@@ -137,13 +137,17 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 			return trap_err(e, s, &ce);
 		}
 	}
-	cabi_cx_release(&cx);
-	if (at->base.state == CM_TASK_RESOLVED)
+	if (at->base.state == CM_TASK_RESOLVED) {
+		cm_vals_free(result, rt != NULL);
+		cabi_cx_release(&cx);
 		return trapf(e, s,
 			     "wasm trap: task already returned a "
 			     "result");
-	rc = cm_task_return(&at->base, rt != NULL ? result : result, &ce);
+	}
+	/* the result's charge (cabi_charge) lasts until it is handed on */
+	rc = cm_task_return(&at->base, result, &ce);
 	cm_vals_free(result, rt != NULL);
+	cabi_cx_release(&cx);
 	if (rc)
 		return trap_err(e, s, &ce);
 	return WASM_HOST_OK;

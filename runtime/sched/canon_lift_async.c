@@ -105,9 +105,10 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 		cabi_cx_release(&cx);
 		return rc;
 	}
-	cabi_cx_release(&cx);
+	/* the result's charge (cabi_charge) lasts until it is handed on */
 	rc = cm_task_return(&at->base, result, err);
 	cm_vals_free(result, nres);
+	cabi_cx_release(&cx);
 	if (rc)
 		return -1;
 	if (f->opts.post_return != NULL) {

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cabi/cabi.h"
 #include "wasm/wasm.h"
 
 struct cm_task;
@@ -116,11 +117,26 @@ typedef struct cm_store_config {
 	uint32_t max_handles;
 	uint32_t max_threads;
 	uint32_t max_pending_host_calls;
+	/*
+	 * Host bytes the store's values in transit may take at once
+	 * (cabi_budget, cabi/cabi.h): what lifting out of linear memory
+	 * allocates for stream and future copies, calls between
+	 * components, host calls' arguments, results handed to the
+	 * embedder, and error-context messages while they live.  Past it
+	 * the lift traps "host memory budget for values exhausted: ...
+	 * (limits.hostBytes)" before allocating.  0: the default below;
+	 * UINT64_MAX: none.
+	 */
+	uint64_t max_host_bytes;
 } cm_store_config;
 
 #define CM_STORE_DEFAULT_MAX_HANDLES		100000u
 #define CM_STORE_DEFAULT_MAX_THREADS		1000u
 #define CM_STORE_DEFAULT_MAX_PENDING_HOST_CALLS 10000u
+/* 256 MiB: a few times the largest value the daemon's protocol carries
+ * (16 MiB of JSON), and small enough that a machine of 1 GiB survives
+ * a guest that tries to make the host copy gigabytes. */
+#define CM_STORE_DEFAULT_MAX_HOST_BYTES (256ull << 20)
 
 /* Watching deferred host calls: component/instance.h. */
 struct cm_type;
@@ -199,6 +215,9 @@ typedef struct cm_store {
 
 	/* tracked runtime objects (cm_store_obj): a ring around this */
 	cm_store_obj objs;
+
+	/* host bytes held for values in transit (cfg.max_host_bytes) */
+	cabi_budget host_bytes;
 } cm_store;
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */

@@ -61,25 +61,71 @@ static void complete(cm_end *e, uint32_t result)
 	cm_end_complete(e, result);
 }
 
+/* definitions.py none_or_number_type: no bool, no char */
+static bool is_number(const cm_type *t)
+{
+	return t == NULL || (t->kind >= CM_S8 && t->kind <= CM_F64);
+}
+
+/*
+ * Numbers load and store as the same bytes (floats keep their bits:
+ * val.h), so their copy is a move of bytes, with no host allocation
+ * (a stream<u8> copy of 2^28 bytes would otherwise lift 2^28 cm_vals).
+ * The ranges were checked when the copies were started and memories
+ * never shrink; they are checked again all the same.
+ */
+static int move_numbers(cm_end *w, cm_end *r, uint32_t n, uint32_t sz,
+			cabi_error *err)
+{
+	uint64_t wp = w->ptr + (uint64_t)w->progress * sz;
+	uint64_t rp = r->ptr + (uint64_t)r->progress * sz;
+	uint64_t len = (uint64_t)n * sz;
+	uint64_t wsize = wasm_memory_size_bytes(w->opts.memory);
+	uint64_t rsize = wasm_memory_size_bytes(r->opts.memory);
+
+	if (len > wsize || wp > wsize - len || len > rsize || rp > rsize - len)
+		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_LIST_OOB);
+	memmove(wasm_memory_data(r->opts.memory) + rp,
+		wasm_memory_data(w->opts.memory) + wp, (size_t)len);
+	return 0;
+}
+
 /*
  * Move n elements from w's buffer to r's.  Every element is read before
  * any is written (definitions.py dst.write(src.read(n))), so a copy
  * between overlapping ranges of one memory moves the original bytes.
+ * What the reads lift is charged to the writer's store (cabi_charge):
+ * one value of nested lists that alias one range is the way a guest of
+ * a few KB asks the host for gigabytes.
  */
 static int copy_elems(cm_end *w, cm_end *r, uint32_t n, cabi_error *err)
 {
 	const cm_type *t = w->sh->t;
 
-	if (t != NULL && n > 0) {
+	if (t != NULL && n > 0 && is_number(t) && w->opts.memory != NULL &&
+	    r->opts.memory != NULL) {
+		if (move_numbers(w, r, n, cm_elem_size(t, false), err))
+			return -1;
+	} else if (t != NULL && n > 0) {
 		uint32_t sz = cm_elem_size(t, false), i, nloaded = 0;
-		cm_val *vs = calloc(n, sizeof *vs);
+		cm_val *vs = NULL;
 		cabi_cx wcx, rcx;
 		int rc = 0;
 
-		if (vs == NULL)
-			return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 		cm_cx_init(&wcx, w->binst, &w->opts);
 		cm_cx_init(&rcx, r->binst, &r->opts);
+		if (cabi_charge(&wcx, CABI_VALS_BYTES(n))) {
+			*err = wcx.err;
+			cabi_cx_release(&wcx);
+			cabi_cx_release(&rcx);
+			return -1;
+		}
+		vs = calloc(n, sizeof *vs);
+		if (vs == NULL) {
+			cabi_cx_release(&wcx);
+			cabi_cx_release(&rcx);
+			return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
+		}
 		for (i = 0; i < n && rc == 0; i++, nloaded++)
 			if (cabi_load(&wcx,
 				      w->ptr + (uint64_t)(w->progress + i) * sz,
@@ -104,12 +150,6 @@ static int copy_elems(cm_end *w, cm_end *r, uint32_t n, cabi_error *err)
 	w->progress += n;
 	r->progress += n;
 	return 0;
-}
-
-/* definitions.py none_or_number_type: no bool, no char */
-static bool is_number(const cm_type *t)
-{
-	return t == NULL || (t->kind >= CM_S8 && t->kind <= CM_F64);
 }
 
 static int same_instance_check(cm_end *a, cm_end *b, cabi_error *err)

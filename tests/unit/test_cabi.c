@@ -779,6 +779,139 @@ START_TEST(list_lift_traps)
 }
 END_TEST
 
+/*
+ * The store's budget for lifted values (cabi_budget): every cm_val
+ * array, payload and string a lift allocates is charged first, a lift
+ * past the limit traps before allocating and names the limit, and the
+ * cx gives its charge back when released.
+ */
+static void put_u32(uint32_t at, uint32_t v)
+{
+	uint8_t *m = wasm_memory_data(MEM);
+
+	memcpy(m + at, &v, 4);
+}
+
+START_TEST(host_budget_charges_lifts)
+{
+	const cm_type *lu8 = list_of(P(CM_U8));
+	const cm_type *llu8 = list_of(lu8);
+	cabi_budget b = {.limit = 4096, .used = 0};
+	wasm_val core[2];
+	cabi_core_iter it;
+	cm_val v;
+
+	CX.budget = &b;
+	/* 50 bytes: 50 values of 40 bytes, within 4096; given back */
+	core[0] = I32(1024);
+	core[1] = I32(50);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &v), 0);
+	ck_assert_uint_eq(v.u.list.n, 50);
+	ck_assert_uint_eq(b.used, CABI_VALS_BYTES(50));
+	ck_assert_uint_eq(CX.charged, CABI_VALS_BYTES(50));
+	cm_val_free(&v);
+	cabi_cx_release(&CX);
+	ck_assert_uint_eq(b.used, 0);
+	ck_assert_uint_eq(CX.charged, 0);
+
+	/* 8 lists that all point at the same 1000 bytes: 320 KB lifted
+	 * from 64 bytes of memory; traps, allocates nothing past 4096 */
+	for (uint32_t i = 0; i < 8; i++) {
+		put_u32(8 * i, 1024);
+		put_u32(8 * i + 4, 1000);
+	}
+	core[0] = I32(0);
+	core[1] = I32(8);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, llu8, &v),
+		    CABI_MSG_HOST_BYTES ": lifting this value needs more than "
+					"the store's limit of 4096 bytes "
+					"(limits.hostBytes)");
+	ck_assert_int_eq(v.kind, CM_BOOL); /* freed */
+	ck_assert_uint_le(b.used, 4096);
+	cabi_cx_release(&CX);
+	ck_assert_uint_eq(b.used, 0);
+
+	/* measured first (lift_size.c): a malformed value within the
+	 * budget traps in the lift's own words... */
+	put_u32(0, 1024);
+	put_u32(4, 10);
+	put_u32(8, 70000);
+	put_u32(12, 5);
+	core[0] = I32(0);
+	core[1] = I32(2);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, llu8, &v),
+		    "list content out-of-bounds");
+	cabi_cx_release(&CX);
+	ck_assert_uint_eq(b.used, 0);
+	/* ...and one larger than the budget before the bad part traps on
+	 * the budget, having made nothing */
+	put_u32(4, 1000);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, llu8, &v),
+		    CABI_MSG_HOST_BYTES);
+	ck_assert_uint_eq(CX.charged, 0);
+	cabi_cx_release(&CX);
+	/* a list of strings: each string's bytes are measured */
+	put_u32(0, 1024);
+	put_u32(4, 1000);
+	put_u32(8, 1024);
+	put_u32(12, 1000);
+	put_u32(16, 1024);
+	put_u32(20, 1000);
+	memset(wasm_memory_data(MEM) + 1024, 'b', 1000);
+	core[1] = I32(3);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, list_of(P(CM_STRING)), &v),
+			 0);
+	ck_assert_uint_eq(b.used, CABI_VALS_BYTES(3) + 3 * 1001);
+	cm_val_free(&v);
+	cabi_cx_release(&CX);
+	core[1] = I32(4);
+	put_u32(24, 1024);
+	put_u32(28, 1000);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, list_of(P(CM_STRING)), &v),
+		    CABI_MSG_HOST_BYTES);
+	ck_assert_uint_eq(CX.charged, 0);
+	cabi_cx_release(&CX);
+
+	/* a string's bytes count too */
+	memset(wasm_memory_data(MEM) + 8192, 'a', 5000);
+	core[0] = I32(8192);
+	core[1] = I32(5000);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, P(CM_STRING), &v),
+		    CABI_MSG_HOST_BYTES);
+	core[1] = I32(4000);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, P(CM_STRING), &v), 0);
+	ck_assert_uint_eq(b.used, 4001);
+	/* a holder that keeps the value takes the charge over */
+	ck_assert_uint_eq(cabi_cx_keep(&CX), 4001);
+	cabi_cx_release(&CX);
+	ck_assert_uint_eq(b.used, 4001);
+	cabi_budget_release(&b, 4001);
+	ck_assert_uint_eq(b.used, 0);
+	cm_val_free(&v);
+
+	/* a limit of 0 is none; so is no budget */
+	b.limit = 0;
+	core[1] = I32(5000);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, P(CM_STRING), &v), 0);
+	cm_val_free(&v);
+	ck_assert_uint_eq(b.used, 0);
+	cabi_cx_release(&CX);
+	CX.budget = NULL;
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, P(CM_STRING), &v), 0);
+	cm_val_free(&v);
+}
+END_TEST
+
 START_TEST(realloc_result_traps)
 {
 	const cm_type *lu32 = list_of(P(CM_U32));
@@ -1789,6 +1922,7 @@ static Suite *cabi_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, lists_roundtrip);
 	tcase_add_test(tc, list_lift_traps);
+	tcase_add_test(tc, host_budget_charges_lifts);
 	tcase_add_test(tc, realloc_result_traps);
 	tcase_add_test(tc, realloc_guest_failures);
 	tcase_add_test(tc, realloc_moves_memory);

@@ -142,6 +142,34 @@ START_TEST(history_key_errors)
 }
 END_TEST
 
+START_TEST(host_bytes_key)
+{
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse("service-host-bytes = 64M\n", &c, err), 0);
+	ck_assert_int_eq(c.host_bytes, 64LL << 20);
+	config_free(&c);
+	ck_assert_int_eq(c.host_bytes, -1);
+	ck_assert_int_eq(parse("service-host-bytes = 2G\n", &c, err), 0);
+	ck_assert_int_eq(c.host_bytes, 2LL << 30);
+	config_free(&c);
+	ck_assert_int_eq(parse("service-host-bytes = 4096K\n", &c, err), 0);
+	ck_assert_int_eq(c.host_bytes, 4LL << 20);
+	config_free(&c);
+	ck_assert_int_eq(parse("service-host-bytes = 1048576\n", &c, err), 0);
+	ck_assert_int_eq(c.host_bytes, 1LL << 20);
+	config_free(&c);
+	bad("service-host-bytes = 1048575\n",
+	    "test.conf:1: service-host-bytes must be a size of at least 1M");
+	bad("service-host-bytes = 0\n", "service-host-bytes must be a size");
+	bad("service-host-bytes = 1T\n", "service-host-bytes must be a size");
+	bad("service-host-bytes = M\n", "service-host-bytes must be a size");
+	bad("service-host-bytes = 1M\nservice-host-bytes = 2M\n",
+	    "test.conf:2: 'service-host-bytes' is set twice");
+}
+END_TEST
+
 START_TEST(nul_byte)
 {
 	static const char text[] = "socket = /a\nlog-level = in\0fo\n";
@@ -224,6 +252,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, errors_name_the_line);
 	tcase_add_test(tc, history_keys);
 	tcase_add_test(tc, history_key_errors);
+	tcase_add_test(tc, host_bytes_key);
 	tcase_add_test(tc, nul_byte);
 	tcase_add_test(tc, long_socket_path);
 	tcase_add_test(tc, load_file);

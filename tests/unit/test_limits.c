@@ -319,6 +319,124 @@ START_TEST(deep_recursion_exhausts_the_call_stack)
 }
 END_TEST
 
+/* ---- values that ask the host for more memory than it has ------------ */
+
+/* The peak resident set of this process so far, in KiB (VmHWM). */
+static long peak_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * bomb.wasm: one value of nested lists that all alias the same ranges
+ * of a 4-page memory, 2^39 bytes once lifted, moved through a stream, a
+ * future, and as a call's result.  Each traps on the store's budget
+ * before the host allocates past it; the charge is given back; the
+ * process's peak stays within the budget and some slack.
+ */
+static void bomb_traps(const char *name, uint64_t limit)
+{
+	cm_store_config cfg = {0};
+	cm_component *c = load_guest("hostile/bomb.wasm");
+	cm_linker *l = cm_linker_new();
+	cm_component_instance *inst;
+	char want[160];
+	long before;
+	cm_func *f;
+	cm_val res[1];
+	uint32_t nres = 0;
+	cm_error err;
+	cm_store *s;
+
+	cfg.max_host_bytes = limit;
+	s = cm_store_new(&cfg);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(l);
+	if (cm_instantiate(s, c, l, &inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+	f = cm_instance_export(inst, NULL, name);
+	ck_assert_ptr_nonnull(f);
+	before = peak_rss_kb();
+	memset(&err, 0, sizeof err);
+	ck_assert_msg(cm_invoke(s, f, NULL, 0, res, &nres, &err) != 0,
+		      "%s returned", name);
+	ck_assert_msg(err.kind == CM_ERR_TRAP, "%s: %s", name, err.msg);
+	snprintf(want, sizeof want,
+		 CABI_MSG_HOST_BYTES ": lifting this value needs more than the "
+				     "store's limit of %llu bytes "
+				     "(limits.hostBytes)",
+		 (unsigned long long)(limit ? limit
+					    : CM_STORE_DEFAULT_MAX_HOST_BYTES));
+	ck_assert_msg(strstr(err.msg, want) != NULL, "%s trapped \"%s\"",
+		      name, err.msg);
+	ck_assert(cm_instance_poisoned(inst));
+	ck_assert_uint_eq(s->host_bytes.used, 0);
+	ck_assert_int_le(peak_rss_kb() - before,
+			 (long)((limit ? limit
+				       : CM_STORE_DEFAULT_MAX_HOST_BYTES) /
+				1024) +
+				 32 * 1024);
+	cm_store_free(s);
+	cm_linker_free(l);
+	cm_component_free(c);
+}
+
+START_TEST(nested_values_trap_on_the_host_budget)
+{
+	bomb_traps("bomb-stream", 16u << 20);
+	bomb_traps("bomb-future", 16u << 20);
+	bomb_traps("bomb-result", 16u << 20);
+}
+END_TEST
+
+START_TEST(nested_values_trap_on_the_default_budget)
+{
+	bomb_traps("bomb-stream", 0);
+	bomb_traps("bomb-result", 0);
+}
+END_TEST
+
+/* A stream<u8> copy between instances of 196608 bytes moves bytes: no
+ * host values (7.5 MiB if lifted), so a budget of 1 MiB is no bound. */
+START_TEST(number_streams_copy_without_host_values)
+{
+	cm_store_config cfg = {0};
+	cm_component *c = load_guest("hostile/bomb.wasm");
+	cm_linker *l = cm_linker_new();
+	cm_component_instance *inst;
+	cm_val res[1];
+	uint32_t nres = 0;
+	cm_error err;
+	cm_store *s;
+
+	cfg.max_host_bytes = 1u << 20;
+	s = cm_store_new(&cfg);
+	ck_assert_ptr_nonnull(s);
+	if (cm_instantiate(s, c, l, &inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+	memset(res, 0, sizeof res);
+	if (cm_invoke(s, cm_instance_export(inst, NULL, "bytes-stream"), NULL,
+		      0, res, &nres, &err))
+		ck_abort_msg("bytes-stream: %s", err.msg);
+	ck_assert_uint_eq(nres, 1);
+	ck_assert_uint_eq(res[0].u.u, 196608u << 4); /* COMPLETED, all */
+	ck_assert_uint_eq(s->host_bytes.used, 0);
+	cm_store_free(s);
+	cm_linker_free(l);
+	cm_component_free(c);
+}
+END_TEST
+
 /* ---- the daemon: service config and the trap storm back-off ------------ */
 
 START_TEST(service_limits_parse)
@@ -354,6 +472,22 @@ START_TEST(service_limits_parse)
 					      &l, why, sizeof why),
 			 -1);
 	ck_assert_ptr_nonnull(strstr(why, "maxPendingHostCalls"));
+	ck_assert_ptr_nonnull(strstr(why, "hostBytes"));
+	ck_assert_int_eq(service_parse_limits(
+				 "{\"limits\":{\"hostBytes\":67108864}}", &l,
+				 why, sizeof why),
+			 0);
+	ck_assert_uint_eq(l.host_bytes, 64u << 20);
+	ck_assert_int_eq(service_parse_limits(
+				 "{\"limits\":{\"hostBytes\":1000}}", &l,
+				 why, sizeof why),
+			 -1);
+	ck_assert_str_eq(why, "limits.hostBytes: at least 1048576 bytes (1 MiB)");
+	ck_assert_int_eq(service_parse_limits(
+				 "{\"limits\":{\"hostBytes\":\"1G\"}}", &l,
+				 why, sizeof why),
+			 -1);
+	ck_assert_ptr_nonnull(strstr(why, "non-negative integer"));
 }
 END_TEST
 
@@ -386,6 +520,9 @@ Suite *make_suite(void)
 	tcase_add_test(tc, endless_loop_runs_out_of_fuel);
 	tcase_add_test(tc, memory_growth_stops_at_the_store_limit);
 	tcase_add_test(tc, deep_recursion_exhausts_the_call_stack);
+	tcase_add_test(tc, nested_values_trap_on_the_host_budget);
+	tcase_add_test(tc, nested_values_trap_on_the_default_budget);
+	tcase_add_test(tc, number_streams_copy_without_host_values);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemon");
 	tcase_add_test(tc, service_limits_parse);
