@@ -4,7 +4,9 @@
  * bounded turns, so a guest that spins holds up only its own service;
  * several calls of a service in flight at once), the deadline, Cancel,
  * the terminal event and the reply sent from the history's `done`
- * callback.
+ * callback.  Values too long for an event are recorded in their bounded
+ * form (history_form); a reply too long for a message goes without
+ * resultWave, or becomes ValueTooLarge (fit_reply).
  */
 #include "config.h"
 

@@ -12,8 +12,8 @@
  *   send-file PATH     send PATH's bytes as they are, then a NUL (a
  *                      message too large for the command line)
  *   recv               read one message and print it
- *   junk N             send N bytes of 'x' (stops quietly if the peer
- *                      hangs up: that is what an oversize test expects)
+ *   junk N             send N bytes of 'x', no NUL (stops quietly if the
+ *                      peer hangs up)
  *   flood N JSON       send JSON N times without reading replies (stops
  *                      quietly if the peer hangs up)
  *   wait-hup           without reading, wait until the peer hangs up
