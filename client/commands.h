@@ -14,10 +14,11 @@ enum {
 	HOSTEL_EXIT_OK = 0,
 	HOSTEL_EXIT_FAILURE =
 		1, /* the operation ran and failed (a test, a trap) */
-	HOSTEL_EXIT_USAGE = 2,	      /* bad command line */
-	HOSTEL_EXIT_INPUT = 3,	      /* unreadable or invalid input file */
-	HOSTEL_EXIT_NOT_FOUND = 4,    /* no such service, component, export */
-	HOSTEL_EXIT_CONFLICT = 5,     /* exists, in use, not running */
+	HOSTEL_EXIT_USAGE = 2,	   /* bad command line */
+	HOSTEL_EXIT_INPUT = 3,	   /* unreadable or invalid input file */
+	HOSTEL_EXIT_NOT_FOUND = 4, /* no such service, component, export */
+	HOSTEL_EXIT_CONFLICT = 5,  /* exists, in use, not running */
+	HOSTEL_EXIT_TOO_LARGE = 6, /* ValueTooLarge: beyond the message bound */
 	HOSTEL_EXIT_UNAVAILABLE = 69, /* hosteld unreachable (EX_UNAVAILABLE) */
 	HOSTEL_EXIT_NOPERM = 77,      /* PermissionDenied (EX_NOPERM) */
 	HOSTEL_EXIT_PROTOCOL =

@@ -69,6 +69,15 @@ int daemon_client_call(const char *prog, struct varlink_client *c,
 			prog, varlink_client_fault(c));
 		return HOSTEL_EXIT_PROTOCOL;
 	}
+	if (rc == -EMSGSIZE) {
+		/* hosteld never sends one (ValueTooLarge instead). */
+		fprintf(stderr,
+			"hostel %s: hosteld's reply is longer than the %u "
+			"bytes "
+			"a message may have\n",
+			prog, VARLINK_MESSAGE_MAX);
+		return HOSTEL_EXIT_PROTOCOL;
+	}
 	if (rc) {
 		fprintf(stderr, "hostel %s: hosteld did not answer: %s\n", prog,
 			strerror(-rc));
@@ -104,6 +113,8 @@ int daemon_client_error_exit(const char *error)
 		return HOSTEL_EXIT_CONFLICT;
 	if (ends_with(error, ".PermissionDenied"))
 		return HOSTEL_EXIT_NOPERM;
+	if (ends_with(error, ".ValueTooLarge"))
+		return HOSTEL_EXIT_TOO_LARGE;
 	if (ends_with(error, "Unavailable") ||
 	    ends_with(error, "MethodNotFound") ||
 	    ends_with(error, "InterfaceNotFound"))
@@ -120,7 +131,23 @@ int daemon_client_report(const char *prog, const struct varlink_reply *reply)
 	if (!msg)
 		msg = json_string_value(json_object_get(p, "reason"));
 	short_name = short_name ? short_name + 1 : reply->error;
-	if (msg) {
+	if (!strcmp(reply->error, HOSTEL_ERROR_VALUE_TOO_LARGE)) {
+		const char *value =
+			json_string_value(json_object_get(p, "value"));
+		bool result = value && !strcmp(value, "result");
+
+		/* Which value, its size and the bound, in words. */
+		fprintf(stderr,
+			"hostel %s: ValueTooLarge: the %s needs a message of "
+			"%" JSON_INTEGER_FORMAT " bytes, more than the limit "
+			"of %" JSON_INTEGER_FORMAT " bytes%s\n",
+			prog, result ? "result" : "call's argument",
+			json_integer_value(json_object_get(p, "size")),
+			json_integer_value(json_object_get(p, "limit")),
+			result ? " (the call ran: its result is in the "
+				 "history in a bounded form)"
+			       : " (nothing ran)");
+	} else if (msg) {
 		fprintf(stderr, "hostel %s: %s: %s\n", prog, short_name, msg);
 	} else {
 		char *text = json_dumps(p, JSON_COMPACT);

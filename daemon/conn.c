@@ -191,16 +191,24 @@ static void handle_message(struct conn *c, const char *msg, size_t len)
 	varlink_request_clear(&req);
 }
 
-static void oversize(struct conn *c)
+/*
+ * A call longer than the message bound, skipped to its NUL without
+ * holding it (varlink.h): no guest code runs for it.  It is answered in
+ * its turn, like any call, and the connection reads on.  `size` is the
+ * message's length, or what came of it when the peer left before its
+ * NUL.  Whether it was oneway cannot be known: it is always answered.
+ */
+static void oversize(struct conn *c, size_t size)
 {
 	log_warn(&c->d->log,
-		 "connection %llu: message larger than %zu bytes; closing",
-		 (unsigned long long)c->id, c->reader.max);
-	if (conn_send(c, varlink_error_new(
-				 HOSTEL_ERROR_MESSAGE_SIZE,
-				 json_pack("{sI}", "limit",
-					   (json_int_t)c->reader.max))) == 0)
-		conn_close(c, true);
+		 "connection %llu: a call of %zu bytes, more than the %zu a "
+		 "message may have: ValueTooLarge",
+		 (unsigned long long)c->id, size, c->reader.max);
+	conn_send(c,
+		  varlink_error_new(HOSTEL_ERROR_VALUE_TOO_LARGE,
+				    json_pack("{ss,sI,sI}", "value", "argument",
+					      "size", (json_int_t)size, "limit",
+					      (json_int_t)c->reader.max)));
 }
 
 /*
@@ -222,8 +230,8 @@ static void process_input(struct conn *c)
 			handle_message(c, msg, len);
 			continue;
 		case VARLINK_READ_OVERSIZE:
-			oversize(c);
-			return;
+			oversize(c, len);
+			continue;
 		case VARLINK_READ_AGAIN:
 			break;
 		}
@@ -311,6 +319,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
 	size_t pending = varlink_reader_pending(&c->reader);
+	size_t skipped = varlink_reader_skipping(&c->reader);
 
 	if (what & BEV_EVENT_ERROR) {
 		log_debug(&c->d->log, "connection %llu: %s: %s",
@@ -321,7 +330,10 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (what & BEV_EVENT_EOF) {
-		if (pending && !c->closing)
+		/* It left inside an oversize call: answer what it sent. */
+		if (skipped && conn_is_open(c))
+			oversize(c, skipped);
+		else if (pending && !c->closing)
 			log_info(&c->d->log,
 				 "connection %llu: client left in the middle "
 				 "of a message (%zu bytes discarded)",

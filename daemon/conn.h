@@ -5,8 +5,10 @@
  * Contract:
  *  - Input is bounded: the bufferevent's read watermark caps what libevent
  *    buffers, and the varlink reader caps a message at
- *    VARLINK_MESSAGE_MAX; an oversized message gets
- *    io.hostel.Daemon.MessageTooLarge and the connection is closed.
+ *    VARLINK_MESSAGE_MAX.  A longer call is skipped to its NUL, never
+ *    held, and answered in its turn with io.hostel.Call.ValueTooLarge
+ *    (value "argument", its size, the limit) before anything of it
+ *    runs; the connection stays open and reads the next call.
  *  - Output is bounded: a reply queued while more than CONN_OUTPUT_MAX
  *    bytes of earlier replies are still unsent drops the connection (the
  *    client does not read).  One large reply alone is always allowed.

@@ -4,7 +4,9 @@
  * bounded turns, so a guest that spins holds up only its own service;
  * several calls of a service in flight at once), the deadline, Cancel,
  * the terminal event and the reply sent from the history's `done`
- * callback.
+ * callback.  Values too long for an event are recorded in their bounded
+ * form (history_form); a reply too long for a message goes without
+ * resultWave, or becomes ValueTooLarge (fit_reply).
  */
 #include "config.h"
 
@@ -19,7 +21,9 @@
 #include "daemon/dispatch.h"
 #include "daemon/invocation.h"
 #include "daemon/service.h"
+#include "ipc/json-text.h"
 #include "ipc/value-json.h"
+#include "store/history.h"
 
 #define ERR_PREFIX "io.hostel.Call."
 
@@ -36,6 +40,85 @@ void invocation_id_format(struct daemon *d, uint64_t number,
 	snprintf(out, INVOCATION_ID_MAX, "%016llx-%010llu",
 		 (unsigned long long)d->services->call_prefix,
 		 (unsigned long long)number);
+}
+
+/*
+ * v as the history records it: v itself, or its bounded form
+ * (history_value_bounded) when its JSON text is longer than
+ * HISTORY_VALUE_MAX, so that no argument or result, whatever its size,
+ * makes the history refuse the call's event.  The text is only written
+ * for values whose bound says they might be that long.  A new
+ * reference; NULL when out of memory.
+ */
+static json_t *history_form(json_t *v)
+{
+	struct json_text t = {0};
+	json_error_t jerr;
+	json_t *form;
+	char *text;
+
+	if (json_text_bound(v) <= HISTORY_VALUE_MAX)
+		return json_incref(v);
+	if (json_text_put(&t, v)) {
+		json_text_free(&t);
+		return NULL;
+	}
+	if (t.len <= HISTORY_VALUE_MAX) {
+		json_text_free(&t);
+		return json_incref(v);
+	}
+	text = history_value_bounded(t.buf, t.len);
+	json_text_free(&t);
+	form = text ? json_loads(text, 0, &jerr) : NULL;
+	free(text);
+	return form;
+}
+
+/* Whether an encoded msg stays within the message bound; else *size. */
+static bool message_fits(const json_t *msg, size_t *size)
+{
+	if (json_text_bound(msg) <= VARLINK_MESSAGE_MAX)
+		return true;
+	/* 0 is a failure to encode: conn_send() will find it too. */
+	*size = json_dumpb(msg, NULL, 0, JSON_COMPACT);
+	return *size == 0 || *size <= VARLINK_MESSAGE_MAX;
+}
+
+/*
+ * The reply of a returned call, within the message bound (a client
+ * could not read a longer one): as it is; else without resultWave (the
+ * canonical result is the reply's point, its WAVE text a convenience);
+ * else io.hostel.Call.ValueTooLarge with the size of the reply that
+ * would have carried the result.  The history has the call either way.
+ */
+static json_t *fit_reply(struct invocation *inv, json_t *msg)
+{
+	json_t *params = json_object_get(msg, "parameters");
+	size_t size = 0;
+
+	if (message_fits(msg, &size))
+		return msg;
+	if (json_object_get(params, "resultWave")) {
+		size_t with = size;
+
+		json_object_del(params, "resultWave");
+		if (message_fits(msg, &size)) {
+			log_info(&inv->d->log,
+				 "call %s: reply of %zu bytes, more than %u: "
+				 "sent without resultWave",
+				 inv->id, with, VARLINK_MESSAGE_MAX);
+			return msg;
+		}
+	}
+	log_warn(&inv->d->log,
+		 "call %s: its result needs a reply of %zu bytes, more than "
+		 "%u: ValueTooLarge",
+		 inv->id, size, VARLINK_MESSAGE_MAX);
+	json_decref(msg);
+	return varlink_error_new(HOSTEL_ERROR_VALUE_TOO_LARGE,
+				 json_pack("{ss,sI,sI}", "value", "result",
+					   "size", (json_int_t)size, "limit",
+					   (json_int_t)VARLINK_MESSAGE_MAX));
 }
 
 static void inv_free(struct invocation *inv)
@@ -167,7 +250,7 @@ int invocation_begin(struct call *call, struct service *svc,
 	struct daemon *d = call->d;
 	const struct history_hooks *h = daemon_history_hooks(d);
 	struct invocation *inv = calloc(1, sizeof(*inv));
-	json_t *args_json;
+	json_t *args_json, *recorded;
 	int rc;
 
 	if (!inv) {
@@ -186,16 +269,18 @@ int invocation_begin(struct call *call, struct service *svc,
 	inv->service_name = strdup(svc->name);
 	inv->export_name = strdup(export_name);
 	args_json = value_args_to_json(args, nargs, func);
-	if (!inv->service_name || !inv->export_name || !args_json) {
-		json_decref(args_json);
+	recorded = history_form(args_json);
+	json_decref(args_json);
+	if (!inv->service_name || !inv->export_name || !recorded) {
+		json_decref(recorded);
 		inv_free(inv);
 		call_reply(call, NULL);
 		return -1;
 	}
 	rc = h ? h->call_started(h->ctx, svc->name, inv->id, export_name,
-				 args_json, &call->conn->cred)
+				 recorded, &call->conn->cred)
 	       : -ESHUTDOWN;
-	json_decref(args_json);
+	json_decref(recorded);
 	if (rc) {
 		call_error(call, ERR_PREFIX "HistoryUnavailable",
 			   json_pack("{ss}", "reason", strerror(-rc)));
@@ -229,12 +314,16 @@ int invocation_begin(struct call *call, struct service *svc,
 	return 0;
 }
 
-/* The reply and history detail of a call that returned. */
+/*
+ * The reply and history detail of a call that returned: the history
+ * holds the result (or its bounded form); the reply carries it when it
+ * fits in a message (fit_reply).
+ */
 static void returned(struct invocation *inv, const cm_val *results,
 		     uint32_t nres)
 {
 	const cm_type *rt = inv->func->u.func.result;
-	json_t *result = NULL, *params;
+	json_t *result = NULL, *params, *reply, *detail;
 	char *wave = NULL;
 	size_t wlen;
 
@@ -247,15 +336,14 @@ static void returned(struct invocation *inv, const cm_val *results,
 			   "returned", "result", result ? result : json_null(),
 			   "resultWave", wave);
 	free(wave);
-	{
-		json_t *detail = json_pack("{sO}", "results",
-					   result ? result : json_null());
-
-		invocation_end(inv, CALL_RETURNED, detail,
-			       params ? varlink_reply_new(params, false)
-				      : NULL);
-		json_decref(detail);
-	}
+	detail = json_pack("{so*}", "results",
+			   history_form(result ? result : json_null()));
+	reply = params ? varlink_reply_new(params, false) : NULL;
+	/* A reply nobody reads (oneway, the client left) is not measured. */
+	if (reply && inv->conn)
+		reply = fit_reply(inv, reply);
+	invocation_end(inv, CALL_RETURNED, detail, reply);
+	json_decref(detail);
 	json_decref(result);
 }
 

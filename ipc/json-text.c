@@ -188,6 +188,63 @@ static int put_value(struct json_text *t, const json_t *v, int depth)
 	return -EINVAL;
 }
 
+static size_t add_sat(size_t a, size_t b)
+{
+	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* A string's text: its quotes and at most 6 bytes (\u00XX) a byte. */
+static size_t string_bound(size_t n)
+{
+	return n > (SIZE_MAX - 2) / 6 ? SIZE_MAX : 2 + 6 * n;
+}
+
+static size_t bound_value(const json_t *v, int depth)
+{
+	size_t n = 2, i, len;
+	void *it;
+
+	if (depth > JSON_TEXT_DEPTH_MAX)
+		return SIZE_MAX;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		/* "{}", and per member its key, ':', its value and ',' */
+		for (it = json_object_iter((json_t *)v); it;
+		     it = json_object_iter_next((json_t *)v, it)) {
+			n = add_sat(n,
+				    string_bound(json_object_iter_key_len(it)));
+			n = add_sat(n, 2);
+			n = add_sat(n, bound_value(json_object_iter_value(it),
+						   depth + 1));
+		}
+		return n;
+	case JSON_ARRAY:
+		len = json_array_size(v);
+		for (i = 0; i < len; i++)
+			n = add_sat(
+				add_sat(n, 1),
+				bound_value(json_array_get(v, i), depth + 1));
+		return n;
+	case JSON_STRING:
+		return string_bound(json_string_length(v));
+	case JSON_INTEGER:
+		return 20; /* -9223372036854775808 */
+	case JSON_REAL:
+		return 32; /* %.17g: -1.2345678901234567e-308 is 24 */
+	case JSON_TRUE:
+	case JSON_NULL:
+		return 4;
+	case JSON_FALSE:
+		return 5;
+	}
+	return SIZE_MAX;
+}
+
+size_t json_text_bound(const json_t *v)
+{
+	return v ? bound_value(v, 0) : SIZE_MAX;
+}
+
 int json_text_put(struct json_text *t, const json_t *v)
 {
 	size_t start = t->len;

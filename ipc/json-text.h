@@ -34,6 +34,15 @@ struct json_text {
 /* Append v's text. */
 int json_text_put(struct json_text *t, const json_t *v);
 
+/*
+ * An upper bound of the length of v's text, found without writing it
+ * (one pass over the tree, no formatting): for deciding cheaply that a
+ * value is small enough, e.g. for the history's bounded form, before
+ * paying for its text.  SIZE_MAX when v is NULL or nested deeper than
+ * JSON_TEXT_DEPTH_MAX.
+ */
+size_t json_text_bound(const json_t *v);
+
 /* Forget the text, keep the memory. */
 void json_text_reset(struct json_text *t);
 

@@ -31,6 +31,10 @@ size_t varlink_reader_space(const struct varlink_reader *r)
 {
 	size_t held = r->len - r->start;
 
+	/* Skipping holds nothing; what follows the NUL fits in max + 1. */
+	if (r->skipping)
+		return r->max + 1;
+
 	/* max + 1: room for the longest message and its NUL. */
 	return held > r->max ? 0 : r->max + 1 - held;
 }
@@ -38,6 +42,11 @@ size_t varlink_reader_space(const struct varlink_reader *r)
 size_t varlink_reader_pending(const struct varlink_reader *r)
 {
 	return r->len - r->start;
+}
+
+size_t varlink_reader_skipping(const struct varlink_reader *r)
+{
+	return r->skipping ? r->skipped : 0;
 }
 
 int varlink_reader_feed(struct varlink_reader *r, const void *data, size_t n)
@@ -48,6 +57,25 @@ int varlink_reader_feed(struct varlink_reader *r, const void *data, size_t n)
 		return -EMSGSIZE;
 	if (n == 0)
 		return 0;
+	if (r->skipping) {
+		const char *nul = memchr(data, '\0', n);
+		size_t k;
+
+		if (!nul) {
+			r->skipped += n;
+			return 0;
+		}
+		/* Its end: the bytes after the NUL are the next message's. */
+		k = (size_t)(nul - (const char *)data);
+		r->skipped += k;
+		r->skipping = false;
+		r->skip_report = true;
+		data = nul + 1;
+		n -= k + 1;
+		held = 0;
+		if (n == 0)
+			return 0;
+	}
 	if (r->len + n > r->cap && r->start > 0) {
 		/* Reuse the room of consumed messages before growing. */
 		memmove(r->buf, r->buf + r->start, held);
@@ -80,19 +108,38 @@ enum varlink_read varlink_reader_next(struct varlink_reader *r,
 	const char *from, *nul;
 	size_t mlen;
 
-	if (held == 0)
+	if (r->skip_report) {
+		r->skip_report = false;
+		*msg = NULL;
+		*len = r->skipped;
+		r->skipped = 0;
+		return VARLINK_READ_OVERSIZE;
+	}
+	if (held == 0 || r->skipping)
 		return VARLINK_READ_AGAIN;
 	from = r->buf + r->start;
 	/* Resume the search where the last one stopped: no rescans. */
 	nul = memchr(from + r->scan, '\0', held - r->scan);
 	if (!nul) {
 		r->scan = held;
-		return held > r->max ? VARLINK_READ_OVERSIZE
-				     : VARLINK_READ_AGAIN;
+		if (held <= r->max)
+			return VARLINK_READ_AGAIN;
+		/*
+		 * max + 1 bytes and no NUL: too long for sure.  Drop them
+		 * (and the buffer: such a peer need not keep max bytes of
+		 * ours) and discard the rest as it comes (feed).
+		 */
+		r->skipped = held;
+		r->skipping = true;
+		free(r->buf);
+		r->buf = NULL;
+		r->cap = 0;
+		r->start = 0;
+		r->len = 0;
+		r->scan = 0;
+		return VARLINK_READ_AGAIN;
 	}
 	mlen = (size_t)(nul - from);
-	if (mlen > r->max)
-		return VARLINK_READ_OVERSIZE;
 	*msg = from;
 	*len = mlen;
 	r->start += mlen + 1;

@@ -13,9 +13,15 @@
  *    message out (varlink_reader_next() until VARLINK_READ_AGAIN) before
  *    that space grows again.  So memory per connection is bounded by the
  *    maximum message size, whatever the peer sends.
- *  - A message longer than max bytes (not counting its NUL) is reported as
- *    VARLINK_READ_OVERSIZE once it is certain; the stream cannot be
- *    resynchronised after that and the connection is to be dropped.
+ *  - A message longer than max bytes (not counting its NUL) is skipped:
+ *    once it is certain (max + 1 bytes and no NUL) the reader drops what
+ *    it holds and discards every byte fed up to the message's NUL, holding
+ *    none of them; then varlink_reader_next() reports it once as
+ *    VARLINK_READ_OVERSIZE with its length, and the messages after it
+ *    follow as usual.  The framing is kept (a NUL never occurs inside a
+ *    message), so the connection goes on: the peer can be answered
+ *    (io.hostel.Call.ValueTooLarge) and send its next call.  A peer that
+ *    never sends the NUL costs reads, never memory.
  *  - Parsers never abort on input; they return a status and fill a
  *    struct varlink_fault that says what was wrong and which reply the
  *    peer should get.
@@ -48,8 +54,14 @@
 #define VARLINK_ERROR_EXPECTED_MORE	"org.varlink.service.ExpectedMore"
 
 /* hostel's own transport errors, declared in io.hostel.Daemon's IDL. */
-#define HOSTEL_ERROR_PROTOCOL	  "io.hostel.Daemon.ProtocolError"
-#define HOSTEL_ERROR_MESSAGE_SIZE "io.hostel.Daemon.MessageTooLarge"
+#define HOSTEL_ERROR_PROTOCOL "io.hostel.Daemon.ProtocolError"
+/*
+ * A value that no message can carry (io.hostel.Call's IDL): value is
+ * "argument" (a call's message longer than VARLINK_MESSAGE_MAX) or
+ * "result" (the reply that would carry it), size the bytes of that
+ * message, limit VARLINK_MESSAGE_MAX.
+ */
+#define HOSTEL_ERROR_VALUE_TOO_LARGE "io.hostel.Call.ValueTooLarge"
 
 /* ---- framing -------------------------------------------------------- */
 
@@ -60,12 +72,17 @@ struct varlink_reader {
 	size_t len;   /* end of the held bytes */
 	size_t scan;  /* bytes after start known to hold no NUL */
 	size_t max;   /* largest message accepted, without its NUL */
+	/* an oversize message: bytes discarded so far, or its length */
+	size_t skipped;
+	bool skipping;	  /* its NUL has not come yet */
+	bool skip_report; /* its NUL came: next() reports it */
 };
 
 enum varlink_read {
 	VARLINK_READ_AGAIN = 0, /* no whole message held: feed more */
 	VARLINK_READ_MESSAGE,	/* *msg is a whole message */
-	VARLINK_READ_OVERSIZE,	/* the pending message exceeds max */
+	/* a message longer than max was skipped: *len is its length */
+	VARLINK_READ_OVERSIZE,
 };
 
 /* max == 0 selects VARLINK_MESSAGE_MAX.  Allocates nothing yet. */
@@ -84,13 +101,23 @@ int varlink_reader_feed(struct varlink_reader *r, const void *data, size_t n);
 /*
  * Take the next whole message.  On VARLINK_READ_MESSAGE, *msg points to
  * its text inside the reader, NUL-terminated, and *len is its length
- * without the NUL; both stay valid until the next feed.
+ * without the NUL; both stay valid until the next feed.  On
+ * VARLINK_READ_OVERSIZE, *msg is NULL and *len the skipped message's
+ * length without its NUL (more than max); the reader goes on with the
+ * bytes after it.
  */
 enum varlink_read varlink_reader_next(struct varlink_reader *r,
 				      const char **msg, size_t *len);
 
 /* Bytes of an incomplete message still held (for diagnostics). */
 size_t varlink_reader_pending(const struct varlink_reader *r);
+
+/*
+ * Bytes of an oversize message discarded so far while its NUL has not
+ * come (more than max), or 0: what a peer that leaves in the middle of
+ * one had sent.
+ */
+size_t varlink_reader_skipping(const struct varlink_reader *r);
 
 /* ---- parsing -------------------------------------------------------- */
 

@@ -14,6 +14,7 @@
 #include "store/history.h"
 #include "store/open-calls.h"
 #include "store/payload.h"
+#include "store/sha256.h"
 
 /*
  * The rows of a call that the unique index events_call_once holds
@@ -900,6 +901,26 @@ int history_add_call_ended(struct history_batch *b, const char *service,
 					 .payload = detail_json,
 				 },
 				 done, arg);
+}
+
+char *history_value_bounded(const char *text, size_t len)
+{
+	char hex[SHA256_HEX_SIZE];
+	struct payload p;
+	size_t head = len < HISTORY_VALUE_HEAD ? len : HISTORY_VALUE_HEAD;
+
+	/* Never end inside a character: a cut before a continuation byte
+	 * backs up to (and leaves out) its lead byte. */
+	while (head > 0 && head < len &&
+	       ((unsigned char)text[head] & 0xc0) == 0x80)
+		head--;
+	sha256_hex(text, len, hex);
+	payload_begin(&p);
+	payload_bool(&p, "oversize", true);
+	payload_int(&p, "bytes", (int64_t)len);
+	payload_str(&p, "sha256", hex);
+	payload_strn(&p, "head", text, head);
+	return payload_finish(&p);
 }
 
 int history_add_hostcall_started(struct history_batch *b, const char *service,

@@ -11,6 +11,9 @@
  * Kinds (payload members in parentheses; optional ones marked ?):
  *   call.started      (export, arguments, caller{pid,uid,gid}?)
  *   call.returned     (results?)        \
+ *                     (arguments and results longer than
+ *                     HISTORY_VALUE_MAX are recorded in their bounded
+ *                     form: see history_value_bounded())
  *   call.trapped      (trap, message?)   |  terminal: exactly one per
  *   call.cancelled    (reason?)          |  call.started, enforced by the
  *   call.failed       (error, message?)  |  schema (store/schema.h)
@@ -89,6 +92,16 @@ struct history_batch;
 /* One event's payload text; half a varlink message, so an event always
  * fits in a reply. */
 #define HISTORY_PAYLOAD_MAX (8u << 20)
+/*
+ * A value (a call's arguments or results) whose JSON text is longer than
+ * this is recorded in its bounded form instead (history_value_bounded):
+ * the payload bound less 64 KiB for the event's other members (export
+ * name, caller) and the bounded form itself, so that no value, whatever
+ * its size, makes the history refuse a call's event.
+ */
+#define HISTORY_VALUE_MAX (HISTORY_PAYLOAD_MAX - (64u << 10))
+/* Bytes of the value's JSON text the bounded form keeps ("head"). */
+#define HISTORY_VALUE_HEAD 4096
 /* A batch refuses new events (-ENOBUFS) beyond this many payload bytes:
  * a batch that cannot be committed must not eat all memory. */
 #define HISTORY_BATCH_BYTES_MAX (64u << 20)
@@ -251,6 +264,19 @@ int history_add_store_event(struct history_batch *b, const char *kind,
 int history_add_guest_line(struct history_batch *b, const char *service,
 			   int stream, const char *line, size_t len,
 			   bool truncated);
+
+/*
+ * The bounded form of a value whose JSON text (text[0..len)) is longer
+ * than HISTORY_VALUE_MAX, recorded in its place:
+ *   {"oversize": true, "bytes": N, "sha256": "<64 hex digits>",
+ *    "head": "<text>"}
+ * bytes is len, sha256 the digest of the whole text, head its first
+ * HISTORY_VALUE_HEAD bytes at most, cut back to a UTF-8 character
+ * boundary (a JSON string holding that JSON text).  Any text is taken;
+ * the form does not depend on HISTORY_VALUE_MAX.  Returns the object's
+ * JSON text (the caller frees it), or NULL when out of memory.
+ */
+char *history_value_bounded(const char *text, size_t len);
 
 /* ---- recovery ------------------------------------------------------------ */
 

@@ -86,7 +86,7 @@ vs describe org.varlink.service describe io.hostel.Daemon
 check "org.varlink.service IDL parses" \
 	has "$T/out" "org.varlink.service: 2 methods, 6 errors, 0 types"
 check "io.hostel.Daemon IDL parses" \
-	has "$T/out" "io.hostel.Daemon: 1 methods, 3 errors, 0 types"
+	has "$T/out" "io.hostel.Daemon: 1 methods, 2 errors, 0 types"
 vs call '{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"com.example.Nope"}}'
 check "unknown interface description: InterfaceNotFound" has "$T/out" \
 	'{"parameters":{"interface":"com.example.Nope"},"error":"org.varlink.service.InterfaceNotFound"}'
@@ -149,10 +149,20 @@ vs send '{"method":"io.hostel.Daemon.Status","more":"yes"}' expect-close
 check "flag of the wrong type: ProtocolError" has "$T/out" \
 	'\"more\" must be a boolean'
 still_serves "protocol errors"
-vs junk 17000000 expect-close
-check "oversize message: MessageTooLarge with the limit" has "$T/out" \
-	'{"parameters":{"limit":16777216},"error":"io.hostel.Daemon.MessageTooLarge"}'
-check "oversize is logged" has "$LOG" "message larger than 16777216 bytes"
+# An oversize call is skipped to its NUL, answered ValueTooLarge with
+# its size, and the connection reads on.
+vs junk 17000000 raw '\0' recv call '{"method":"io.hostel.Daemon.Status"}'
+check "oversize message: ValueTooLarge with its size and the limit" \
+	has "$T/out" \
+	'{"parameters":{"value":"argument","size":17000000,"limit":16777216},"error":"io.hostel.Call.ValueTooLarge"}'
+check "the connection goes on after an oversize message" \
+	grep -q '"uptimeMs"' "$T/out"
+check "oversize is logged" has "$LOG" \
+	"a call of 17000000 bytes, more than the 16777216 a message may have"
+vs junk 17000000 shutdown expect-close
+check "a client that leaves inside one gets what it sent, then closed" \
+	has "$T/out" \
+	'{"parameters":{"value":"argument","size":17000000,"limit":16777216},"error":"io.hostel.Call.ValueTooLarge"}'
 still_serves "an oversize message"
 vs raw '{"method":"io.hostel.Dae'
 check "half message, then disconnect" wait_for 5 \

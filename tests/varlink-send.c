@@ -9,9 +9,11 @@
  *   send JSON          send JSON as a message (NUL appended)
  *   raw TEXT           send TEXT without an added NUL; "\0" in TEXT
  *                      stands for a NUL byte and "\\" for a backslash
+ *   send-file PATH     send PATH's bytes as they are, then a NUL (a
+ *                      message too large for the command line)
  *   recv               read one message and print it
- *   junk N             send N bytes of 'x' (stops quietly if the peer
- *                      hangs up: that is what an oversize test expects)
+ *   junk N             send N bytes of 'x', no NUL (stops quietly if the
+ *                      peer hangs up)
  *   flood N JSON       send JSON N times without reading replies (stops
  *                      quietly if the peer hangs up)
  *   wait-hup           without reading, wait until the peer hangs up
@@ -99,6 +101,46 @@ static int send_raw(struct varlink_client *c, const char *text)
 	rc = varlink_client_write(c, buf, n);
 	free(buf);
 	return rc ? fail("raw", rc) : 0;
+}
+
+static int send_file(struct varlink_client *c, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	int rc;
+
+	if (!f || !buf) {
+		free(buf);
+		if (f)
+			fclose(f);
+		return fail(path, f ? -ENOMEM : -errno);
+	}
+	for (;;) {
+		size_t n = fread(buf + len, 1, cap - len, f);
+
+		len += n;
+		if (len < cap)
+			break;
+		cap *= 2;
+		{
+			char *p = realloc(buf, cap);
+
+			if (!p) {
+				free(buf);
+				fclose(f);
+				return fail(path, -ENOMEM);
+			}
+			buf = p;
+		}
+	}
+	rc = ferror(f) ? -EIO : 0;
+	fclose(f);
+	buf[len++] = '\0'; /* len < cap: the read stopped short */
+	if (!rc)
+		rc = varlink_client_write(c, buf, len);
+	free(buf);
+	return rc ? fail("send-file", rc) : 0;
 }
 
 static bool hung_up(int rc)
@@ -289,6 +331,8 @@ int main(int argc, char **argv)
 				rc = fail("send", rc);
 		} else if (!strcmp(a, "raw")) {
 			rc = send_raw(c, arg(argv, &i, argc));
+		} else if (!strcmp(a, "send-file")) {
+			rc = send_file(c, arg(argv, &i, argc));
 		} else if (!strcmp(a, "recv")) {
 			rc = print_next(c);
 			if (rc)

@@ -130,15 +130,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break; /* out of memory */
 		data += n;
 		size -= n;
-		while ((rd = varlink_reader_next(&r, &msg, &len)) ==
-		       VARLINK_READ_MESSAGE) {
+		while ((rd = varlink_reader_next(&r, &msg, &len)) !=
+		       VARLINK_READ_AGAIN) {
+			if (rd == VARLINK_READ_OVERSIZE) {
+				/* skipped to its NUL; the stream goes on */
+				if (len <= max || msg)
+					fail("oversize report within max",
+					     NULL);
+				continue;
+			}
 			if (len > max || msg[len] != '\0')
 				fail("message beyond max or not terminated",
 				     NULL);
 			one_message(msg, len);
 		}
-		if (rd == VARLINK_READ_OVERSIZE)
-			break; /* the connection would be dropped */
+		if (varlink_reader_pending(&r) > max + 1)
+			fail("reader holds more than max + 1 bytes", NULL);
 	}
 	varlink_reader_free(&r);
 	return 0;

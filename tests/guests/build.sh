@@ -85,12 +85,12 @@ if [ "${1:-}" = direct ]; then
 	exit 0
 fi
 
-# Component WAT guests (tests/guests/ticker, tests/guests/async): `jco
+# Component WAT guests (tests/guests/ticker, tests/guests/async, hostile, values): `jco
 # parse` converts, and does not validate, so `jco wit` checks each one
 # (GUEST-TOOLCHAINS.md section 2).  `sh build.sh wat` stops after these
 # (no clang needed).
 for w in ticker/ticker async/sleep async/park async/churn \
-	hostile/hostile hostile/startloop hostile/bomb; do
+	hostile/hostile hostile/startloop hostile/bomb values/values; do
 	$JCO parse "$here/$w.wat" -o "$here/$w.wasm"
 	$JCO wit "$here/$w.wasm" >/dev/null
 done

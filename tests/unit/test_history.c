@@ -19,6 +19,7 @@
 #include "store/history.h"
 #include "store/payload.h"
 #include "store/services.h"
+#include "store/sha256.h"
 #include "store/components.h"
 #include "testmain.h"
 
@@ -1381,6 +1382,68 @@ START_TEST(typed_payloads)
 }
 END_TEST
 
+/* The bounded form of an oversize value: its size, digest and head,
+ * cut on a character boundary, and an event carrying it fits. */
+START_TEST(bounded_value_form)
+{
+	size_t len = HISTORY_VALUE_MAX + 1;
+	char *text = malloc(len + 1), *form, *head;
+	char hex[SHA256_HEX_SIZE];
+	struct fixture f;
+
+	ck_assert_ptr_nonnull(text);
+	/* ["aaa...é..."]: a two-byte character straddles the head's end */
+	memset(text, 'a', len);
+	text[0] = '[';
+	text[1] = '"';
+	text[HISTORY_VALUE_HEAD - 1] = (char)0xc3;
+	text[HISTORY_VALUE_HEAD] = (char)0xa9;
+	text[len - 2] = '"';
+	text[len - 1] = ']';
+	text[len] = '\0';
+	form = history_value_bounded(text, len);
+	ck_assert_ptr_nonnull(form);
+	ck_assert(payload_valid_object(form, strlen(form)));
+	ck_assert_uint_lt(strlen(form), HISTORY_VALUE_HEAD + 256);
+	sha256_hex(text, len, hex);
+	head = malloc(HISTORY_VALUE_HEAD + 256);
+	ck_assert_ptr_nonnull(head);
+	/* the head: the text up to the character it would have split */
+	snprintf(head, HISTORY_VALUE_HEAD + 256,
+		 "{\"oversize\":true,\"bytes\":%zu,\"sha256\":\"%s\","
+		 "\"head\":\"[\\\"%.*s\"}",
+		 len, hex, HISTORY_VALUE_HEAD - 3, text + 2);
+	ck_assert_str_eq(form, head);
+	free(head);
+	/* A short text is kept whole in the head. */
+	free(form);
+	form = history_value_bounded("[1]", 3);
+	ck_assert_ptr_nonnull(form);
+	ck_assert_ptr_nonnull(strstr(form, "\"bytes\":3,"));
+	ck_assert_ptr_nonnull(strstr(form, "\"head\":\"[1]\"}"));
+	free(form);
+
+	setup(&f);
+	/* An event carrying the bounded form is taken and reads back. */
+	form = history_value_bounded(text, len);
+	ck_assert_int_eq(history_add_call_started(f.b, "s", "c1", "f", form,
+						  NULL, NULL, NULL),
+			 0);
+	free(form);
+	commit(&f);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.arguments.bytes') FROM events WHERE "
+				     "seq = 1"),
+			 (long long)len);
+	ck_assert_int_eq(peek(f.dir, "SELECT json_extract(payload, "
+				     "'$.arguments.oversize') FROM events "
+				     "WHERE seq = 1"),
+			 1);
+	teardown(&f);
+	free(text);
+}
+END_TEST
+
 START_TEST(guest_output_lines)
 {
 	struct fixture f;
@@ -1670,6 +1733,7 @@ Suite *make_suite(void)
 	tcase_add_test(commit_tc, recovery_closes_open_calls);
 	tcase_add_test(commit_tc, recovery_under_disk_full_writes_nothing);
 	tcase_add_test(commit_tc, typed_payloads);
+	tcase_add_test(commit_tc, bounded_value_form);
 	tcase_add_test(commit_tc, guest_output_lines);
 	tcase_add_test(commit_tc, payload_integers);
 	tcase_add_test(commit_tc, payload_check_agrees_with_sqlite);

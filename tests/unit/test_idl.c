@@ -73,6 +73,7 @@ START_TEST(embedded_members)
 {
 	const struct idl_interface *svc = idl_find("org.varlink.service");
 	const struct idl_interface *dmn = idl_find("io.hostel.Daemon");
+	const struct idl_interface *call;
 	struct collect c = {0};
 	struct idl_error err;
 
@@ -92,11 +93,22 @@ START_TEST(embedded_members)
 		0);
 	ck_assert(has(&c, IDL_METHOD, "Status"));
 	ck_assert(has(&c, IDL_ERROR, "ProtocolError"));
-	ck_assert(has(&c, IDL_ERROR, "MessageTooLarge"));
+	/* An oversize call gets io.hostel.Call.ValueTooLarge now. */
+	ck_assert(!has(&c, IDL_ERROR, "MessageTooLarge"));
 	ck_assert_ptr_eq(idl_find_for_member("io.hostel.Daemon.Status"), dmn);
 	ck_assert_ptr_null(idl_find_for_member("io.hostel.Nope.Status"));
 	ck_assert_ptr_null(idl_find_for_member("Status"));
 	ck_assert_ptr_null(idl_find("io.hostel"));
+	memset(&c, 0, sizeof(c));
+	call = idl_find("io.hostel.Call");
+	ck_assert_ptr_nonnull(call);
+	ck_assert_int_eq(
+		idl_parse(call->text, strlen(call->text), &collector, &c, &err),
+		0);
+	ck_assert(has(&c, IDL_ERROR, "ValueTooLarge"));
+	ck_assert(has(&c, IDL_ERROR, "HistoryUnavailable"));
+	ck_assert_ptr_eq(idl_find_for_member("io.hostel.Call.ValueTooLarge"),
+			 call);
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  * JSON_ENCODE_ANY): byte for byte on chosen values (every control
  * character, quotes, NULs in strings and keys, extreme integers, reals)
  * and on thousands of random trees; appending, resetting, the depth
- * limit.
+ * limit; json_text_bound() never below the text's length.
  */
 #include "config.h"
 
@@ -27,6 +27,8 @@ static void same(json_t *v)
 	ck_assert_int_eq(json_text_put(&t, v), 0);
 	ck_assert_msg(t.len == strlen(want) && !strcmp(t.buf, want),
 		      "got  %s\nwant %s", t.buf, want);
+	/* The bound is one. */
+	ck_assert_uint_ge(json_text_bound(v), t.len);
 	free(want);
 	json_text_free(&t);
 	json_decref(v);
@@ -205,6 +207,7 @@ START_TEST(too_deep_is_refused_and_leaves_the_text)
 	}
 	ck_assert_int_eq(json_text_put(&t, one), 0);
 	ck_assert_int_eq(json_text_put(&t, top), -ELOOP);
+	ck_assert_uint_eq(json_text_bound(top), SIZE_MAX);
 	ck_assert_uint_eq(t.len, 1);
 	ck_assert_str_eq(t.buf, "1");
 	json_decref(top);

@@ -94,12 +94,72 @@ START_TEST(framing_oversize_without_nul)
 			 VARLINK_READ_AGAIN);
 	ck_assert_uint_eq(varlink_reader_space(&r), 1);
 	ck_assert_int_eq(varlink_reader_feed(&r, junk, 1), 0);
-	/* 17 bytes and no NUL: longer than 16 for sure. */
+	/* 17 bytes and no NUL: longer than 16 for sure; it is skipped. */
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_AGAIN);
+	ck_assert_uint_eq(varlink_reader_pending(&r), 0);
+	ck_assert_uint_eq(varlink_reader_skipping(&r), 17);
+	ck_assert_ptr_null(r.buf);
+	/* Whatever comes before its NUL is discarded, never held. */
+	for (int i = 0; i < 100; i++) {
+		ck_assert_uint_eq(varlink_reader_space(&r), 17);
+		ck_assert_int_eq(varlink_reader_feed(&r, junk, 17), 0);
+		ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+				 VARLINK_READ_AGAIN);
+		ck_assert_ptr_null(r.buf);
+	}
+	ck_assert_uint_eq(varlink_reader_skipping(&r), 17 + 100 * 17);
+	varlink_reader_free(&r);
+}
+END_TEST
+
+/* The stream goes on after an oversize message: it is reported once,
+ * with its length, and the messages around it arrive whole. */
+START_TEST(framing_oversize_resynchronises)
+{
+	static const char tail[] = "xxxx\0{\"b\":2}\0{\"c\"";
+	struct varlink_reader r;
+	char junk[20];
+	const char *out;
+	size_t len;
+
+	memset(junk, 'x', sizeof(junk));
+	varlink_reader_init(&r, 16);
+	feed_str(&r, "{\"a\":1}");
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_MESSAGE);
+	ck_assert_str_eq(out, "{\"a\":1}");
+	ck_assert_int_eq(varlink_reader_feed(&r, junk, 17), 0);
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_AGAIN);
+	/* The NUL, the next message and part of a third in one feed. */
+	ck_assert_int_eq(varlink_reader_feed(&r, tail, sizeof(tail) - 1), 0);
 	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
 			 VARLINK_READ_OVERSIZE);
-	ck_assert_uint_eq(varlink_reader_space(&r), 0);
+	ck_assert_ptr_null(out);
+	ck_assert_uint_eq(len, 21);
+	ck_assert_uint_eq(varlink_reader_skipping(&r), 0);
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_MESSAGE);
+	ck_assert_str_eq(out, "{\"b\":2}");
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_AGAIN);
+	ck_assert_uint_eq(varlink_reader_pending(&r), 4);
+	feed_str(&r, ":3}");
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_MESSAGE);
+	ck_assert_str_eq(out, "{\"c\":3}");
+	/* An oversize message whose NUL ends a feed exactly. */
+	ck_assert_int_eq(varlink_reader_feed(&r, junk, 17), 0);
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_AGAIN);
+	ck_assert_int_eq(varlink_reader_feed(&r, "y", 2), 0);
 	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
 			 VARLINK_READ_OVERSIZE);
+	ck_assert_uint_eq(len, 18);
+	ck_assert_int_eq(varlink_reader_next(&r, &out, &len),
+			 VARLINK_READ_AGAIN);
+	ck_assert_uint_eq(varlink_reader_space(&r), 17);
 	varlink_reader_free(&r);
 }
 END_TEST
@@ -431,6 +491,7 @@ Suite *make_suite(void)
 	tcase_add_test(framing, framing_split_across_reads);
 	tcase_add_test(framing, framing_several_in_one_read);
 	tcase_add_test(framing, framing_oversize_without_nul);
+	tcase_add_test(framing, framing_oversize_resynchronises);
 	tcase_add_test(framing, framing_exact_limit);
 	tcase_add_test(framing, framing_bounded_memory);
 	tcase_add_test(parse, request_good);
