@@ -90,7 +90,7 @@ fi
 # (GUEST-TOOLCHAINS.md section 2).  `sh build.sh wat` stops after these
 # (no clang needed).
 for w in ticker/ticker async/sleep async/park async/churn \
-	hostile/hostile hostile/startloop; do
+	hostile/hostile hostile/startloop hostile/wasi; do
 	$JCO parse "$here/$w.wat" -o "$here/$w.wasm"
 	$JCO wit "$here/$w.wasm" >/dev/null
 done
