@@ -2,6 +2,12 @@
  * access.c - the access policy (see access.h): parsing the allow-* lists,
  * resolving their names once, and answering role and ownership questions
  * from memory.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - push_uid, push_gid: one entry per name in the allow-* lists of
+ *    hostel.conf (the operator's file, at most CONFIG_FILE_MAX, 64 KiB)
+ *    and per group member resolved; tokens at most TOKEN_MAX bytes.
+ *  Nothing here grows with a client's requests.
  */
 #include "config.h"
 

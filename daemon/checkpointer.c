@@ -5,6 +5,9 @@
  * whether a run is wanted or in progress, what the last run copied, and
  * the counts.  Each watch's last_frames belongs to its connection's
  * thread.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: one
+ * struct and at most WATCH_MAX watched connections.
  */
 #include "config.h"
 

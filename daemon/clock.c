@@ -1,5 +1,9 @@
 /*
  * clock.c - WASI 0.3 waits woken by libevent timers (see clock.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: one
+ * timer per store, whatever number of waits the guest has pending (the
+ * waits themselves are clocks_p3.c's, max_pending_host_calls).
  */
 #include "config.h"
 

@@ -1,6 +1,11 @@
 /*
  * conffile.c - parsing hostel.conf (format in conffile.h) and the default
  * state directory.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - config_load: one buffer of CONFIG_FILE_MAX + 1 (64 KiB); a longer
+ *    file is refused.
+ *  - parse_line, parse_count: copies of one value, within that buffer.
  */
 #include "config.h"
 

@@ -1,6 +1,10 @@
 /*
  * daemon.c - hosteld's lifecycle (see daemon.h): settings, the listener,
  * signals, the watchdog, reload and graceful stop.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none from
+ * requests: the socket and state paths come from the command line and
+ * hostel.conf (CONFIG_FILE_MAX), once at start.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"

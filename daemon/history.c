@@ -14,6 +14,19 @@
  * thread and connection; the writer touches only its connection, the
  * one batch it was handed (store/history.h: history_write()) and the
  * pass requests it steps.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - the batch being filled: events of one loop turn, a payload over
+ *    HISTORY_PAYLOAD_MAX (8 MiB) refused, and a batch refuses events
+ *    past HISTORY_BATCH_BYTES_MAX (64 MiB) of payload (store/history.h);
+ *    guest output arrives as lines of at most HISTORY_LINE_MAX.
+ *  - off_done (history off): one entry per reply waiting for the end
+ *    of the turn, emptied every turn; replies are bounded by the calls
+ *    in flight (SERVICE_MAX_CONCURRENT_CALLS per service).
+ *  - prune requests (daemon_prune): one per History.Prune call in
+ *    flight, a service name of at most HISTORY_NAME_MAX.
+ *  The bounds themselves are listed in docs/limits.md ("daemon calls
+ *  and history").
  */
 #include "config.h"
 

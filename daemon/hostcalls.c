@@ -6,6 +6,13 @@
  * formatted again: the call may be long gone when its task's host call
  * settles.  The observer's tags keep the hostcall number and that call
  * number for the settlement.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - deferred, settled: the JSON of a pending host call's arguments and
+ *    result, as large as the values the runtime lifted (its per-store
+ *    budget for lifted values); the history refuses a payload over
+ *    HISTORY_PAYLOAD_MAX (8 MiB).  Names: fixed buffers (256 bytes,
+ *    INVOCATION_ID_MAX).
  */
 #include "config.h"
 

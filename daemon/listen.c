@@ -1,5 +1,9 @@
 /*
  * listen.c - binding or inheriting the listening socket (see listen.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: the
+ * sockets' addresses are fixed-size; each accepted connection is
+ * conn.c's.
  */
 #include "config.h"
 

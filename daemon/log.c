@@ -1,5 +1,8 @@
 /*
  * log.c - the stderr log of log.h.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: a
+ * message is formatted into a fixed buffer and cut there.
  */
 #include "config.h"
 

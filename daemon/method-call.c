@@ -5,6 +5,13 @@
  * so a refused call leaves no trace in the history; after that the call
  * belongs to daemon/invocation.c.  Cancel finds a call queued or in
  * flight and ends it exactly once (invocation.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - lookup_type: a copy of the export name in the request's WAVE text
+ *    (at most VARLINK_MESSAGE_MAX, 16 MiB).
+ *  - the call's arguments: parsed from the request's WAVE or JSON, at
+ *    most that message's size (ipc/); a call beyond the service's
+ *    concurrent calls is refused (SERVICE_MAX_CONCURRENT_CALLS).
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"

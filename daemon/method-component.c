@@ -3,6 +3,13 @@
  * remove component binaries.  A binary is decoded and validated before
  * it is stored, so the database holds only loadable components; the
  * bytes arrive in base64 inside one varlink message (16 MiB at most).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - method_component_add: the decoded bytes, 3/4 of the request's
+ *    base64 (at most VARLINK_MESSAGE_MAX, 16 MiB), and the component
+ *    loaded from them (the decoders' bounds by input length); the
+ *    store refuses a component over COMPONENT_SIZE_MAX.
+ *  - method_component_list: as many as the database holds, one reply.
  */
 #include "config.h"
 

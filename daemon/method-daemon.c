@@ -1,5 +1,8 @@
 /*
  * method-daemon.c - io.hostel.Daemon: the daemon's own state.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: a
+ * fixed-size reply.
  */
 #include "config.h"
 

@@ -13,6 +13,14 @@
  * replies exceed FOLLOW_LAG_MAX gets io.hostel.History.Lagged with the
  * last seq it was sent and its stream ends: the daemon never waits for a
  * reader.  When the daemon stops, every stream ends with a final reply.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - filters: names of at most HISTORY_NAME_MAX, kinds at most
+ *    HISTORY_KINDS_MAX patterns of HISTORY_KIND_MAX.
+ *  - read replies: at most READ_LIMIT_MAX (10,000) events, READ_SCAN_MAX
+ *    seqs examined, REPLY_BYTES_MAX (4 MiB) of payload text.
+ *  - followers: one per connection that follows; a follower whose
+ *    unsent replies pass FOLLOW_LAG_MAX (1 MiB) is dropped (Lagged).
  */
 #include "config.h"
 

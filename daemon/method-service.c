@@ -3,6 +3,9 @@
  * GetInterfaceDescription, the introspection every varlink service
  * offers.  The interface list and texts come from ipc/idl.h, so what is
  * listed is exactly what is described.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: the
+ * reply lists the daemon's own interfaces.
  */
 #include "config.h"
 

@@ -1,6 +1,16 @@
 /*
  * method-services.c - io.hostel.Service: create, list, inspect, start,
  * stop and remove services (daemon/service.h holds the registry).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - method_service_create: a name of at most SERVICE_NAME_MAX, config
+ *    text of at most VARLINK_MESSAGE_MAX, checked (service_parse_limits,
+ *    service_wasi_check_config: SERVICE_WASI_MAX_PREOPENS).
+ *  - method_service_list, the exports list: one entry per service the
+ *    caller may see, per export of a component (at most the component's
+ *    length).
+ *  The number of services and components is bounded only by who holds
+ *  the deploy role (docs/limits.md, "Not bounded yet").
  */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"

@@ -2,6 +2,15 @@
  * service-wasi.c - the WASI host of a service store (see service-wasi.h):
  * configuration to wasi_ctx, output capture into the history and the
  * log.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - configure, split_preopen: copies of the config's args, env and
+ *    preopen paths, at most the config's text (VARLINK_MESSAGE_MAX, 16
+ *    MiB, when it was deployed); preopens SERVICE_WASI_MAX_PREOPENS
+ *    (64), each one fd while the store lives, "preopens: more than N".
+ *  - on_output (guest stdout/stderr): nothing grows: the history's line
+ *    buffer is HISTORY_LINE_MAX per stream (store/guest-output.h), the
+ *    log's SERVICE_WASI_LOG_LINE, and logged lines are rate limited.
  */
 #define _GNU_SOURCE /* O_PATH */
 #include "config.h"
@@ -129,6 +138,9 @@ int service_wasi_check_config(json_t *config, char *why, size_t whylen)
 		if (!json_is_array(pre))
 			return fail(why, whylen, "%s",
 				    "preopens: expected a list of strings");
+		if (json_array_size(pre) > SERVICE_WASI_MAX_PREOPENS)
+			return fail(why, whylen, "preopens: more than %d",
+				    SERVICE_WASI_MAX_PREOPENS);
 		json_array_foreach(pre, i, v)
 		{
 			const char *guest;

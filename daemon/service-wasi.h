@@ -12,8 +12,9 @@
  *    strings, "args" a list of strings (the guest's argv[0] is the
  *    service name, these follow), "preopens" a list of "HOST" or
  *    "HOST::GUEST" with HOST an absolute directory path (GUEST defaults
- *    to HOST).  The guest sees nothing of the daemon's own environment,
- *    arguments or files; stdin is empty.  File access stays inside the
+ *    to HOST; at most SERVICE_WASI_MAX_PREOPENS).  The guest sees
+ *    nothing of the daemon's own environment, arguments or files; stdin
+ *    is empty.  File access stays inside the
  *    preopens (wasi_path_resolve: no `..` above a preopen, no absolute
  *    paths, no symlink leading out).  Preopens are opened with the
  *    daemon's rights, so a service owned by a user other than root or
@@ -45,6 +46,13 @@
 #define SERVICE_WASI_LOG_LINE  200
 #define SERVICE_WASI_LOG_BURST 50
 #define SERVICE_WASI_LOG_RATE  10
+/*
+ * Preopens of one service (issue 18).  Each holds one of the daemon's
+ * file descriptors for as long as the store lives, and a config of 16
+ * MiB could otherwise name a few million; past it the config is refused
+ * ("preopens: more than 64").
+ */
+#define SERVICE_WASI_MAX_PREOPENS 64
 
 struct service;
 struct service_wasi;

@@ -8,7 +8,9 @@
 # work), a reactor with a custom world called with --invoke, and a C
 # reactor calling WASI 0.2 pollables directly (p2poll).  The
 # same command as a wasi_snapshot_preview1 core module (hello-preview1)
-# must behave the same, except that preview1 exit codes are exact.
+# must behave the same, except that preview1 exit codes are exact;
+# a preview1 module holding files open stops at the open-files limit
+# (tests/guests/hostile/p1files).
 #
 # Output is TAP-like ("ok N - ..."); exit 0 when all pass, 1 otherwise,
 # 99 when the client is not built.
@@ -201,6 +203,13 @@ fi
 printf 'arg[1]=5\n' >"$T/want"
 check "preview1: --invoke '_start()' exits with proc_exit's code" 5 \
 	"$T/want" -- --invoke '_start()' "$G/hello-preview1.wasm" 5
+# preview1 bounds (issue 18, docs/limits.md): a 5000-byte path is
+# nametoolong before the host copies it, and the 1025th file held open
+# is errno mfile (exit 33; 100 or 101 say which bound failed)
+mkdir -p "$T/p1files"
+: >"$T/want"
+check "preview1: long paths refused, open files stop at 1024 (mfile)" 33 \
+	"$T/want" -- --dir "$T/p1files::/p1" "$S/tests/guests/hostile/p1files.wasm"
 # a core module without WASI imports takes no arguments or preopens
 "$HOSTEL" run "$S/tests/guests/core/demo.wasm" extra >/dev/null 2>"$T/err"
 if test $? = 2 && grep -q 'need a WASI' "$T/err"; then

@@ -7,6 +7,13 @@
  * carry it).  exit records the status and traps with WASI_EXIT_TRAP_MSG,
  * which unwinds the guest; the embedder reads wasi_ctx_exit_code.  The
  * terminal-* getters answer none: hostel gives guests no terminal.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - strings (get-environment, get-arguments): lists as long as what
+ *    the embedder pushed; for hosteld the service's config, at most
+ *    VARLINK_MESSAGE_MAX (16 MiB) of text when it was deployed.
+ *  - stdio (get-stdin, get-stdout, get-stderr): one stream object per
+ *    guest handle (max_handles per instance).
  */
 #include <string.h>
 

@@ -7,6 +7,14 @@
  * getrandom(2) (a failure traps: the interface cannot report one);
  * insecure ones from a per-ctx xorshift generator seeded from
  * getrandom.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - random_bytes (get-random-bytes, get-insecure-random-bytes): the
+ *    buffer and its list<u8>, MAX_RANDOM_BYTES (1 MiB), trap "wasi:
+ *    get-random-bytes: too many bytes (limit N)".
+ *  - subscribe (subscribe-instant, subscribe-duration): one pollable
+ *    in ctx->objs per guest handle (max_handles per instance).
+ *  Everything else here is a fixed-size record.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +22,16 @@
 
 #include "wasi/internal.h"
 
-#define MAX_RANDOM_BYTES (64u << 20)
+/*
+ * Bytes one get-random-bytes / get-insecure-random-bytes may ask for
+ * (issue 18).  The host holds them twice, as bytes and as a list<u8> of
+ * cm_vals (40 bytes each): 64 MiB, the bound this had, let one call make
+ * the host allocate 2.6 GiB.  1 MiB costs 41 MiB, and is far more than
+ * any guest seeds with (wasi-libc's getentropy asks for 256 at most).
+ * The interface cannot return fewer, so past it the call traps, as
+ * wasmtime's max-random-size does.
+ */
+#define MAX_RANDOM_BYTES (1u << 20)
 
 static int mono_now(cm_host_call *call, void *env, const cm_val *args,
 		    uint32_t nargs, cm_val *res, uint32_t nres)
@@ -127,7 +144,11 @@ static int random_bytes(cm_host_call *call, wasi_ctx *ctx, uint64_t len,
 	int rc = 0;
 
 	if (len > MAX_RANDOM_BYTES)
-		return cm_host_call_trap(call, "wasi: too many random bytes");
+		return cm_host_call_trap(call,
+					 "wasi: %s: too many bytes (limit %u)",
+					 secure ? "get-random-bytes"
+						: "get-insecure-random-bytes",
+					 MAX_RANDOM_BYTES);
 	buf = malloc(len ? len : 1);
 	if (buf == NULL)
 		return wasi_oom(call);

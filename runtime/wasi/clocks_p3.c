@@ -11,6 +11,13 @@
  * once, and firing settles them in (deadline, arrival) order so equal
  * deadlines wake in the order they were asked for.  Every change of the
  * earliest deadline is reported once through clock.arm.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wait_until: ctx->waits grows by doubling, one entry per pending
+ *    wait; each is a deferred host call, so max_pending_host_calls
+ *    (10,000 by default) bounds them and the array stays under twice
+ *    that.  A cancelled or fired wait leaves the array at once.
+ *  - system_now: a fixed two-field record.
  */
 #include <stdlib.h>
 

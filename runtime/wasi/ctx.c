@@ -5,6 +5,18 @@
  *
  * Contract: see wasi.h and internal.h.  Nothing here is global: every
  * piece of state hangs off the wasi_ctx.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasi_obj_new: ctx->objs grows by doubling, one slot per live
+ *    object; every object is behind a guest handle, so max_handles per
+ *    instance bounds it (a freed slot is reused).  Objects holding an
+ *    OS fd are also counted against WASI_MAX_OPEN_FILES (1024).
+ *  - wasi_bytes: a list<u8> of n cm_vals; every caller bounds n first
+ *    (READ_MAX, FS_READ_MAX, MAX_RANDOM_BYTES).
+ *  - wasi_poll_block: pollfds for at most the poll's list (POLL_MAX).
+ *  - wasi_ctx_push_arg, wasi_ctx_push_env, wasi_ctx_preopen: the
+ *    embedder's configuration (hosteld: the service's config, at most
+ *    VARLINK_MESSAGE_MAX; preopens at most SERVICE_WASI_MAX_PREOPENS).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,25 +130,35 @@ wasi_ctx *wasi_ctx_new(void)
 	return ctx;
 }
 
-static void obj_close(wasi_obj *o)
+/* Close what o owns; an owned fd leaves the count of open files. */
+static void obj_close(wasi_ctx *ctx, wasi_obj *o)
 {
+	bool file = false;
+
 	switch (o->kind) {
 	case WOBJ_INPUT:
 	case WOBJ_OUTPUT:
 		if (o->u.stream.src == WSTREAM_FILE ||
-		    o->u.stream.src == WSTREAM_APPEND)
+		    o->u.stream.src == WSTREAM_APPEND) {
 			close(o->u.stream.fd);
+			file = true;
+		}
 		break;
 	case WOBJ_DESCRIPTOR:
 		close(o->u.desc.fd);
+		file = true;
 		break;
 	case WOBJ_DIRSTREAM:
-		if (o->u.dirs.dir != NULL)
+		if (o->u.dirs.dir != NULL) {
 			closedir(o->u.dirs.dir);
+			file = true;
+		}
 		break;
 	default:
 		break;
 	}
+	if (file && ctx->nfiles > 0)
+		ctx->nfiles--;
 	o->kind = WOBJ_FREE;
 }
 
@@ -156,7 +178,7 @@ void wasi_ctx_free(wasi_ctx *ctx)
 	}
 	free(ctx->preopens);
 	for (uint32_t i = 1; i < ctx->nobjs; i++)
-		obj_close(&ctx->objs[i]);
+		obj_close(ctx, &ctx->objs[i]);
 	free(ctx->objs);
 	wasi_waits_free(ctx);
 	free(ctx);
@@ -306,7 +328,17 @@ void wasi_obj_release(wasi_ctx *ctx, uint32_t rep)
 {
 	if (rep == 0 || rep >= ctx->nobjs)
 		return;
-	obj_close(&ctx->objs[rep]);
+	obj_close(ctx, &ctx->objs[rep]);
+}
+
+bool wasi_file_room(const wasi_ctx *ctx)
+{
+	return ctx->nfiles < WASI_MAX_OPEN_FILES;
+}
+
+void wasi_file_opened(wasi_ctx *ctx)
+{
+	ctx->nfiles++;
 }
 
 static void obj_dtor(void *env, uint64_t rep)

@@ -10,6 +10,21 @@
  * `mutate-directory` on the parent (read-only otherwise).  OS errors map
  * to error-code cases (wasi_fs_errno_code); the error resource of a
  * stream failure maps back through filesystem-error-code.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - read_: the buffer and its list<u8>, FS_READ_MAX (1 MiB), a short
+ *    read as the interface allows.
+ *  - write_: a byte copy of the list the guest passed, as long as that
+ *    list (already lifted, and 40 times larger as cm_vals: the store's
+ *    budget for lifted values bounds it).
+ *  - open_at, via_stream (read-, write-, append-via-stream),
+ *    read_directory: an object holding an OS fd, WASI_MAX_OPEN_FILES
+ *    (1024) per ctx, then error-code insufficient-memory.
+ *  - get_directories: a list of npreopens (the embedder's) and a
+ *    descriptor each, WASI_MAX_OPEN_FILES, trap "wasi: get-directories:
+ *    too many open files (limit N)".
+ *  - readlink_at: PATH_MAX on the stack; read_directory_entry: a name of
+ *    at most NAME_MAX; paths: wasi_path_resolve's MAX_PATH (path.c).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -23,6 +38,14 @@
 #include <unistd.h>
 
 #include "wasi/internal.h"
+
+/*
+ * descriptor.read returns at most this many bytes, which the interface
+ * allows (a short read is not end of file): the host holds them twice,
+ * as bytes and as a list<u8> of cm_vals (40 bytes each), so one call
+ * costs about 41 MiB at most, whatever length the guest asks for.
+ */
+#define FS_READ_MAX (1u << 20)
 
 /* descriptor-flags bits */
 #define DF_READ		    0x01u
@@ -93,6 +116,8 @@ uint32_t wasi_fs_errno_code(int e)
 	case ENOLCK:
 		return 21;
 	case ENOMEM:
+	case EMFILE: /* 0.2 has no too-many-open-files: a host resource */
+	case ENFILE: /* ran out, the nearest case */
 		return 22;
 	case ENOSPC:
 		return 23;
@@ -215,6 +240,8 @@ static int via_stream(cm_host_call *call, wasi_ctx *ctx, const cm_val *args,
 		return fs_err(call, res, EISDIR);
 	if (!(d->u.desc.flags & (k == WOBJ_INPUT ? DF_READ : DF_WRITE)))
 		return fs_err(call, res, EBADF);
+	if (!wasi_file_room(ctx))
+		return fs_err(call, res, EMFILE);
 	fd = fcntl(d->u.desc.fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return fs_err(call, res, errno);
@@ -225,6 +252,7 @@ static int via_stream(cm_host_call *call, wasi_ctx *ctx, const cm_val *args,
 	s->u.stream.src = src;
 	s->u.stream.fd = fd;
 	s->u.stream.offset = offset;
+	wasi_file_opened(ctx);
 	return 0;
 }
 
@@ -354,8 +382,8 @@ static int read_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
-	if (len > (1u << 20))
-		len = 1u << 20;
+	if (len > FS_READ_MAX)
+		len = FS_READ_MAX;
 	buf = malloc(len ? len : 1);
 	if (buf == NULL)
 		return wasi_oom(call);
@@ -412,6 +440,8 @@ static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 		return -1;
 	if (!d->u.desc.dir)
 		return fs_err(call, res, ENOTDIR);
+	if (!wasi_file_room(env))
+		return fs_err(call, res, EMFILE);
 	/* a fresh open: the entry stream must not share an offset */
 	fd = openat(d->u.desc.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -427,6 +457,7 @@ static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 		return wasi_oom(call);
 	}
 	s->u.dirs.dir = dir;
+	wasi_file_opened(env);
 	return 0;
 }
 
@@ -713,6 +744,8 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 	if ((df & DF_WRITE) && !(d->u.desc.flags & DF_WRITE) &&
 	    !(d->u.desc.flags & DF_MUTATE_DIRECTORY))
 		return fs_err(call, res, EROFS);
+	if (!wasi_file_room(env))
+		return fs_err(call, res, EMFILE);
 	e = resolve(d, &args[2], follow_flag(&args[1]), mutate, &dfd, name);
 	if (e)
 		return fs_err(call, res, e);
@@ -748,6 +781,7 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 	}
 	o->u.desc.fd = fd;
 	o->u.desc.dir = S_ISDIR(st.st_mode);
+	wasi_file_opened(env);
 	/* a child may not gain rights its parent lacks */
 	o->u.desc.flags = df & (d->u.desc.flags | DF_READ | DF_WRITE);
 	if (o->u.desc.dir)
@@ -841,6 +875,12 @@ static int get_directories(cm_host_call *call, void *env, const cm_val *args,
 		wasi_obj *o;
 		int fd;
 
+		if (!wasi_file_room(ctx))
+			return cm_host_call_trap(
+				call,
+				"wasi: get-directories: too many "
+				"open files (limit %u)",
+				WASI_MAX_OPEN_FILES);
 		fd = fcntl(ctx->preopens[i].fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return cm_host_call_trap(call, "wasi: preopen: %s",
@@ -853,6 +893,7 @@ static int get_directories(cm_host_call *call, void *env, const cm_val *args,
 		}
 		o->u.desc.fd = fd;
 		o->u.desc.dir = true;
+		wasi_file_opened(ctx);
 		o->u.desc.flags = DF_READ | DF_MUTATE_DIRECTORY;
 		if (cm_val_string(&t->u.list.elems[1], g, strlen(g)))
 			return wasi_oom(call);

@@ -20,6 +20,19 @@
 
 #define WASI_V "@0.2.12"
 
+/*
+ * Host files a guest may hold open at once (issue 18): wasi:filesystem
+ * descriptors, streams on them and directory-entry streams each hold an
+ * OS file descriptor, and preview1 counts its path_open files the same
+ * way.  The daemon's own descriptors (65,536 under hosteld.service) are
+ * shared by every store and every connection, so one guest must not
+ * spend them: past this open-at (and the calls that make streams) fail
+ * with error-code insufficient-memory (0.2 has no too-many-open-files
+ * case), path_open with errno mfile; get-directories, which cannot fail,
+ * traps.  max_handles alone (100,000 by default) would not stop it.
+ */
+#define WASI_MAX_OPEN_FILES 1024u
+
 typedef enum wasi_obj_kind {
 	WOBJ_FREE = 0,
 	WOBJ_INPUT,	 /* input-stream */
@@ -104,6 +117,7 @@ struct wasi_ctx {
 
 	wasi_obj *objs; /* index = rep; [0] unused */
 	uint32_t nobjs, cap;
+	uint32_t nfiles; /* objects owning an OS fd (WASI_MAX_OPEN_FILES) */
 	const cabi_resource_type *rt[WOBJ_NKINDS];
 };
 
@@ -111,6 +125,13 @@ struct wasi_ctx {
 int wasi_obj_new(wasi_ctx *ctx, wasi_obj_kind k, uint32_t *rep);
 wasi_obj *wasi_obj_get(wasi_ctx *ctx, const cm_val *handle, wasi_obj_kind k);
 void wasi_obj_release(wasi_ctx *ctx, uint32_t rep);
+/*
+ * Room for one more object owning an OS fd?  false: at
+ * WASI_MAX_OPEN_FILES.  Whoever hands such an object out counts it with
+ * wasi_file_opened; obj_close uncounts it when it closes the fd.
+ */
+bool wasi_file_room(const wasi_ctx *ctx);
+void wasi_file_opened(wasi_ctx *ctx);
 
 /* An own handle value for object rep of kind k. */
 cm_val wasi_own(wasi_ctx *ctx, wasi_obj_kind k, uint32_t rep);

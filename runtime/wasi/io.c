@@ -9,6 +9,19 @@
  * stream-error.closed; an OS failure is last-operation-failed carrying
  * an error resource whose debug string is strerror.  Blocking on
  * pollables goes through wasi_poll_block (ctx.c).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - poll_: the pointer array, in->n entries: POLL_MAX (65,536), trap
+ *    "wasi: poll: too many pollables (limit N)"; its result list, at
+ *    most in->n u32s; wasi_poll_block's pollfds, at most in->n.
+ *  - stream_read (read, blocking-read, skip, splice): the buffer and its
+ *    list<u8>, READ_MAX (1 MiB) bytes whatever the guest asks for.
+ *  - write_vals (write, blocking-write-and-flush): a byte copy of the
+ *    list, WRITE_BUDGET (1 MiB), trap "wasi: write: more than
+ *    check-write allowed (limit N)".
+ *  - out_write_zeroes: WRITE_BUDGET, the same trap.
+ *  - stream_error, subscribe: one object each in ctx->objs, which lives
+ *    as long as the guest's handle (max_handles per instance).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,8 +33,22 @@
 
 #include "wasi/internal.h"
 
+/*
+ * What check-write offers, and so the most one write may carry (the
+ * interface traps a write longer than the permit); a read returns at
+ * most READ_MAX bytes, which the interface allows.  Both bound what one
+ * call makes the host hold: the bytes and, for a read, their list<u8> of
+ * cm_vals (40 bytes each), about 41 MiB.
+ */
 #define WRITE_BUDGET (1u << 20)
 #define READ_MAX     (1u << 20)
+/*
+ * Pollables in one poll (issue 18).  The list may name one pollable many
+ * times, so max_handles does not bound it; the host keeps a pointer per
+ * entry and walks the list on every wake-up.  Past it poll traps
+ * "wasi: poll: too many pollables (limit N)".
+ */
+#define POLL_MAX (1u << 16)
 
 /* ---- error --------------------------------------------------------------- */
 
@@ -75,6 +102,11 @@ static int poll_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (in->n == 0)
 		return cm_host_call_trap(call, "wasi: poll: empty list");
+	if (in->n > POLL_MAX)
+		return cm_host_call_trap(call,
+					 "wasi: poll: too many pollables "
+					 "(limit %u)",
+					 POLL_MAX);
 	ps = calloc(in->n, sizeof *ps);
 	if (ps == NULL)
 		return wasi_oom(call);
@@ -321,9 +353,16 @@ static int out_check_write(cm_host_call *call, void *env, const cm_val *args,
 static int write_vals(cm_host_call *call, wasi_ctx *ctx, wasi_obj *o,
 		      const cm_vals *v, cm_val *res)
 {
-	uint8_t *buf = malloc(v->n ? v->n : 1);
+	uint8_t *buf;
 	int e;
 
+	/* check-write never offers more (blocking-write-and-flush: 4096) */
+	if (v->n > WRITE_BUDGET)
+		return cm_host_call_trap(call,
+					 "wasi: write: more than check-write "
+					 "allowed (limit %u)",
+					 WRITE_BUDGET);
+	buf = malloc(v->n ? v->n : 1);
 	if (buf == NULL)
 		return wasi_oom(call);
 	for (uint32_t i = 0; i < v->n; i++)
@@ -371,8 +410,10 @@ static int out_write_zeroes(cm_host_call *call, void *env, const cm_val *args,
 	if (o == NULL)
 		return -1;
 	if (len > WRITE_BUDGET)
-		return cm_host_call_trap(call, "wasi: write-zeroes: more than "
-					       "check-write allowed");
+		return cm_host_call_trap(call,
+					 "wasi: write-zeroes: more than "
+					 "check-write allowed (limit %u)",
+					 WRITE_BUDGET);
 	buf = calloc(1, len ? len : 1);
 	if (buf == NULL)
 		return wasi_oom(call);

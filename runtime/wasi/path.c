@@ -12,6 +12,12 @@
  * The caller opens the last component with O_NOFOLLOW (or uses an *at
  * call with AT_SYMLINK_NOFOLLOW), so a symlink swapped in after
  * resolution is never followed either.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasi_path_resolve: one buffer of 2 * MAX_PATH + 2 bytes (a longer
+ *    path is ENAMETOOLONG before it), at most MAX_DEPTH (256) directory
+ *    fds held during one walk, MAX_SYMLINKS (40) expansions.
+ *  - splice_target: a copy of the rest of that buffer, under MAX_PATH.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -19,6 +19,21 @@
  *    WASI_EXIT_TRAP_MSG; the embedder checks wasi_ctx_exited.
  *  - Time comes from the ctx's clock, so a virtual clock drives
  *    poll_oneoff and clock_time_get as it drives the 0.2 interfaces.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - fd_alloc: the descriptor table grows one slot at a time and reuses
+ *    free ones; path_open is the only guest call that adds one, so
+ *    WASI_MAX_OPEN_FILES (1024) files open at once bounds it, then
+ *    errno mfile.
+ *  - get_iovs (fd_read, fd_write, fd_pread, fd_pwrite): host iovecs, at
+ *    most IOV_MAX (1024); the bytes stay in guest memory.
+ *  - path_at, path_symlink: a copy of the guest's path or target,
+ *    shorter than PATH_MAX (4096), else nametoolong before the copy.
+ *  - wasi_p1_link: a slot per preview1 import, at most the module's
+ *    imports (bounded by its byte length).
+ *  - wasi_p1_new: the stdio and preopen entries, the embedder's count.
+ *  No call copies a guest buffer: reads, writes, readdir, readlink,
+ *  random_get and poll_oneoff work in guest memory (bounds-checked).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -129,6 +144,7 @@ typedef struct p1_fd {
 	int fd; /* owned host fd (P1_FILE, P1_DIR) */
 	int which;
 	uint16_t fdflags;
+	bool opened; /* by path_open: counted in nfiles */
 	uint64_t rights, inheriting;
 	const char *preopen; /* guest name of a preopen (the ctx's string) */
 } p1_fd;
@@ -146,7 +162,8 @@ struct wasi_p1 {
 	wasm_memory *mem;
 	p1_fd *fds;
 	uint32_t nfds;
-	p1_slot *slots; /* one per linked import (their host fn env) */
+	uint32_t nfiles; /* path_open'ed, open now (WASI_MAX_OPEN_FILES) */
+	p1_slot *slots;	 /* one per linked import (their host fn env) */
 	uint32_t nslots;
 };
 
@@ -326,10 +343,12 @@ static int fd_alloc(wasi_p1 *p, uint32_t *out)
 	return 0;
 }
 
-static void fd_release(p1_fd *f)
+static void fd_release(wasi_p1 *p, p1_fd *f)
 {
 	if ((f->kind == P1_FILE || f->kind == P1_DIR) && f->fd >= 0)
 		close(f->fd);
+	if (f->opened && p->nfiles > 0)
+		p->nfiles--;
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 }
@@ -377,7 +396,7 @@ void wasi_p1_free(wasi_p1 *p)
 	if (p == NULL)
 		return;
 	for (uint32_t i = 0; i < p->nfds; i++)
-		fd_release(&p->fds[i]);
+		fd_release(p, &p->fds[i]);
 	free(p->fds);
 	free(p->slots);
 	free(p);
@@ -720,7 +739,7 @@ static uint32_t fd_close(wasi_p1 *p, wasm_exec *x, const wasm_val *a)
 
 	if (f == NULL)
 		return E_BADF;
-	fd_release(f);
+	fd_release(p, f);
 	return E_SUCCESS;
 }
 
@@ -732,7 +751,7 @@ static uint32_t fd_renumber(wasi_p1 *p, wasm_exec *x, const wasm_val *a)
 		return E_BADF;
 	if (from == to)
 		return E_SUCCESS;
-	fd_release(to);
+	fd_release(p, to);
 	*to = *from;
 	memset(from, 0, sizeof *from);
 	from->fd = -1;
@@ -1072,6 +1091,9 @@ static uint32_t path_at(wasi_p1 *p, uint32_t dir, uint32_t ptr, uint32_t len,
 		return E_NOTDIR;
 	if (s == NULL)
 		return E_FAULT;
+	/* resolution refuses it anyway: no copy of a huge guest string */
+	if (len >= PATH_MAX)
+		return E_NAMETOOLONG;
 	if (memchr(s, '\0', len) != NULL)
 		return E_INVAL;
 	if (len == 0)
@@ -1097,6 +1119,8 @@ static uint32_t path_open(wasi_p1 *p, wasm_exec *x, const wasm_val *a)
 
 	if (parent == NULL)
 		return E_BADF;
+	if (p->nfiles >= WASI_MAX_OPEN_FILES)
+		return E_MFILE;
 	/* a child gets no right its parent may not hand out */
 	rights &= parent->inheriting;
 	inh &= parent->inheriting;
@@ -1150,9 +1174,11 @@ static uint32_t path_open(wasi_p1 *p, wasm_exec *x, const wasm_val *a)
 		f->rights &= ~(R_FD_READ | R_FD_READDIR);
 	if (!wr || S_ISDIR(st.st_mode))
 		f->rights &= ~R_FD_WRITE;
+	f->opened = true;
+	p->nfiles++;
 	e = put32(p, a[8].u.i32, n);
 	if (e)
-		fd_release(f);
+		fd_release(p, f);
 	return e;
 }
 
@@ -1291,6 +1317,8 @@ static uint32_t path_symlink(wasi_p1 *p, wasm_exec *x, const wasm_val *a)
 
 	if (s == NULL)
 		return E_FAULT;
+	if (a[1].u.i32 >= PATH_MAX) /* as symlink(2) refuses it */
+		return E_NAMETOOLONG;
 	if (memchr(s, '\0', a[1].u.i32) != NULL)
 		return E_INVAL;
 	/* an absolute target could never be followed inside the sandbox */

@@ -36,6 +36,18 @@
  *    pure ops came in between, see struct ldrec).  Calls to functions of
  *    the same module are linked to the callee's code directly.
  *  - Code after an unconditional branch is validated but not emitted.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - the code, control and operand arrays of one function (grow(),
+ *    doubling, refusing past 2^31 entries): each operator pushes a
+ *    bounded number of entries and emits a fixed number of slots plus
+ *    its immediates, so they grow with the body's length.
+ *  - op_br_table: n + 1 label depths, n at most the bytes left in the
+ *    body (checked before the malloc); the stub array, one per open
+ *    control frame (at most the body's length); each stub a label's
+ *    arity of moves (at most the type section's length).
+ *  - setup_locals: one slot per local, WASM_MAX_FUNCTION_LOCALS (and
+ *    the params, at most the type's length).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -8,6 +8,11 @@
  * been validated, but a malformed expression still only yields an
  * INVALID error, never a crash or an out-of-bounds read.  The result is
  * the single value left at `end`, in slot representation.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - push: the evaluation stack doubles up to 2^20 entries (16 MiB),
+ *    then the expression fails; it never outgrows the expression's
+ *    length anyway (one push per instruction).
  */
 #include "wasm/instance.h"
 

@@ -18,6 +18,16 @@
  *
  * The module keeps a private copy of the input, and every pointer it
  * holds points into that copy or into arrays it owns.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): the module
+ * (a deployed component's core modules, a client's bytes) is the input.
+ *  - wasm_decode: the private copy of the input, its length.
+ *  - every vector (types, imports, imports_by_kind, functions, tables,
+ *    memories, tags, globals, exports, element segments and their
+ *    items, codes, datas): read_count refuses a count above the bytes
+ *    left, so each array is at most the module's byte length entries.
+ *  - decode_locals: WASM_MAX_FUNCTION_LOCALS (50,000) per function and
+ *    WASM_MAX_MODULE_LOCALS (2^24) over a module, "too many locals".
  */
 #include "wasm/module.h"
 

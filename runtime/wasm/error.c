@@ -1,5 +1,8 @@
 /*
  * error.c - filling wasm_error values.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none (a
+ * fixed-size message buffer in the caller's wasm_error).
  */
 #include "wasm/error.h"
 

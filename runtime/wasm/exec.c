@@ -17,6 +17,14 @@
  *    blocked, wrong argument count or type) answers WASM_EXEC_TRAP with
  *    kind WASM_TRAP_HOST and a message, and leaves an outstanding
  *    suspended call untouched.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_exec_grow_stack, wasm_exec_grow_frames: the value stack and
+ *    frames of one exec together stay under max_stack_bytes (the
+ *    store's, 1 MiB by default for components), frames under
+ *    max_call_depth; past them the guest traps (call stack exhausted).
+ *  - ensure_hostbuf: a host call's params and results, as many as its
+ *    type has (bounded by the module's length).
  */
 #include <stdio.h>
 #include <stdlib.h>

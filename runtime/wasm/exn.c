@@ -28,6 +28,13 @@
  *    exception's address keeps it: collection is conservative, never
  *    unsafe.  Globals and tables are scanned only when their type is
  *    exnref.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_exn_new: live exceptions of a store stay under
+ *    max_exception_bytes (WASM_DEFAULT_MAX_EXCEPTION_BYTES, 64 MiB,
+ *    when the limits say 0), else the throw traps out of memory; the
+ *    store's list of them grows by doubling with them.
+ *  - collect: marks and a work list, one entry per live exception.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,10 @@
  * registered and NULL comes back.  Host externrefs are odd integers
  * (n << 1 | 1), while funcref and exnref values are malloc'd pointers and
  * so even: the three can never collide, and no externref is null.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: one
+ * fixed-size object per function, global or tag the host or an
+ * instantiation makes (instance.c says how many).
  */
 #include "wasm/instance.h"
 

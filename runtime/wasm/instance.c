@@ -17,6 +17,12 @@
  * carved from ONE allocation (index spaces, defined functions, globals
  * and tags, segment instances, the export index), so an idle instance of
  * a small module costs a few hundred bytes plus its memories.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_instantiate: one block carved for every index space, segment,
+ *    export and element reference of the module, each count at most the
+ *    module's byte length (decode.c), the sum checked for overflow.
+ *  - tables and memories it creates: table.c, memory.c.
  */
 #include "wasm/instance.h"
 

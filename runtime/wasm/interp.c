@@ -25,6 +25,10 @@
  * pc, instance and memory 0's base and size live in C locals; they are
  * reloaded only when a call, return, host call or memory.grow can have
  * changed them.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none here:
+ * the interpreter runs on its exec's stacks (exec.c) and calls into
+ * memory.c, table.c and exn.c for memory.grow, table.grow and throw.
  */
 #include <string.h>
 

@@ -14,6 +14,9 @@
  * A missing import (too few externs, or a NULL object) is "unknown
  * import".  Errors have kind WASM_ERR_LINK and name the import after a
  * colon.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: it
+ * only checks imports against the module's types.
  */
 #include "wasm/instance.h"
 

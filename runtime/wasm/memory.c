@@ -8,6 +8,13 @@
  * page tables, not RAM.  Bytes past `size` are never written (every access
  * is bounds-checked against `size`), which is why grown bytes read as
  * zero.  `data` may move on grow.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_memory_create, wasm_memory_grow: the mapping of each memory,
+ *    its max_pages: the type's max, the index type's cap and the store's
+ *    max_memory_pages (hosteld: the service's memory limit), else the
+ *    creation fails and memory.grow answers -1.  The limit is per
+ *    memory; a module declares at most its byte length of memories.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mremap */

@@ -7,6 +7,12 @@
  * other while they go.  Interning gives structurally equal function types
  * the same small id, so call_indirect and import matching compare one
  * integer instead of two type lists.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_store_own: the object list, one entry per object an
+ *    instantiation or the host makes (instance.c's bound per module).
+ *  - type interning: one functype per distinct type of the store's
+ *    modules, and a hash table at most twice that.
  */
 #include "wasm/store.h"
 

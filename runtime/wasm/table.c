@@ -6,6 +6,13 @@
  * effective maximum and may move on grow.  The effective maximum is the
  * smallest of the index type's cap (2^32-1 or 2^64-1), the type's own
  * max and the store's max_table_elems.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_table_create, wasm_table_grow: the elements, up to the
+ *    effective maximum above; past it creation fails and table.grow
+ *    answers -1.  With the store's max_table_elems 0 that is the type's
+ *    own max, up to 2^32 - 1 elements (32 GiB): an embedder that runs
+ *    hostile guests sets max_table_elems (docs/limits.md).
  */
 #include "wasm/instance.h"
 

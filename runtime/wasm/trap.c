@@ -3,6 +3,9 @@
  *
  * Contract: the strings are exactly those the core test suite's
  * assert_trap / assert_exhaustion expect, so drivers compare them as is.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none (fixed
+ * strings).
  */
 #include "wasm/wasm.h"
 

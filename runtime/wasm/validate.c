@@ -15,6 +15,12 @@
  * Features: Wasm 2.0, multi-memory, memory64 and table64, extended
  * constant expressions, tail calls, exception handling (try_table), SIMD
  * and relaxed SIMD.  Typed function references and GC are rejected.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - collect_refs, the compiled flags: one entry per function index,
+ *    at most the module's byte length (decode.c's read_count).
+ *  - the export-name check: one pointer per export, the same bound.
+ *  Function bodies are validated by compile.c as they are compiled.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -21,6 +21,7 @@
 #include "component/component.h"
 #include "component/instance.h"
 #include "component/rt.h"
+#include "daemon/service-wasi.h"
 #include "daemon/service.h"
 
 #include "guest-load.h"
@@ -491,6 +492,32 @@ START_TEST(service_limits_parse)
 }
 END_TEST
 
+/* Preopens are the daemon's fds: a config names at most 64 (issue 18). */
+START_TEST(service_preopens_bounded)
+{
+	char text[64 + 8 * (SERVICE_WASI_MAX_PREOPENS + 1)], why[160];
+	json_t *cfg;
+	size_t n;
+
+	for (int extra = 0; extra < 2; extra++) {
+		n = (size_t)snprintf(text, sizeof text, "{\"preopens\":[");
+		for (int i = 0; i < SERVICE_WASI_MAX_PREOPENS + extra; i++)
+			n += (size_t)snprintf(text + n, sizeof text - n,
+					      "%s\"/tmp\"", i ? "," : "");
+		snprintf(text + n, sizeof text - n, "]}");
+		cfg = json_loads(text, 0, NULL);
+		ck_assert_ptr_nonnull(cfg);
+		why[0] = '\0';
+		ck_assert_int_eq(
+			service_wasi_check_config(cfg, why, sizeof why),
+			extra ? -1 : 0);
+		if (extra)
+			ck_assert_str_eq(why, "preopens: more than 64");
+		json_decref(cfg);
+	}
+}
+END_TEST
+
 START_TEST(trap_storm_backoff_doubles_to_a_cap)
 {
 	static const uint64_t want[] = {0,    100,  200,   400,	  800,	 1600,
@@ -526,6 +553,7 @@ Suite *make_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemon");
 	tcase_add_test(tc, service_limits_parse);
+	tcase_add_test(tc, service_preopens_bounded);
 	tcase_add_test(tc, trap_storm_backoff_doubles_to_a_cap);
 	suite_add_tcase(s, tc);
 	return s;
