@@ -262,7 +262,8 @@ int history_add_guest_line(struct history_batch *b, const char *service,
  */
 int history_recover_interrupted(struct history *h, const char *reason);
 
-/* Calls without a terminal event (tests and diagnostics). */
+/* Calls whose start is in the history and whose terminal event is not:
+ * the open calls (tests and diagnostics). */
 int history_open_calls(struct history *h, uint64_t *count);
 
 /* ---- reading ----------------------------------------------------------------
@@ -301,7 +302,17 @@ bool history_query_matches(const struct history_query *q,
 /* ---- retention
  * ------------------------------------------------------------------ */
 
-/* Limits; 0 means unlimited.  Per-service columns override the defaults. */
+/*
+ * Limits; 0 means unlimited.  Per-service columns override the defaults.
+ *
+ * Retention never deletes an event of an open call: a call whose
+ * call.started is in the history and whose terminal event is not.  Once
+ * a call has ended its events expire like any other, and so do those
+ * its background work writes under its id after it returned (a task
+ * that ticks on: hostcall.*), whether or not its start and end are
+ * still there.  Retention deletes oldest first and an open call's start
+ * is never deleted, so a call whose start is gone had ended.
+ */
 struct history_retention {
 	uint64_t keep_events; /* newest events kept per service */
 	uint64_t keep_age;    /* seconds */
@@ -312,12 +323,12 @@ void history_set_retention(struct history *h,
 
 /*
  * One bounded step of retention: examines at most max_rows events and
- * deletes at most that many, in one transaction.  Events of a call
- * without its terminal event are never deleted.  Returns 1 when the
- * current pass has more to do (call again soon), 0 when the pass is done
- * (the next call starts a new pass), or -errno.  *deleted counts what
- * this step removed.  Age pruning assumes event times grow with seq;
- * after a clock step backwards it stops early and catches up later.
+ * deletes at most that many, in one transaction.  Events of an open
+ * call are never deleted.  Returns 1 when the current pass has more to
+ * do (call again soon), 0 when the pass is done (the next call starts a
+ * new pass), or -errno.  *deleted counts what this step removed.  Age
+ * pruning assumes event times grow with seq; after a clock step
+ * backwards it stops early and catches up later.
  */
 int history_prune_step(struct history *h, size_t max_rows, int64_t now,
 		       size_t *deleted);
@@ -355,8 +366,8 @@ void history_pruner_free(struct history_pruner *p);
 /*
  * Manual pruning: delete events with seq < before_seq (of one service,
  * or of every service and the daemon when service is NULL), at most
- * max_rows per call, never events of an open call.  Returns 1 when more
- * remain, 0 when done, or -errno.
+ * max_rows per call, never events of an open call (as above).  Returns
+ * 1 when more remain, 0 when done, or -errno.
  */
 int history_prune_before(struct history *h, const char *service,
 			 uint64_t before_seq, size_t max_rows, size_t *deleted);
