@@ -74,7 +74,9 @@ struct prune_group {
 	int64_t age_cut; /* events older than this (unix ns) go; 0: none */
 };
 
-enum prune_phase { PRUNE_COUNT, PRUNE_DELETE };
+/* Count down to the cut, delete up to it, then (a pass that explains
+ * and has removed nothing yet) count what the limits keep. */
+enum prune_phase { PRUNE_COUNT, PRUNE_DELETE, PRUNE_TALLY };
 
 /*
  * One retention pass: its groups and where it stands.  The background
@@ -93,11 +95,15 @@ struct prune_pass {
 	/* The newest seq when the pass began: from the database, since the
 	 * handle that prunes need not be the one that appends. */
 	uint64_t newest;
+	uint64_t deleted; /* by this pass so far */
+	/* What the pass keeps, for a pass that explains (else NULL). */
+	struct history_prune_kept *kept;
 };
 
 struct history_pruner {
 	struct prune_pass pass;
 	bool done;
+	struct history_prune_kept kept;
 };
 
 /*
@@ -292,12 +298,14 @@ int history_open(struct db *db, struct history **out)
 static void prune_reset(struct prune_pass *p)
 {
 	struct history *h = p->h;
+	struct history_prune_kept *kept = p->kept;
 
 	for (size_t i = 0; i < p->n; i++)
 		free(p->groups[i].service);
 	free(p->groups);
 	memset(p, 0, sizeof(*p));
 	p->h = h;
+	p->kept = kept;
 }
 
 void history_free(struct history *h)
@@ -1471,6 +1479,19 @@ static int delete_seqs(struct history *h, const uint64_t *seqs, size_t n,
 	return rc;
 }
 
+/* An open call that keeps expired events: among the first few, once. */
+static void note_open_call(struct history_prune_kept *k, const char *call)
+{
+	for (size_t i = 0; i < k->n_calls; i++)
+		if (!strcmp(k->calls[i], call))
+			return;
+	if (k->n_calls == HISTORY_PRUNE_CALLS) {
+		k->more_calls = true;
+		return;
+	}
+	snprintf(k->calls[k->n_calls++], sizeof(k->calls[0]), "%s", call);
+}
+
 /*
  * Examine up to max_rows of the group's oldest events and delete the
  * expired ones that belong to no open call.  *done when the group has
@@ -1523,7 +1544,10 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 				break;
 			}
 			p->cursor = seq + 1;
-			if (!open) {
+			if (open && p->kept) {
+				p->kept->open++;
+				note_open_call(p->kept, call);
+			} else if (!open) {
 				seqs[n++] = seq;
 				if (sqlite3_column_int(st, 4))
 					open_calls_del(&h->open, call);
@@ -1546,9 +1570,48 @@ static int delete_step(struct prune_pass *p, struct prune_group *g,
 		return rc;
 	}
 	*deleted += gone;
+	p->deleted += gone;
 	h->stats.pruned += gone;
+	if (p->kept)
+		p->kept->limits += n - gone; /* the newest of the history */
 	free(seqs);
 	return 0;
+}
+
+/*
+ * Count the group's events from the cursor (the first one its limits
+ * keep) to the newest of the pass, max_rows at a time: what the limits
+ * keep, for a pass that removed nothing and says why.
+ */
+static int tally_step(struct prune_pass *p, struct prune_group *g,
+		      size_t max_rows, bool *done)
+{
+	struct history *h = p->h;
+	sqlite3_stmt *st;
+	int rc = db_prepare(h->db,
+			    "SELECT count(*), max(seq) FROM (SELECT seq FROM "
+			    "events WHERE service IS ?1 AND seq >= ?2 AND "
+			    "seq <= ?3 ORDER BY seq LIMIT ?4)",
+			    &st);
+
+	*done = false;
+	if (rc)
+		return rc;
+	bind_text(st, 1, g->service);
+	sqlite3_bind_int64(st, 2, (int64_t)p->cursor);
+	sqlite3_bind_int64(st, 3, (int64_t)p->newest);
+	sqlite3_bind_int64(st, 4, (int64_t)max_rows);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		uint64_t c = (uint64_t)sqlite3_column_int64(st, 0);
+
+		p->kept->limits += c;
+		p->cursor = (uint64_t)sqlite3_column_int64(st, 1) + 1;
+		*done = c < max_rows;
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return db_fail(h->db, rc, "counting the events retention keeps");
 }
 
 /* One bounded step of an active pass: 1 more to do, 0 done, or -errno. */
@@ -1568,10 +1631,19 @@ static int pass_step(struct prune_pass *p, size_t max_rows, size_t *deleted)
 			if (rc)
 				goto fail;
 			return 1;
+		} else if (p->phase == PRUNE_TALLY) {
+			rc = tally_step(p, g, max_rows, &done);
+			if (rc)
+				goto fail;
 		} else {
 			rc = delete_step(p, g, max_rows, deleted, &done);
 			if (rc)
 				goto fail;
+			if (done && p->kept && p->deleted == 0) {
+				/* Nothing went yet: count what stays. */
+				p->phase = PRUNE_TALLY;
+				return 1;
+			}
 		}
 		if (!done)
 			return 1;
@@ -1629,6 +1701,8 @@ int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
 	if (!pr)
 		return db_failf(h->db, -ENOMEM, "out of memory");
 	pr->pass.h = h;
+	if (spec->explain)
+		pr->pass.kept = &pr->kept;
 	rc = start_pass(&pr->pass, spec, now);
 	if (rc) {
 		history_pruner_free(pr);
@@ -1658,6 +1732,12 @@ int history_pruner_step(struct history_pruner *pr, size_t max_rows,
 	if (rc <= 0)
 		pr->done = true;
 	return rc;
+}
+
+const struct history_prune_kept *
+history_pruner_kept(const struct history_pruner *pr)
+{
+	return pr->pass.kept ? &pr->kept : NULL;
 }
 
 void history_pruner_free(struct history_pruner *pr)

@@ -344,6 +344,27 @@ struct history_prune_spec {
 	const char *service; /* NULL: every service and the daemon's events */
 	int64_t keep_events; /* < 0: as configured; 0: no count limit */
 	int64_t keep_age;    /* seconds; < 0: as configured; 0: none */
+	bool explain;	     /* note what it keeps: history_pruner_kept() */
+};
+
+/*
+ * What a pass that explains kept, and why.  `open` counts the events
+ * past the limits kept because their call is open, and `calls` names
+ * the first HISTORY_PRUNE_CALLS of those calls in the order the pass
+ * met them (more_calls: there were more).  `limits` counts the events
+ * within the limits of the groups that have limits (the newest
+ * keep_events, those younger than keep_age, and the newest event of
+ * the history, which is never deleted), and only while the pass has
+ * deleted nothing: it is what a pass that removed nothing says, and
+ * counting it costs a second walk over the kept events, in steps.
+ */
+#define HISTORY_PRUNE_CALLS 8
+struct history_prune_kept {
+	uint64_t limits;
+	uint64_t open;
+	size_t n_calls;
+	bool more_calls;
+	char calls[HISTORY_PRUNE_CALLS][HISTORY_NAME_MAX];
 };
 
 /* A service name or call id the history takes: 1..HISTORY_NAME_MAX-1 bytes, no
@@ -361,6 +382,10 @@ int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
  * pass is over then).  *deleted counts what this step removed. */
 int history_pruner_step(struct history_pruner *p, size_t max_rows,
 			size_t *deleted);
+/* What the pass kept (complete once the pass is); NULL unless the spec
+ * asked it to explain. */
+const struct history_prune_kept *
+history_pruner_kept(const struct history_pruner *p);
 void history_pruner_free(struct history_pruner *p);
 
 /*

@@ -5,8 +5,9 @@
  * callback, nothing visible, then retry or explicit failure), recovery of
  * interrupted calls, reading with filters and from a seq, following
  * through the commit hook without gap or duplicate, retention in bounded
- * steps that spare open calls, manual pruning, guest output lines, and
- * the statistics.
+ * steps that spare open calls and not the background work of ended ones,
+ * manual pruning, what a pass that removed nothing kept, guest output
+ * lines, and the statistics.
  */
 #include "store-testutil.h"
 
@@ -1452,6 +1453,97 @@ START_TEST(prune_converges_on_background_work_of_an_ended_call)
 }
 END_TEST
 
+/* A pass on request that explains, run to its end: what it removed
+ * and what it kept. */
+static size_t pruner_explained(struct fixture *f, int64_t keep_events,
+			       struct history_prune_kept *kept)
+{
+	struct history_pruner *pr;
+	size_t total = 0, deleted;
+	int rc, steps = 0;
+
+	ck_assert_int_eq(history_pruner_new(f->h,
+					    &(struct history_prune_spec){
+						    .keep_events = keep_events,
+						    .keep_age = -1,
+						    .explain = true},
+					    db_now_ns(), &pr),
+			 0);
+	do {
+		rc = history_pruner_step(pr, 3, &deleted);
+		ck_assert_int_ge(rc, 0);
+		total += deleted;
+		ck_assert_int_lt(++steps, 10000);
+	} while (rc == 1);
+	ck_assert_ptr_nonnull(history_pruner_kept(pr));
+	*kept = *history_pruner_kept(pr);
+	history_pruner_free(pr);
+	return total;
+}
+
+START_TEST(pruner_says_what_it_kept)
+{
+	struct fixture f;
+	struct history_prune_kept kept;
+	struct history_pruner *pr;
+	uint64_t hostcall = 1;
+
+	setup(&f);
+	add(&f, "s", "open", HISTORY_CALL_STARTED, NULL, NULL);
+	background_ticks(&f, "open", 5, &hostcall);
+	for (int i = 0; i < 10; i++)
+		add(&f, "s", NULL, "service.tick", NULL, NULL);
+	for (int i = 0; i < 3; i++)
+		add(&f, "t", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	/* s keeps 4 ticks and the open call's 6; 6 ticks go. */
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 6);
+	ck_assert_uint_eq(kept.open, 6);
+	ck_assert_uint_eq(kept.n_calls, 1);
+	ck_assert_str_eq(kept.calls[0], "open");
+	/* Again: nothing goes, and the pass says why: s's newest 4 and
+	 * t's 3 are within the limit, the open call holds 6 past it. */
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 0);
+	ck_assert_uint_eq(kept.limits, 4 + 3);
+	ck_assert_uint_eq(kept.open, 6);
+	ck_assert_uint_eq(kept.n_calls, 1);
+	ck_assert(!kept.more_calls);
+	/* Nine more open calls behind the limit: the first few are named. */
+	for (int i = 0; i < 9; i++) {
+		char call[8];
+
+		snprintf(call, sizeof(call), "c%d", i);
+		add(&f, "s", call, HISTORY_CALL_STARTED, NULL, NULL);
+	}
+	for (int i = 0; i < 4; i++)
+		add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 4);
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 0);
+	ck_assert_uint_eq(kept.limits, 4 + 3);
+	ck_assert_uint_eq(kept.open, 6 + 9);
+	ck_assert_uint_eq(kept.n_calls, HISTORY_PRUNE_CALLS);
+	ck_assert_str_eq(kept.calls[0], "open");
+	ck_assert_str_eq(kept.calls[1], "c0");
+	ck_assert_str_eq(kept.calls[HISTORY_PRUNE_CALLS - 1], "c6");
+	ck_assert(kept.more_calls);
+	/* With no limit at all, nothing is past one. */
+	history_set_retention(f.h, &(struct history_retention){0});
+	ck_assert_uint_eq(pruner_explained(&f, 0, &kept), 0);
+	ck_assert_uint_eq(kept.limits + kept.open + kept.n_calls, 0);
+	/* A pass that does not explain has nothing to say. */
+	ck_assert_int_eq(
+		history_pruner_new(f.h,
+				   &(struct history_prune_spec){
+					   .keep_events = 4, .keep_age = -1},
+				   db_now_ns(), &pr),
+		0);
+	ck_assert_ptr_null(history_pruner_kept(pr));
+	history_pruner_free(pr);
+	teardown(&f);
+}
+END_TEST
+
 /* ---- typed payloads and guest output
  * --------------------------------------------------------- */
 
@@ -1816,6 +1908,7 @@ Suite *make_suite(void)
 	tcase_add_loop_test(prune_tc,
 			    prune_converges_on_background_work_of_an_ended_call,
 			    BY_STEP, BY_SEQ + 1);
+	tcase_add_test(prune_tc, pruner_says_what_it_kept);
 	suite_add_tcase(s, commit_tc);
 	suite_add_tcase(s, read_tc);
 	suite_add_tcase(s, prune_tc);
