@@ -15,8 +15,10 @@
  * HOSTEL_EXIT_NOT_FOUND.
  *
  * `history prune` asks hosteld to apply retention now
- * (io.hostel.History.Prune) and prints how many events went.  Exit
- * codes are those of the other daemon subcommands (client/commands.h).
+ * (io.hostel.History.Prune) and prints how many events went; when none
+ * did, on the same line, why: how many the limits keep and how many
+ * past them belong to open calls, naming the first few.  Exit codes
+ * are those of the other daemon subcommands (client/commands.h).
  */
 #define _GNU_SOURCE /* strptime, timegm */
 #include "config.h"
@@ -361,6 +363,38 @@ static long long duration_parse(const char *v)
 	return -1;
 }
 
+/*
+ * The reason of a pass that removed nothing (io.hostel.History.PruneKept)
+ * after "pruned 0 event(s)"; false when it is malformed.
+ */
+static bool print_kept(const json_t *kept)
+{
+	json_t *limits = json_object_get(kept, "limits");
+	json_t *open = json_object_get(kept, "openCalls");
+	json_t *calls = json_object_get(kept, "calls");
+
+	if (!json_is_integer(limits) || !json_is_integer(open) ||
+	    !json_is_array(calls))
+		return false;
+	for (size_t i = 0; i < json_array_size(calls); i++)
+		if (!json_is_string(json_array_get(calls, i)))
+			return false;
+	printf(": %" JSON_INTEGER_FORMAT " within the limits; ",
+	       json_integer_value(limits));
+	if (json_integer_value(open) == 0) {
+		printf("none past them");
+		return true;
+	}
+	printf("%" JSON_INTEGER_FORMAT " past them belong to open calls",
+	       json_integer_value(open));
+	for (size_t i = 0; i < json_array_size(calls); i++)
+		printf("%s%s", i ? ", " : ": ",
+		       json_string_value(json_array_get(calls, i)));
+	if (json_is_true(json_object_get(kept, "more")))
+		printf(", ...");
+	return true;
+}
+
 static int prune(int argc, char **argv, const char *socket_opt)
 {
 	static const struct option longopts[] = {
@@ -437,14 +471,23 @@ static int prune(int argc, char **argv, const char *socket_opt)
 		rc = daemon_client_report("history", &r);
 	} else if (rc == 0) {
 		json_t *del = json_object_get(r.parameters, "deleted");
+		json_t *kept = json_object_get(r.parameters, "kept");
 
-		if (!json_is_integer(del)) {
+		if (!json_is_integer(del) || (kept && !json_is_object(kept))) {
 			fprintf(stderr,
 				"hostel history: invalid reply from hosteld\n");
 			rc = HOSTEL_EXIT_PROTOCOL;
 		} else {
-			printf("pruned %" JSON_INTEGER_FORMAT " event(s)\n",
+			printf("pruned %" JSON_INTEGER_FORMAT " event(s)",
 			       json_integer_value(del));
+			if (kept && !print_kept(kept)) {
+				printf("\n");
+				fprintf(stderr, "hostel history: invalid "
+						"reply from hosteld\n");
+				rc = HOSTEL_EXIT_PROTOCOL;
+			} else {
+				printf("\n");
+			}
 		}
 	}
 	varlink_reply_clear(&r);

@@ -182,14 +182,17 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
  * background pass is: on the loop's connection its deletes held the
  * write lock beside the writer's commits, and with synchronous = full
  * the loop waited for their fsyncs.  `done` runs on the loop's thread,
- * once, when the pass ends: rc 0 and the events removed, or a negative
- * errno and the reason (-EINVAL: a malformed service name; -ESHUTDOWN:
- * the daemon stops; the count is what went before).  It does not run
- * for a dropped request.  Returns 0, -ENOMEM, or -ENOTSUP when there is
- * no writer thread (the caller steps a history_pruner on the loop then).
+ * once, when the pass ends: rc 0 and the events removed, with what the
+ * pass kept when the spec asked it to explain (store/history.h; else
+ * NULL), or a negative errno and the reason (-EINVAL: a malformed
+ * service name; -ESHUTDOWN: the daemon stops; the count is what went
+ * before; kept NULL).  It does not run for a dropped request.  Returns
+ * 0, -ENOMEM, or -ENOTSUP when there is no writer thread (the caller
+ * steps a history_pruner on the loop then).
  */
 struct daemon_prune;
 typedef void (*daemon_prune_done_fn)(void *arg, int rc, uint64_t deleted,
+				     const struct history_prune_kept *kept,
 				     const char *err);
 int daemon_history_prune(struct daemon *d,
 			 const struct history_prune_spec *spec,

@@ -408,9 +408,12 @@ static void prune_requests_finish(struct daemon_history *h, const char *why)
 
 		ended = r->next;
 		if (r->done && !r->ended)
-			r->done(r->arg, -ESHUTDOWN, r->deleted, why);
+			r->done(r->arg, -ESHUTDOWN, r->deleted, NULL, why);
 		else if (r->done)
-			r->done(r->arg, r->rc, r->deleted, r->err);
+			r->done(r->arg, r->rc, r->deleted,
+				r->rc == 0 && r->pr ? history_pruner_kept(r->pr)
+						    : NULL,
+				r->err);
 		prune_request_free(r);
 	}
 }
@@ -857,6 +860,7 @@ static void end_listeners(struct daemon_history *h)
  * timeout, and calls had no reply for more than 10 s.
  */
 static void retention_pass_done(void *arg, int rc, uint64_t deleted,
+				const struct history_prune_kept *kept,
 				const char *err)
 {
 	struct daemon_history *h = arg;

@@ -621,7 +621,9 @@ void method_history_stats(struct call *call)
 #define PRUNE_STEP_ROWS 1000
 
 /*
- * A retention pass on request, answered when the pass is complete.  The
+ * A retention pass on request, answered when the pass is complete; a
+ * pass that removed nothing says why ("kept": what the limits keep, and
+ * the events past them of open calls, naming the first few).  The
  * history's writer thread runs it between batches
  * (daemon_history_prune()); without a writer it runs here, one bounded
  * step per loop turn (a zero timer, so I/O and commits go on between
@@ -675,10 +677,29 @@ static void prune_unavailable(struct prune_job *j, const char *why)
 					  json_pack("{ss}", "reason", reason)));
 }
 
-/* The pass ended with rc (err: why it failed). */
-static void prune_ended(struct prune_job *j, int rc, const char *err)
+/* Why a pass removed nothing: io.hostel.History.PruneKept. */
+static json_t *kept_json(const struct history_prune_kept *k)
+{
+	json_t *calls = json_array();
+
+	for (size_t i = 0; calls && i < k->n_calls; i++)
+		if (json_array_append_new(calls, json_string(k->calls[i]))) {
+			json_decref(calls);
+			calls = NULL;
+		}
+	if (!calls)
+		return NULL;
+	return json_pack("{sI,sI,so,sb}", "limits", (json_int_t)k->limits,
+			 "openCalls", (json_int_t)k->open, "calls", calls,
+			 "more", k->more_calls);
+}
+
+/* The pass ended with rc (err: why it failed; kept: what it kept). */
+static void prune_ended(struct prune_job *j, int rc,
+			const struct history_prune_kept *kept, const char *err)
 {
 	struct history *h = daemon_history_store(j->d);
+	json_t *reply;
 
 	if (rc < 0) {
 		if (rc != -ESHUTDOWN)
@@ -691,12 +712,12 @@ static void prune_ended(struct prune_job *j, int rc, const char *err)
 		log_info(&j->d->log,
 			 "history: pruning on request removed %llu event(s)",
 			 (unsigned long long)j->deleted);
-	prune_finish(
-		j, varlink_reply_new(
-			   json_pack("{sI,sI}", "deleted",
-				     (json_int_t)j->deleted, "last",
-				     (json_int_t)(h ? history_last_seq(h) : 0)),
-			   false));
+	reply = json_pack("{sI,sI}", "deleted", (json_int_t)j->deleted, "last",
+			  (json_int_t)(h ? history_last_seq(h) : 0));
+	if (reply && j->deleted == 0 && kept)
+		/* Out of memory: the reply goes without its reason. */
+		json_object_set_new(reply, "kept", kept_json(kept));
+	prune_finish(j, varlink_reply_new(reply, false));
 }
 
 static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
@@ -713,17 +734,19 @@ static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	db = daemon_history_db(j->d);
-	prune_ended(j, rc, rc < 0 && db ? db_errmsg(db) : strerror(-rc));
+	prune_ended(j, rc, rc == 0 ? history_pruner_kept(j->pr) : NULL,
+		    rc < 0 && db ? db_errmsg(db) : strerror(-rc));
 }
 
 /* The writer's answer (daemon_history_prune()). */
-static void prune_done(void *arg, int rc, uint64_t deleted, const char *err)
+static void prune_done(void *arg, int rc, uint64_t deleted,
+		       const struct history_prune_kept *kept, const char *err)
 {
 	struct prune_job *j = arg;
 
-	j->req = NULL; /* freed by the history */
+	j->req = NULL; /* freed by the history after this */
 	j->deleted = deleted;
-	prune_ended(j, rc, err && *err ? err : strerror(-rc));
+	prune_ended(j, rc, kept, err && *err ? err : strerror(-rc));
 }
 
 /* The history goes away (the daemon stops): end the pass now. */
@@ -769,6 +792,7 @@ void method_history_prune(struct call *call)
 		.service = service,
 		.keep_events = ke,
 		.keep_age = ka,
+		.explain = true,
 	};
 	j = calloc(1, sizeof(*j));
 	if (!j) {

@@ -288,7 +288,8 @@ char *history_value_bounded(const char *text, size_t len);
  */
 int history_recover_interrupted(struct history *h, const char *reason);
 
-/* Calls without a terminal event (tests and diagnostics). */
+/* Calls whose start is in the history and whose terminal event is not:
+ * the open calls (tests and diagnostics). */
 int history_open_calls(struct history *h, uint64_t *count);
 
 /* ---- reading ----------------------------------------------------------------
@@ -327,7 +328,17 @@ bool history_query_matches(const struct history_query *q,
 /* ---- retention
  * ------------------------------------------------------------------ */
 
-/* Limits; 0 means unlimited.  Per-service columns override the defaults. */
+/*
+ * Limits; 0 means unlimited.  Per-service columns override the defaults.
+ *
+ * Retention never deletes an event of an open call: a call whose
+ * call.started is in the history and whose terminal event is not.  Once
+ * a call has ended its events expire like any other, and so do those
+ * its background work writes under its id after it returned (a task
+ * that ticks on: hostcall.*), whether or not its start and end are
+ * still there.  Retention deletes oldest first and an open call's start
+ * is never deleted, so a call whose start is gone had ended.
+ */
 struct history_retention {
 	uint64_t keep_events; /* newest events kept per service */
 	uint64_t keep_age;    /* seconds */
@@ -338,12 +349,12 @@ void history_set_retention(struct history *h,
 
 /*
  * One bounded step of retention: examines at most max_rows events and
- * deletes at most that many, in one transaction.  Events of a call
- * without its terminal event are never deleted.  Returns 1 when the
- * current pass has more to do (call again soon), 0 when the pass is done
- * (the next call starts a new pass), or -errno.  *deleted counts what
- * this step removed.  Age pruning assumes event times grow with seq;
- * after a clock step backwards it stops early and catches up later.
+ * deletes at most that many, in one transaction.  Events of an open
+ * call are never deleted.  Returns 1 when the current pass has more to
+ * do (call again soon), 0 when the pass is done (the next call starts a
+ * new pass), or -errno.  *deleted counts what this step removed.  Age
+ * pruning assumes event times grow with seq; after a clock step
+ * backwards it stops early and catches up later.
  */
 int history_prune_step(struct history *h, size_t max_rows, int64_t now,
 		       size_t *deleted);
@@ -359,6 +370,27 @@ struct history_prune_spec {
 	const char *service; /* NULL: every service and the daemon's events */
 	int64_t keep_events; /* < 0: as configured; 0: no count limit */
 	int64_t keep_age;    /* seconds; < 0: as configured; 0: none */
+	bool explain;	     /* note what it keeps: history_pruner_kept() */
+};
+
+/*
+ * What a pass that explains kept, and why.  `open` counts the events
+ * past the limits kept because their call is open, and `calls` names
+ * the first HISTORY_PRUNE_CALLS of those calls in the order the pass
+ * met them (more_calls: there were more).  `limits` counts the events
+ * within the limits of the groups that have limits (the newest
+ * keep_events, those younger than keep_age, and the newest event of
+ * the history, which is never deleted), and only while the pass has
+ * deleted nothing: it is what a pass that removed nothing says, and
+ * counting it costs a second walk over the kept events, in steps.
+ */
+#define HISTORY_PRUNE_CALLS 8
+struct history_prune_kept {
+	uint64_t limits;
+	uint64_t open;
+	size_t n_calls;
+	bool more_calls;
+	char calls[HISTORY_PRUNE_CALLS][HISTORY_NAME_MAX];
 };
 
 /* A service name or call id the history takes: 1..HISTORY_NAME_MAX-1 bytes, no
@@ -376,13 +408,17 @@ int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
  * pass is over then).  *deleted counts what this step removed. */
 int history_pruner_step(struct history_pruner *p, size_t max_rows,
 			size_t *deleted);
+/* What the pass kept (complete once the pass is); NULL unless the spec
+ * asked it to explain. */
+const struct history_prune_kept *
+history_pruner_kept(const struct history_pruner *p);
 void history_pruner_free(struct history_pruner *p);
 
 /*
  * Manual pruning: delete events with seq < before_seq (of one service,
  * or of every service and the daemon when service is NULL), at most
- * max_rows per call, never events of an open call.  Returns 1 when more
- * remain, 0 when done, or -errno.
+ * max_rows per call, never events of an open call (as above).  Returns
+ * 1 when more remain, 0 when done, or -errno.
  */
 int history_prune_before(struct history *h, const char *service,
 			 uint64_t before_seq, size_t max_rows, size_t *deleted);

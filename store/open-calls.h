@@ -6,7 +6,12 @@
  * in the set needs no look-up of its start in the database.  A call
  * missing from the set is only looked up, so the set may forget calls
  * at any time (open_calls_clear() after a rolled-back commit, a full set
- * that refuses more) without changing any answer.
+ * that refuses more) without changing any answer.  It must never hold a
+ * call whose start is not in the database: the writer adds a call with
+ * its start and takes it out when that is refused or rolled back, and
+ * retention, which never deletes the start of an open call, takes out a
+ * call whose (ended) start it deletes, so that a second end cannot slip
+ * in past the unique index once the first end is gone too.
  *
  * Contract: ids are copied; open_calls_add() returns false when the set
  * is full (OPEN_CALLS_MAX) or memory ran out, and the set is unchanged.

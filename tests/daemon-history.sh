@@ -5,10 +5,10 @@
 # the daemon stops, a restart showing daemon.stopped then a new
 # daemon.started, settings applied on reload, `hostel history CALL`
 # (text and --json) for returned and trapped calls, `hostel history
-# prune` (one service, overriding limits, bad options), recovery of a
-# call left open by a killed daemon, a follower from the first event
-# seeing each of 10,000 events appended meanwhile exactly once and in
-# order, and refusing a corrupt or newer database.
+# prune` (one service, overriding limits, why nothing went, bad
+# options), recovery of a call left open by a killed daemon, a follower
+# from the first event seeing each of 10,000 events appended meanwhile
+# exactly once and in order, and refusing a corrupt or newer database.
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.  KEEP=1 keeps the temporary directory.
@@ -136,7 +136,7 @@ check "logs --help" has "$T/out" "usage: hostel logs"
 check "GetInfo lists io.hostel.History" has "$T/out" '"io.hostel.History"'
 "$SEND" "$SOCK" describe io.hostel.History >"$T/out"
 check "io.hostel.History IDL parses" \
-	has "$T/out" "io.hostel.History: 3 methods, 2 errors, 1 types"
+	has "$T/out" "io.hostel.History: 3 methods, 2 errors, 2 types"
 
 # ---- hostel history CALL ---------------------------------------------------------
 "$MK" counter "$T/counter.wasm" || exit 99
@@ -202,8 +202,8 @@ H logs >"$T/out"
 check "other events are untouched" \
 	test "$(wc -l <"$T/out")" -eq $((n_all - n_counter + 4))
 H history prune --keep-events 100000 --keep-age 30d >"$T/out"
-check "prune with loose limits removes nothing" \
-	test "$(cat "$T/out")" = "pruned 0 event(s)"
+check "prune with loose limits removes nothing, and says why" \
+	test "$(cat "$T/out")" = "pruned 0 event(s): $((n_all - n_counter + 4)) within the limits; none past them"
 "$SEND" "$SOCK" call '{"method":"io.hostel.History.Stats"}' >"$T/stats"
 check "Stats counts what prune removed" \
 	has "$T/stats" "\"pruned\":$((n_counter - 4)),"
@@ -218,8 +218,8 @@ check "Prune: keepAge < 0 is an InvalidParameter" \
 	has "$T/out" '"parameter":"keepAge"'
 "$SEND" "$SOCK" call '{"method":"io.hostel.History.Prune","parameters":{"service":"gone","keepEvents":0,"keepAge":0}}' \
 	>"$T/out" 2>&1
-check "Prune of an unknown service: nothing to do" \
-	grep -q '^{"parameters":{"deleted":0,"last":[0-9]*}}$' "$T/out"
+check "Prune of an unknown service: nothing to do, nothing kept" \
+	grep -q '^{"parameters":{"deleted":0,"last":[0-9]*,"kept":{"limits":0,"openCalls":0,"calls":\[\],"more":false}}}$' "$T/out"
 "$SEND" "$SOCK" call '{"method":"io.hostel.History.Prune","parameters":{"service":"a\u0001b"}}' \
 	>"$T/out" 2>&1
 check "Prune: a service name with a control character is an InvalidParameter" \

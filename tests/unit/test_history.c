@@ -5,8 +5,9 @@
  * callback, nothing visible, then retry or explicit failure), recovery of
  * interrupted calls, reading with filters and from a seq, following
  * through the commit hook without gap or duplicate, retention in bounded
- * steps that spare open calls, manual pruning, guest output lines, and
- * the statistics.
+ * steps that spare open calls and not the background work of ended ones,
+ * manual pruning, what a pass that removed nothing kept, guest output
+ * lines, and the statistics.
  */
 #include "store-testutil.h"
 
@@ -1321,6 +1322,229 @@ START_TEST(pruner_on_request)
 }
 END_TEST
 
+/*
+ * Issue 18: a call starts a background task and returns; the task goes
+ * on writing hostcall.* events under the call's id (the ticker).  Once a
+ * pass removed the call's start and end, later passes must still remove
+ * those events: the call has ended, they are no open call's.  Rounds of
+ * new events, each followed by a pass, keep the table bounded, while an
+ * open call beside it keeps every one of its events.
+ */
+enum prune_way { BY_STEP, BY_PRUNER, BY_SEQ };
+
+static void background_ticks(struct fixture *f, const char *call, int n,
+			     uint64_t *hostcall)
+{
+	for (int i = 0; i < n; i++, ++*hostcall)
+		ck_assert_int_eq(i % 2 ? history_add_hostcall_settled(
+						 f->b, "s", call, *hostcall,
+						 "returned", NULL, NULL)
+				       : history_add_hostcall_started(
+						 f->b, "s", call, *hostcall,
+						 "wait", NULL),
+				 0);
+}
+
+static void prune_keeping(struct fixture *f, enum prune_way way, uint64_t keep)
+{
+	size_t deleted;
+	int steps, rc;
+
+	switch (way) {
+	case BY_STEP:
+		history_set_retention(
+			f->h, &(struct history_retention){.keep_events = keep});
+		prune_all(f, 7, db_now_ns(), &steps);
+		break;
+	case BY_PRUNER:
+		history_set_retention(f->h, &(struct history_retention){0});
+		pruner_run(f,
+			   &(struct history_prune_spec){.keep_events =
+								(int64_t)keep,
+							.keep_age = -1},
+			   7, db_now_ns());
+		break;
+	case BY_SEQ:
+		steps = 0;
+		do {
+			rc = history_prune_before(
+				f->h, "s", history_last_seq(f->h) + 1 - keep, 7,
+				&deleted);
+			ck_assert_int_ge(rc, 0);
+			ck_assert_int_lt(++steps, 10000);
+		} while (rc == 1);
+		break;
+	}
+}
+
+START_TEST(prune_converges_on_background_work_of_an_ended_call)
+{
+	static const char *const way_name[] = {"step", "pruner", "seq"};
+	enum prune_way way = (enum prune_way)_i;
+	struct fixture f;
+	uint64_t hostcall = 1;
+	long long ticks, open, total;
+	uint64_t open_call;
+
+	setup(&f);
+	/* start() returns at once; its task ticks on. */
+	add(&f, "s", "tick", HISTORY_CALL_STARTED, NULL, NULL);
+	background_ticks(&f, "tick", 2, &hostcall);
+	add(&f, "s", "tick", HISTORY_CALL_RETURNED, NULL, NULL);
+	/* A call that has not ended, with background work of its own. */
+	add(&f, "s", "open", HISTORY_CALL_STARTED, NULL, NULL);
+	open_call = hostcall;
+	background_ticks(&f, "open", 1, &hostcall);
+	background_ticks(&f, "tick", 100, &hostcall);
+	commit(&f);
+	for (int round = 0; round < 20; round++) {
+		background_ticks(&f, "tick", 100, &hostcall);
+		ck_assert_int_eq(history_add_hostcall_started(f.b, "s", "open",
+							      hostcall++, "x",
+							      NULL),
+				 0);
+		commit(&f);
+		prune_keeping(&f, way, 20);
+		ticks = peek(f.dir, "SELECT count(*) FROM events WHERE "
+				    "call = 'tick'");
+		open = peek(f.dir, "SELECT count(*) FROM events WHERE "
+				   "call = 'open'");
+		total = peek(f.dir, "SELECT count(*) FROM events");
+		/* Bounded: at most the limit of the ended call's events
+		 * (the first pass took its start and end), and every one
+		 * of the open call's. */
+		ck_assert_msg(ticks <= 20,
+			      "%s, round %d: %lld events of the "
+			      "ended call",
+			      way_name[way], round, ticks);
+		ck_assert_int_eq(open, 1 + 1 + round + 1);
+		ck_assert_int_le(total, 20 + open);
+	}
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "call = 'tick' AND kind GLOB 'call.*'"),
+			 0);
+	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
+				     "call = 'open' AND kind = 'call.started'"),
+			 1);
+	{
+		char sql[96];
+
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM events WHERE call = 'open' "
+			 "AND payload GLOB '*\"hostcall\":%llu[,}]*'",
+			 (unsigned long long)open_call);
+		ck_assert_int_eq(peek(f.dir, sql), 1);
+	}
+	/* The open call is still open; recovery at start closes it (and
+	 * nothing else: the ended call's start is gone, not open). */
+	{
+		uint64_t n;
+
+		ck_assert_int_eq(history_open_calls(f.h, &n), 0);
+		ck_assert_uint_eq(n, 1);
+		ck_assert_int_eq(history_recover_interrupted(f.h, "restart"),
+				 1);
+		ck_assert_int_eq(history_open_calls(f.h, &n), 0);
+		ck_assert_uint_eq(n, 0);
+	}
+	/* Ended now: the next pass may take its events too. */
+	prune_keeping(&f, way, 20);
+	ck_assert_int_le(peek(f.dir, "SELECT count(*) FROM events"), 20);
+	teardown(&f);
+}
+END_TEST
+
+/* A pass on request that explains, run to its end: what it removed
+ * and what it kept. */
+static size_t pruner_explained(struct fixture *f, int64_t keep_events,
+			       struct history_prune_kept *kept)
+{
+	struct history_pruner *pr;
+	size_t total = 0, deleted;
+	int rc, steps = 0;
+
+	ck_assert_int_eq(history_pruner_new(f->h,
+					    &(struct history_prune_spec){
+						    .keep_events = keep_events,
+						    .keep_age = -1,
+						    .explain = true},
+					    db_now_ns(), &pr),
+			 0);
+	do {
+		rc = history_pruner_step(pr, 3, &deleted);
+		ck_assert_int_ge(rc, 0);
+		total += deleted;
+		ck_assert_int_lt(++steps, 10000);
+	} while (rc == 1);
+	ck_assert_ptr_nonnull(history_pruner_kept(pr));
+	*kept = *history_pruner_kept(pr);
+	history_pruner_free(pr);
+	return total;
+}
+
+START_TEST(pruner_says_what_it_kept)
+{
+	struct fixture f;
+	struct history_prune_kept kept;
+	struct history_pruner *pr;
+	uint64_t hostcall = 1;
+
+	setup(&f);
+	add(&f, "s", "open", HISTORY_CALL_STARTED, NULL, NULL);
+	background_ticks(&f, "open", 5, &hostcall);
+	for (int i = 0; i < 10; i++)
+		add(&f, "s", NULL, "service.tick", NULL, NULL);
+	for (int i = 0; i < 3; i++)
+		add(&f, "t", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	/* s keeps 4 ticks and the open call's 6; 6 ticks go. */
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 6);
+	ck_assert_uint_eq(kept.open, 6);
+	ck_assert_uint_eq(kept.n_calls, 1);
+	ck_assert_str_eq(kept.calls[0], "open");
+	/* Again: nothing goes, and the pass says why: s's newest 4 and
+	 * t's 3 are within the limit, the open call holds 6 past it. */
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 0);
+	ck_assert_uint_eq(kept.limits, 4 + 3);
+	ck_assert_uint_eq(kept.open, 6);
+	ck_assert_uint_eq(kept.n_calls, 1);
+	ck_assert(!kept.more_calls);
+	/* Nine more open calls behind the limit: the first few are named. */
+	for (int i = 0; i < 9; i++) {
+		char call[8];
+
+		snprintf(call, sizeof(call), "c%d", i);
+		add(&f, "s", call, HISTORY_CALL_STARTED, NULL, NULL);
+	}
+	for (int i = 0; i < 4; i++)
+		add(&f, "s", NULL, "service.tick", NULL, NULL);
+	commit(&f);
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 4);
+	ck_assert_uint_eq(pruner_explained(&f, 4, &kept), 0);
+	ck_assert_uint_eq(kept.limits, 4 + 3);
+	ck_assert_uint_eq(kept.open, 6 + 9);
+	ck_assert_uint_eq(kept.n_calls, HISTORY_PRUNE_CALLS);
+	ck_assert_str_eq(kept.calls[0], "open");
+	ck_assert_str_eq(kept.calls[1], "c0");
+	ck_assert_str_eq(kept.calls[HISTORY_PRUNE_CALLS - 1], "c6");
+	ck_assert(kept.more_calls);
+	/* With no limit at all, nothing is past one. */
+	history_set_retention(f.h, &(struct history_retention){0});
+	ck_assert_uint_eq(pruner_explained(&f, 0, &kept), 0);
+	ck_assert_uint_eq(kept.limits + kept.open + kept.n_calls, 0);
+	/* A pass that does not explain has nothing to say. */
+	ck_assert_int_eq(
+		history_pruner_new(f.h,
+				   &(struct history_prune_spec){
+					   .keep_events = 4, .keep_age = -1},
+				   db_now_ns(), &pr),
+		0);
+	ck_assert_ptr_null(history_pruner_kept(pr));
+	history_pruner_free(pr);
+	teardown(&f);
+}
+END_TEST
+
 /* ---- typed payloads and guest output
  * --------------------------------------------------------- */
 
@@ -1745,6 +1969,10 @@ Suite *make_suite(void)
 	tcase_add_test(prune_tc, manual_prune);
 	tcase_add_test(prune_tc, prune_keeps_the_newest_event);
 	tcase_add_test(prune_tc, pruner_on_request);
+	tcase_add_loop_test(prune_tc,
+			    prune_converges_on_background_work_of_an_ended_call,
+			    BY_STEP, BY_SEQ + 1);
+	tcase_add_test(prune_tc, pruner_says_what_it_kept);
 	suite_add_tcase(s, commit_tc);
 	suite_add_tcase(s, read_tc);
 	suite_add_tcase(s, prune_tc);

@@ -1107,10 +1107,13 @@ END_TEST
 struct prune_answer {
 	int calls, rc;
 	uint64_t deleted;
+	bool has_kept;
+	struct history_prune_kept kept;
 	char err[160];
 };
 
 static void prune_answer_cb(void *arg, int rc, uint64_t deleted,
+			    const struct history_prune_kept *kept,
 			    const char *err)
 {
 	struct prune_answer *a = arg;
@@ -1118,6 +1121,9 @@ static void prune_answer_cb(void *arg, int rc, uint64_t deleted,
 	a->calls++;
 	a->rc = rc;
 	a->deleted = deleted;
+	a->has_kept = kept != NULL;
+	if (kept)
+		a->kept = *kept;
 	snprintf(a->err, sizeof(a->err), "%s", err ? err : "");
 }
 
@@ -1130,7 +1136,8 @@ START_TEST(prune_on_request_runs_on_the_writer)
 {
 	struct env e;
 	struct daemon_history_status st;
-	struct history_prune_spec spec = {"svc", 10, 0};
+	struct history_prune_spec spec = {
+		.service = "svc", .keep_events = 10, .keep_age = 0};
 	struct prune_answer a = {0};
 	struct daemon_prune *req;
 	uint64_t commits;
@@ -1173,8 +1180,9 @@ END_TEST
 START_TEST(prune_on_request_uses_the_configured_limits)
 {
 	struct env e;
-	struct history_prune_spec spec = {"svc", -1, -1};
-	struct prune_answer a = {0};
+	struct history_prune_spec spec = {
+		.service = "svc", .keep_events = -1, .keep_age = -1};
+	struct prune_answer a = {0}, again = {0};
 	struct daemon_prune *req;
 
 	env_init(&e);
@@ -1194,6 +1202,22 @@ START_TEST(prune_on_request_uses_the_configured_limits)
 	ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events WHERE "
 				     "service = 'svc'"),
 			 10);
+	ck_assert(!a.has_kept); /* it did not ask */
+	/* Again, explaining: nothing goes, and the answer says why. */
+	spec.explain = true;
+	ck_assert_int_eq(daemon_history_prune(&e.d, &spec, prune_answer_cb,
+					      &again, &req),
+			 0);
+	for (int i = 0; i < 25000 && again.calls == 0; i++) {
+		usleep(200);
+		turn(&e);
+	}
+	ck_assert_int_eq(again.calls, 1);
+	ck_assert_int_eq(again.rc, 0);
+	ck_assert_uint_eq(again.deleted, 0);
+	ck_assert(again.has_kept);
+	ck_assert_uint_eq(again.kept.limits, 10);
+	ck_assert_uint_eq(again.kept.open, 0);
 	env_fini(&e);
 }
 END_TEST
@@ -1205,8 +1229,9 @@ END_TEST
 START_TEST(prune_on_request_dropped_or_stopped)
 {
 	struct env e;
-	struct history_prune_spec spec = {NULL, 1, 0};
-	struct history_prune_spec bad = {"a\tb", 0, 0};
+	struct history_prune_spec spec = {.keep_events = 1, .keep_age = 0};
+	struct history_prune_spec bad = {
+		.service = "a\tb", .keep_events = 0, .keep_age = 0};
 	struct prune_answer dropped = {0}, stopped = {0}, invalid = {0};
 	struct daemon_prune *r1, *r2, *r3;
 
