@@ -140,7 +140,7 @@ void method_service_create(struct call *call)
 	struct service *s = NULL;
 	json_t *config;
 	char *config_text;
-	char why[200];
+	char why[320];
 	int autostart, start, rc;
 	int64_t owner;
 

@@ -143,6 +143,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					    "maxPendingHostCalls",
 					    "maxConcurrentCalls",
 					    "hostBytes",
+					    "tableElements",
 					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
@@ -175,7 +176,8 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					 "memory, fuelPerCall, deadlineMs, "
 					 "maxHandles, maxThreads, "
 					 "maxPendingHostCalls, "
-					 "maxConcurrentCalls, hostBytes)",
+					 "maxConcurrentCalls, hostBytes, "
+					 "tableElements)",
 					 key);
 				goto out;
 			}
@@ -194,8 +196,18 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		    limit_count(limits, "maxConcurrentCalls",
 				&out->max_concurrent_calls, why, whylen) ||
 		    limit_value(limits, "hostBytes", &out->host_bytes, why,
-				whylen))
+				whylen) ||
+		    limit_value(limits, "tableElements", &out->table_elements,
+				why, whylen))
 			goto out;
+		if (json_is_integer(json_object_get(limits, "tableElements")) &&
+		    (out->table_elements == 0 ||
+		     out->table_elements > UINT32_MAX)) {
+			snprintf(why, whylen,
+				 "limits.tableElements: expected 1 to %u",
+				 UINT32_MAX);
+			goto out;
+		}
 		if (json_object_get(limits, "hostBytes") &&
 		    !json_is_null(json_object_get(limits, "hostBytes")) &&
 		    out->host_bytes < CONFIG_HOST_BYTES_MIN) {
@@ -427,6 +439,7 @@ static int new_store(struct service *s, const char **kind)
 {
 	cm_store_config cfg = {
 		.limits = {.max_memory_pages = s->limits.memory / WASM_PAGE,
+			   .max_table_elems = s->limits.table_elements,
 			   .start_fuel = s->limits.fuel_per_call
 						 ? s->limits.fuel_per_call
 						 : DEFAULT_START_FUEL},
@@ -803,7 +816,7 @@ static struct service *service_new(struct daemon *d,
 				   const struct service_record *rec)
 {
 	struct service *s = calloc(1, sizeof(*s));
-	char why[160];
+	char why[320];
 
 	if (!s)
 		return NULL;

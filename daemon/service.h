@@ -13,7 +13,8 @@
  *    deadlineMs, and the per-store bounds maxHandles, maxThreads,
  *    maxPendingHostCalls and hostBytes (the host memory of values in
  *    transit, default hostel.conf's service-host-bytes or the runtime's
- *    256 MiB); past one the guest traps.
+ *    256 MiB); past one the guest traps.  tableElements bounds each
+ *    table (default 10,000,000): past it table.grow answers -1.
  *  - The settlement pump: each service has one libevent event without fd
  *    (its service event).  service_request() activates it; activating an
  *    active event is a no-op, so requests coalesce.  Guest code of the
@@ -81,6 +82,8 @@ struct service_limits {
 	 * max_host_bytes); 0: hostel.conf's service-host-bytes, else the
 	 * runtime's default */
 	uint64_t host_bytes;
+	/* elements per table; 0: WASM_DEFAULT_MAX_TABLE_ELEMS */
+	uint64_t table_elements;
 };
 
 #ifndef SERVICE_MAX_CONCURRENT_CALLS

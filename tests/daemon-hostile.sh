@@ -8,6 +8,8 @@
 #     startloop) stops at the default start budget: deploy fails;
 #   - unbounded memory growth stops at the service's memory limit
 #     (memory.grow answers -1), and the daemon's RSS follows no further;
+#   - unbounded table growth stops at limits.tableElements (default
+#     10,000,000): table.grow answers -1;
 #   - exceptions thrown and caught without end: the daemon's RSS stays
 #     flat (the engine collects the unreachable ones);
 #   - endless recursion traps "call stack exhausted", no crash;
@@ -240,6 +242,23 @@ RSS3=$(rss_kb)
 check "another 2 x 100,000 handles reuse that memory (peak $PEAK2 kB -> $RSS3 kB)" \
 	le "$RSS3" $((PEAK2 + X * 16384))
 check "hosteld survives them all" alive
+
+# ---- unbounded table growth ----------------------------------------------
+# table.grow 10,000 references at a time: the service's tableElements
+# (or the default 10,000,000, 80 MB) stops it with -1, not a 32 GiB table
+create tabler '{"limits":{"tableElements":100000}}'
+callout tb1 tabler 'tables()'
+check "table.grow fails at limits.tableElements 100000 (-1): 90001 elements" \
+	eq "$(cat "$T/tb1.out")/$rc" "90001/0"
+H deploy "$WASM" --name tabler2 >/dev/null 2>&1
+RSST0=$(rss_kb)
+callout tb2 tabler2 'tables()'
+check "... and at the default 10,000,000: 9990001 elements" \
+	eq "$(cat "$T/tb2.out")/$rc" "9990001/0"
+RSST1=$(rss_kb)
+check "the daemon's RSS follows only up to the table limit ($RSST0 kB -> $RSST1 kB)" \
+	le "$RSST1" $((RSST0 + X * 2 * 80 * 1024))
+H stop tabler2 >/dev/null 2>&1
 
 # ---- values that ask the host for terabytes --------------------------------
 # bomb.wasm (2 KB) lays out one list<list<list<u8>>> whose lists all alias

@@ -5,14 +5,17 @@
  * holding `size` live references; it grows geometrically up to the
  * effective maximum and may move on grow.  The effective maximum is the
  * smallest of the index type's cap (2^32-1 or 2^64-1), the type's own
- * max and the store's max_table_elems.
+ * max and the store's max_table_elems (WASM_DEFAULT_MAX_TABLE_ELEMS,
+ * 10,000,000, when it is 0).
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - wasm_table_create, wasm_table_grow: the elements, up to the
  *    effective maximum above; past it creation fails and table.grow
- *    answers -1.  With the store's max_table_elems 0 that is the type's
- *    own max, up to 2^32 - 1 elements (32 GiB): an embedder that runs
- *    hostile guests sets max_table_elems (docs/limits.md).
+ *    answers -1.  By default that is 10,000,000 elements (80 MB): a
+ *    guest that grows a table of the type's own max, up to 2^32 - 1
+ *    elements (32 GiB), took `hostel run` to 24 GB before the kernel
+ *    killed it.  An embedder that wants the type's max passes
+ *    UINT64_MAX (docs/limits.md).
  */
 #include "wasm/instance.h"
 
@@ -22,13 +25,15 @@ static uint64_t max_elems(const wasm_tabletype *t, const wasm_store_limits *l)
 {
 	uint64_t cap = t->limits.is64 ? UINT64_MAX : UINT32_MAX;
 	uint64_t host = (uint64_t)(SIZE_MAX / sizeof(wasm_ref));
+	uint64_t most = l->max_table_elems ? l->max_table_elems
+					   : WASM_DEFAULT_MAX_TABLE_ELEMS;
 
 	if (host < cap)
 		cap = host;
 	if (t->limits.has_max && t->limits.max < cap)
 		cap = t->limits.max;
-	if (l->max_table_elems != 0 && l->max_table_elems < cap)
-		cap = l->max_table_elems;
+	if (most < cap)
+		cap = most;
 	return cap;
 }
 

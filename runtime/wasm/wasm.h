@@ -98,12 +98,17 @@ const char *wasm_trap_message(wasm_trap_kind kind);
 
 typedef struct wasm_store_limits {
 	uint64_t max_memory_pages; /* per memory; 0 = the type's own limit */
-	uint64_t max_table_elems;  /* per table; 0 = the type's own limit */
+	/* Elements per table; 0 = WASM_DEFAULT_MAX_TABLE_ELEMS, UINT64_MAX =
+	 * the type's own limit (up to 2^32 - 1: 32 GiB of references). */
+	uint64_t max_table_elems;
 	uint64_t start_fuel;	   /* fuel for start functions; 0 = unlimited */
 	/* Bytes of exception objects alive at once; 0 = 64 MiB.  Throwing
 	 * past it traps with WASM_TRAP_OUT_OF_MEMORY. */
 	uint64_t max_exception_bytes;
 } wasm_store_limits;
+
+/* 10,000,000 elements (80 MB of references), the table size V8 allows. */
+#define WASM_DEFAULT_MAX_TABLE_ELEMS 10000000u
 
 wasm_store *wasm_store_new(const wasm_store_limits *limits /* may be NULL */);
 void wasm_store_free(wasm_store *s);

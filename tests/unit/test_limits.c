@@ -320,6 +320,25 @@ START_TEST(deep_recursion_exhausts_the_call_stack)
 }
 END_TEST
 
+/* A table grown without end stops at the store's bound (10,000,000 by
+ * default: a table of the type's own max, 2^32 - 1, is 32 GiB). */
+START_TEST(table_growth_stops_at_the_store_limit)
+{
+	cm_store_config cfg = {0};
+	guest g;
+
+	cfg.limits.max_table_elems = 50000;
+	guest_new(&g, &cfg);
+	ck_assert_uint_eq(call_ok(&g, "tables", NULL, 0), 40001);
+	ck_assert_uint_eq(call_ok(&g, "ping", NULL, 0), 1);
+	guest_free(&g);
+	guest_new(&g, NULL);
+	ck_assert_uint_eq(call_ok(&g, "tables", NULL, 0),
+			  WASM_DEFAULT_MAX_TABLE_ELEMS - 10000 + 1);
+	guest_free(&g);
+}
+END_TEST
+
 /* ---- values that ask the host for more memory than it has ------------ */
 
 /* The peak resident set of this process so far, in KiB (VmHWM). */
@@ -443,7 +462,7 @@ END_TEST
 START_TEST(service_limits_parse)
 {
 	struct service_limits l;
-	char why[160];
+	char why[320];
 
 	ck_assert_int_eq(service_parse_limits("{}", &l, why, sizeof why), 0);
 	ck_assert_uint_eq(l.max_handles, 0); /* 0: the runtime's default */
@@ -474,6 +493,17 @@ START_TEST(service_limits_parse)
 			 -1);
 	ck_assert_ptr_nonnull(strstr(why, "maxPendingHostCalls"));
 	ck_assert_ptr_nonnull(strstr(why, "hostBytes"));
+	ck_assert_ptr_nonnull(strstr(why, "tableElements"));
+	ck_assert_int_eq(service_parse_limits(
+				 "{\"limits\":{\"tableElements\":5000}}", &l,
+				 why, sizeof why),
+			 0);
+	ck_assert_uint_eq(l.table_elements, 5000);
+	ck_assert_int_eq(service_parse_limits(
+				 "{\"limits\":{\"tableElements\":0}}", &l,
+				 why, sizeof why),
+			 -1);
+	ck_assert_str_eq(why, "limits.tableElements: expected 1 to 4294967295");
 	ck_assert_int_eq(service_parse_limits(
 				 "{\"limits\":{\"hostBytes\":67108864}}", &l,
 				 why, sizeof why),
@@ -547,6 +577,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, endless_loop_runs_out_of_fuel);
 	tcase_add_test(tc, memory_growth_stops_at_the_store_limit);
 	tcase_add_test(tc, deep_recursion_exhausts_the_call_stack);
+	tcase_add_test(tc, table_growth_stops_at_the_store_limit);
 	tcase_add_test(tc, nested_values_trap_on_the_host_budget);
 	tcase_add_test(tc, nested_values_trap_on_the_default_budget);
 	tcase_add_test(tc, number_streams_copy_without_host_values);

@@ -17,6 +17,8 @@
 ;;   export threads: func()             thread.new-indirect for ever,
 ;;       never starts one: each a suspended thread with its own stack
 ;;   export boom: func()                unreachable (the trap storm)
+;;   export tables: func() -> u32       table.grow 10,000 at a time until
+;;       it answers -1; returns table.size
 ;;   export throws: func(n: u32) -> u32 throws and catches n exceptions,
 ;;       keeping none: the engine must collect them; returns n
 ;;
@@ -114,6 +116,17 @@
 
     (func (export "boom")
       unreachable)
+
+    ;; table.grow by 10,000 non-null references at a time (each one
+    ;; written, so the host really backs them) until it answers -1
+    (func (export "tables") (result i32)
+      (block $full
+        (loop $l
+          (br_if $full (i32.eq (table.grow $threads (ref.func $thread-start)
+                                           (i32.const 10000))
+                               (i32.const -1)))
+          (br $l)))
+      (table.size $threads))
   )
 
   (canon task.return (core func $task.return))
@@ -146,6 +159,8 @@
   (func (export "subtasks") async (canon lift (core func $hostile "subtasks")
     async (callback (core func $hostile "subtasks-cb"))))
   (func (export "boom") (canon lift (core func $hostile "boom")))
+  (func (export "tables") (result u32)
+    (canon lift (core func $hostile "tables")))
   (func (export "throws") (param "n" u32) (result u32)
     (canon lift (core func $hostile "throws")))
 )
