@@ -134,19 +134,31 @@ int daemon_client_report(const char *prog, const struct varlink_reply *reply)
 	if (!strcmp(reply->error, HOSTEL_ERROR_VALUE_TOO_LARGE)) {
 		const char *value =
 			json_string_value(json_object_get(p, "value"));
+		const char *bound =
+			json_string_value(json_object_get(p, "bound"));
 		bool result = value && !strcmp(value, "result");
 
 		/* Which value, its size and the bound, in words. */
-		fprintf(stderr,
+		if (bound && !strcmp(bound, "limits.hostBytes"))
+			fprintf(stderr,
+				"hostel %s: ValueTooLarge: the arguments need "
+				"%" JSON_INTEGER_FORMAT " bytes of host "
+				"memory as values, more than the service's "
+				"limits.hostBytes of %" JSON_INTEGER_FORMAT
+				" bytes (nothing ran)\n",
+				prog, json_integer_value(json_object_get(p, "size")),
+				json_integer_value(json_object_get(p, "limit")));
+		else
+			fprintf(stderr,
 			"hostel %s: ValueTooLarge: the %s needs a message of "
 			"%" JSON_INTEGER_FORMAT " bytes, more than the limit "
 			"of %" JSON_INTEGER_FORMAT " bytes%s\n",
 			prog, result ? "result" : "call's argument",
 			json_integer_value(json_object_get(p, "size")),
 			json_integer_value(json_object_get(p, "limit")),
-			result ? " (the call ran: its result is in the "
-				 "history in a bounded form)"
-			       : " (nothing ran)");
+				result ? " (the call ran: its result is in "
+					 "the history in a bounded form)"
+				       : " (nothing ran)");
 	} else if (msg) {
 		fprintf(stderr, "hostel %s: %s: %s\n", prog, short_name, msg);
 	} else {

@@ -10,8 +10,9 @@
  *  - lookup_type: a copy of the export name in the request's WAVE text
  *    (at most VARLINK_MESSAGE_MAX, 16 MiB).
  *  - the call's arguments: parsed from the request's WAVE or JSON, at
- *    most that message's size (ipc/); a call beyond the service's
- *    concurrent calls is refused (SERVICE_MAX_CONCURRENT_CALLS).
+ *    most that message's size (ipc/), and kept only when as host values
+ *    they fit the service's limits.hostBytes (args_fit; else
+ *    ValueTooLarge before call.started).
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"
@@ -32,6 +33,30 @@ static void invalid_args(struct call *call, const char *reason)
 {
 	call_error(call, ERR("InvalidArguments"),
 		   json_pack("{ss}", "reason", reason));
+}
+
+/*
+ * Arguments the store could not hold: as host values they take more
+ * than the service's limits.hostBytes, the budget its guest's own values
+ * have (a request of 16 MiB of JSON may be 8 million list elements of
+ * 40 bytes each).  Refused before call.started, so no guest code ran;
+ * the values are freed then.  Whether they fit.
+ */
+static bool args_fit(struct call *call, struct service *svc, cm_val *vals,
+		     uint32_t n)
+{
+	uint64_t size = cm_vals_host_bytes(vals, n);
+	uint64_t limit = service_host_bytes(svc);
+
+	if (size <= limit)
+		return true;
+	cm_vals_free(vals, n);
+	free(vals);
+	call_error(call, HOSTEL_ERROR_VALUE_TOO_LARGE,
+		   json_pack("{ss,sI,sI,ss}", "value", "argument", "size",
+			     (json_int_t)size, "limit", (json_int_t)limit,
+			     "bound", "limits.hostBytes"));
+	return false;
 }
 
 struct lookup {
@@ -143,6 +168,10 @@ void method_call_invoke(struct call *call)
 		n = wc.nargs;
 		wc.args = NULL;
 		wc.nargs = 0;
+		if (!args_fit(call, svc, vals, n)) {
+			wave_call_free(&wc);
+			return;
+		}
 		/* The call owns the name from here. */
 		invocation_begin(call, svc, wc.name, cm_func_type(lk.f), vals,
 				 n);
@@ -173,6 +202,8 @@ void method_call_invoke(struct call *call)
 		call_reply(call, NULL);
 		return;
 	}
+	if (!args_fit(call, svc, vals, n))
+		return;
 	invocation_begin(call, svc, export_name, cm_func_type(lk.f), vals, n);
 }
 

@@ -435,6 +435,16 @@ static int load_component(struct service *s, const char **kind)
 }
 
 /* A fresh store and instance of the loaded component. */
+uint64_t service_host_bytes(const struct service *s)
+{
+	/* the service's own, else hostel.conf's, else the runtime's */
+	if (s->limits.host_bytes)
+		return s->limits.host_bytes;
+	if (s->d->file.host_bytes > 0)
+		return (uint64_t)s->d->file.host_bytes;
+	return CM_STORE_DEFAULT_MAX_HOST_BYTES;
+}
+
 static int new_store(struct service *s, const char **kind)
 {
 	cm_store_config cfg = {
@@ -452,11 +462,7 @@ static int new_store(struct service *s, const char **kind)
 		.max_threads = (uint32_t)s->limits.max_threads,
 		.max_pending_host_calls =
 			(uint32_t)s->limits.max_pending_host_calls,
-		/* the service's own, else hostel.conf's, else the runtime's */
-		.max_host_bytes = s->limits.host_bytes ? s->limits.host_bytes
-				  : s->d->file.host_bytes > 0
-					  ? (uint64_t)s->d->file.host_bytes
-					  : 0,
+		.max_host_bytes = service_host_bytes(s),
 	};
 	cm_error err;
 

@@ -220,6 +220,11 @@ uint64_t service_backoff_ms(uint32_t streak);
  * Parse config text into limits; -1 with why on a bad shape (of the
  * limits or of the WASI keys env, args, preopens: service-wasi.h).
  */
+/* The host bytes its stores may hold for values in transit: its own
+ * limits.hostBytes, else hostel.conf's service-host-bytes, else the
+ * runtime's CM_STORE_DEFAULT_MAX_HOST_BYTES. */
+uint64_t service_host_bytes(const struct service *s);
+
 int service_parse_limits(const char *config, struct service_limits *out,
 			 char *why, size_t whylen);
 

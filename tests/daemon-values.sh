@@ -233,6 +233,38 @@ check "make of 8 MiB in WAVE: the result as JSON, and why" \
 printf 'echo("%s")' "$(abc 1000)" | hcall values - >"$T/wavein.out" 2>&1
 check "a WAVE call from standard input" has "$T/wavein.out" "\"$(abc 1000)\""
 
+# ---- arguments past the service's limits.hostBytes ------------------------
+# 2 MiB of string is 2 MiB of host memory as a value: more than a
+# service's limits.hostBytes of 1 MiB, refused before call.started.
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Service.Create\",\"parameters\":{\"name\":\"small\",\"component\":\"$(sha "$WASM")\",\"config\":{\"limits\":{\"hostBytes\":1048576}}}}" \
+	>"$T/create-small" 2>&1
+check "a service with limits.hostBytes 1 MiB is created" \
+	has "$T/create-small" '"state":"running"'
+{
+	printf '['
+	quoted $((2 * MiB))
+	printf ']'
+} >"$T/args2"
+started_small() {
+	H logs --json --kind call.started small | grep -c '"export":"echo"'
+}
+before=$(started_small)
+hcall --json small echo - <"$T/args2" >"$T/small.out" 2>"$T/small.err"
+rc=$?
+check "2 MiB into limits.hostBytes 1 MiB: ValueTooLarge, exit 6" eq "$rc" 6
+check "... the client names the bound, the values' size and the limit" \
+	grep -q "ValueTooLarge: the arguments need $((2 * MiB + 1 + 40)) bytes of host memory as values, more than the service's limits.hostBytes of 1048576 bytes (nothing ran)" "$T/small.err"
+check "... no call.started, the guest ran none" \
+	eq "$(started_small)/$(H call small 'calls()')" "$before/0"
+{
+	printf '['
+	quoted $((MiB / 2))
+	printf ']'
+} >"$T/argshalf"
+hcall --json small echo - <"$T/argshalf" >"$T/small1.out" 2>"$T/small1.err"
+check "... while half a MiB fits" \
+	eq "$?/$(H call small 'calls()')" "0/1"
+
 check "never HistoryUnavailable" no_history_unavailable
 check "no call is left open in the history" \
 	eq "$(H logs --json --kind call.started values | wc -l)" \

@@ -315,6 +315,42 @@ void cm_vals_free(cm_val *vs, uint32_t n)
 		cm_val_free(&vs[i]);
 }
 
+uint64_t cm_val_host_bytes(const cm_val *v)
+{
+	uint64_t n = 0;
+
+	switch (v->kind) {
+	case CM_STRING:
+		return v->u.str.len + 1;
+	case CM_LIST:
+	case CM_MAP:
+	case CM_RECORD:
+	case CM_TUPLE:
+		n = (uint64_t)v->u.list.n * sizeof(cm_val);
+		for (uint32_t i = 0; i < v->u.list.n; i++)
+			n += cm_val_host_bytes(&v->u.list.elems[i]);
+		return n;
+	case CM_VARIANT:
+	case CM_ENUM:
+	case CM_OPTION:
+	case CM_RESULT:
+		if (v->u.variant.payload == NULL)
+			return 0;
+		return sizeof(cm_val) + cm_val_host_bytes(v->u.variant.payload);
+	default:
+		return 0;
+	}
+}
+
+uint64_t cm_vals_host_bytes(const cm_val *vs, uint32_t n)
+{
+	uint64_t sum = (uint64_t)n * sizeof(cm_val);
+
+	for (uint32_t i = 0; i < n; i++)
+		sum += cm_val_host_bytes(&vs[i]);
+	return sum;
+}
+
 int cm_val_copy(cm_val *dst, const cm_val *src)
 {
 	if (src->kind == CM_STRING) {

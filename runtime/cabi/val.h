@@ -177,6 +177,14 @@ int cm_val_case_payload(cm_val *out, cm_type_kind kind, uint32_t index);
 void cm_val_free(cm_val *v);
 void cm_vals_free(cm_val *vs, uint32_t n);
 
+/*
+ * The host memory v owns (and what lifting it charges to a store's
+ * budget, cabi.h cabi_budget): every element array, payload and
+ * string's bytes; for vs, the array of n values too.
+ */
+uint64_t cm_val_host_bytes(const cm_val *v);
+uint64_t cm_vals_host_bytes(const cm_val *vs, uint32_t n);
+
 /* Deep copy.  -1 when out of memory (then *dst is bool false). */
 int cm_val_copy(cm_val *dst, const cm_val *src);
 
