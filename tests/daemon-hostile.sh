@@ -329,8 +329,9 @@ nlat=$(grep -c . "$T/lat")
 fails=$(grep -c fail "$T/lat")
 p99=$(grep -v fail "$T/lat" | sort -n | awk '{ v[NR] = $1 } END { i = int(NR * 0.99); if (i < 1) i = 1; print v[i] + 0 }')
 echo "# steady's pings during the bombs: $nlat calls, p99 $p99 ms, slowest $(sort -n "$T/lat" | tail -1) ms"
+# (under Valgrind a client call takes about a second: fewer of them)
 check "another service answered every call while the bombs went off ($nlat calls)" \
-	eq "$fails/$(test "$nlat" -ge 20 && echo many)" "0/many"
+	eq "$fails/$(test "$nlat" -ge $((X == 1 ? 20 : 3)) && echo many)" "0/many"
 # Each client call is a new process; under ASan or Valgrind the figure
 # measures those, so the bound is for plain builds.
 if [ "$X" = 1 ]; then
