@@ -103,7 +103,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 	const cm_type *rt = b->cn->type;
 	cabi_core_iter vi = {args, 0, 0};
 	cm_val result[1];
-	cabi_cx cx;
+	cabi_cx cx, *prev_returning;
 	cabi_error ce;
 	int rc;
 
@@ -144,8 +144,12 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 			     "wasm trap: task already returned a "
 			     "result");
 	}
-	/* the result's charge (cabi_charge) lasts until it is handed on */
+	/* the result's charge (cabi_charge) lasts until it is handed on,
+	 * or goes with it to a caller that keeps it (store.h returning) */
+	prev_returning = s->returning;
+	s->returning = &cx;
 	rc = cm_task_return(&at->base, result, &ce);
+	s->returning = prev_returning;
 	cm_vals_free(result, rt != NULL);
 	cabi_cx_release(&cx);
 	if (rc)

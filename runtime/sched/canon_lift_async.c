@@ -91,7 +91,7 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 	wasm_val core_res[1];
 	cm_val result[1];
 	cabi_core_iter it;
-	cabi_cx cx;
+	cabi_cx cx, *prev_returning;
 	uint32_t ncore = wasm_exec_results(t->exec, core_res, 1);
 	int rc;
 
@@ -105,8 +105,12 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 		cabi_cx_release(&cx);
 		return rc;
 	}
-	/* the result's charge (cabi_charge) lasts until it is handed on */
+	/* the result's charge (cabi_charge) lasts until it is handed on,
+	 * or goes with it to a caller that keeps it (store.h returning) */
+	prev_returning = t->store->returning;
+	t->store->returning = &cx;
 	rc = cm_task_return(&at->base, result, err);
+	t->store->returning = prev_returning;
 	cm_vals_free(result, nres);
 	cabi_cx_release(&cx);
 	if (rc)

@@ -111,6 +111,9 @@ struct cm_call {
 	uint32_t nargs;
 	cm_val results[1];
 	uint32_t nresults;
+	/* the results' charge to the store's budget, kept until on_done
+	 * has had them (store.h returning) */
+	uint64_t charge;
 	call_state state;
 	bool resolved;	    /* on_resolve ran (results, or cancelled) */
 	bool cancelled;	    /* resolved as cancelled */
@@ -183,6 +186,13 @@ static int call_on_resolve(void *env, cm_val *result, cabi_error *err)
 		c->cancelled = true;
 		return 0;
 	}
+	/*
+	 * The results wait here for the turn's end and the embedder: they
+	 * keep their charge meanwhile, else calls resolving in one turn
+	 * could hold many times max_host_bytes between them.
+	 */
+	if (c->store->returning != NULL)
+		c->charge = cabi_cx_keep(c->store->returning);
 	for (uint32_t i = 0; i < c->nresults; i++) {
 		c->results[i] = result[i];
 		memset(&result[i], 0, sizeof result[i]);
@@ -273,6 +283,7 @@ static void call_deliver(cm_call *c)
 	cm_store_untrack(&c->obj);
 	c->on_done(c->ctx, c->outcome, c->results,
 		   c->outcome == CM_CALL_RETURNED ? c->nresults : 0, &c->err);
+	cabi_budget_release(&c->store->host_bytes, c->charge);
 	call_free_mem(c);
 }
 
