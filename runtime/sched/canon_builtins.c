@@ -15,6 +15,15 @@
  * at once.  A waitable-set.wait that finds an event pending delivers it
  * without blocking.  Streams, futures and error-context live in stream.c;
  * anything not implemented traps with its name.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - set_new: one waitable set per waitable-set.new, in the handle
+ *    table (max_handles).
+ *  - task_return: the result, lifted through a cx of cm_cx_init (the
+ *    store's budget); its charge lasts until it is handed on, or goes
+ *    to a caller that keeps it (store.h `returning`, invoke.c).
+ *  - cm_canon_async_builtin: one builtin per canon definition, in the
+ *    store's arena (the component's length).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -12,6 +12,17 @@
  * between callback invocations and at exit: seed 002's hold rule) and
  * the thread registration happen on the implicit thread, so a thread
  * parked at the gate resumes from exactly there.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - implicit_start: the arguments' array (the type's count), filled by
+ *    the caller's on_start (a lift through the caller's cx, charged;
+ *    or the embedder's values) and freed once lowered into the callee.
+ *  - sync_lift_done: the result, lifted through task_cx (cm_cx_init:
+ *    the store's budget), its charge handed on as task.return's.
+ *  - the task and its implicit thread (thread.c): one per call; a
+ *    guest's calls are bounded by its subtasks in the handle table
+ *    (max_handles) or its blocked threads (max_threads), also while
+ *    the task waits at the callee's gate (unregistered, about 3 KB).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -18,6 +18,18 @@
  * more than a call in flight has left) and hands back what the turn
  * spent and whether it trapped (cm_calls_after_turn), which decides the
  * calls and runs their on_done after the guest code has stopped.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_call_start: the call and copies of the arguments the embedder
+ *    hands in (bounded by what it handed in; hosteld bounds concurrent
+ *    calls, limits.maxConcurrentCalls).
+ *  - call_on_resolve: the results wait for the turn's end and on_done;
+ *    they keep the charge of the cx that lifted them (store.h
+ *    `returning`) until call_deliver, so waiting results of every call
+ *    share limits.hostBytes.
+ *  - cm_invoke_async (ainvoke_on_start): copies of the embedder's
+ *    arguments; results go straight to the embedder, one call at a
+ *    time (each lifted within the budget).
  */
 #include <stddef.h>
 #include <stdlib.h>

@@ -121,8 +121,8 @@ typedef struct cm_store_config {
 	 * Host bytes the store's values in transit may take at once
 	 * (cabi_budget, cabi/cabi.h): what lifting out of linear memory
 	 * allocates for stream and future copies, calls between
-	 * components, host calls' arguments, results handed to the
-	 * embedder, and error-context messages while they live.  Past it
+	 * components, host calls' arguments (while their subtask lives),
+	 * and results waiting for the embedder (invoke.c).  Past it
 	 * the lift traps "host memory budget for values exhausted: ...
 	 * (limits.hostBytes)" before allocating.  0: the default below;
 	 * UINT64_MAX: none.
