@@ -12,17 +12,20 @@
  * The memory's data pointer is re-read after anything that may run guest
  * code (realloc inside a nested string or list).
  *
- * Allocations sized by a guest (issue 18 audit): every cm_val array and
- * payload a lift makes (lift_seq, lift_payload) and every string's bytes
- * (string.c) are charged to the store's budget before they are
- * allocated (cabi_budget, cabi.h), so the whole of one lifted value,
- * however its lists alias one range of memory, stays within
- * limits.hostBytes; the outermost list of a value is measured whole
- * first (lift_size.c), so one too large is refused before any of it is
- * made.  The flat-type arrays of lift_flat_variant and
- * lower_flat_variant are sized by the static type (cm_flat_count), which
- * validation bounds; lowering allocates nothing else on the host (its
- * memory comes from the guest's realloc).
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - lift_seq, lift_payload (every cm_val array and payload of a lifted
+ *    list, record, tuple, variant, option, result): charged to the
+ *    store's budget first (cabi_charge, cabi_budget in cabi.h,
+ *    limits.hostBytes), so one lifted value stays within it however its
+ *    lists alias one range of memory; the outermost list is measured
+ *    whole before any of it is made (lift_size.c); a list's length is
+ *    CABI_MAX_LIST_BYTE_LENGTH (2^28 - 1 bytes) at most.
+ *  - string bytes: string.c, charged the same way.
+ *  - lift_flat_variant, lower_flat_variant: flat-type arrays of
+ *    cm_flat_count entries, bounded by the static type (validation's
+ *    CM_MAX_TYPE_DEPTH and CM_MAX_TYPE_SIZE).
+ *  - lowering allocates nothing on the host: its memory comes from the
+ *    guest's realloc.
  */
 #include <stdlib.h>
 

@@ -319,9 +319,10 @@ typedef struct cabi_hooks {
  * A cx gives its charge back when it is released: values lifted by a
  * cx are freed by then, or soon after, by whoever lifted them (a copy
  * stores and frees them, a call lowers them into the callee).  A holder
- * that keeps lifted values beyond the cx (an error context's message)
- * takes the charge over with cabi_cx_keep and gives it back with
- * cabi_budget_release.  Not thread-safe: one driver per store.
+ * that keeps lifted values beyond the cx (a call's results waiting for
+ * the embedder, runtime/sched/invoke.c) takes the charge over with
+ * cabi_cx_keep and gives it back with cabi_budget_release.  Not
+ * thread-safe: one driver per store.
  */
 typedef struct cabi_budget {
 	uint64_t limit; /* 0: no limit */

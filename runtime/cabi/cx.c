@@ -8,6 +8,10 @@
  * BLOCKED and OUT_OF_FUEL are traps for now; the exec is left idle either
  * way so that it can take the next call.  may_leave is false while realloc
  * runs.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: cabi_charge
+ * and cabi_cx_release keep the budget's account, the exec a cx creates
+ * for realloc and destructors is one per cx (released with it).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -9,6 +9,10 @@
  * a borrow passes the bare rep to the implementing instance and otherwise
  * adds a borrow handle counted in the receiving Task's scope.  Checks come
  * in the reference's order, each with the suite's message.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none here:
+ * handles go into the instance's table (table.c, max_handles) and
+ * borrows lifted into a subtask's lenders list (table.c).
  */
 #include "cabi/internal.h"
 

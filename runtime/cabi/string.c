@@ -12,6 +12,14 @@
  * its first allocation the same way (digest 2.6).  Traps carry the suite's
  * messages (internal.h picks the host- or guest-peer wording).  Guest
  * memory is re-read after every realloc, which may move it.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - load_string_from_range: the host copy of a lifted string (its
+ *    bytes + 1, UTF-16 code units x 3 + 1, Latin-1+UTF-16 bytes x 2 +
+ *    1), charged to the store's budget before the malloc (cabi_charge);
+ *    its length is CABI_MAX_STRING_BYTE_LENGTH (2^28 - 1) at most.
+ *  - storing allocates nothing on the host (transcoding writes straight
+ *    into memory the guest's realloc gave).
  */
 #include <stdlib.h>
 

@@ -8,6 +8,17 @@
  * the embedder set one (both trap); get of 0, of an index >= len or of a
  * free slot traps "unknown handle index N".  The free stack always has room
  * for every slot, so remove cannot fail for lack of memory.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - grow (cabi_table_add): array and free stack double up to the live
+ *    elements' limit (max_handles, 100,000 per instance, for handles;
+ *    max_threads, 1,000, for threads) and never past
+ *    CABI_TABLE_MAX_LENGTH; past it the guest traps "handle table full
+ *    (limit N)".
+ *  - cabi_lenders_add: one index per borrow a lift lends, each an
+ *    element of a lifted value whose 40-byte cm_val the lift charged
+ *    (the list is 1/10 of that charge), kept with the subtask whose cx
+ *    keeps the charge until it is freed (canon_lower_async.c).
  */
 #include <stdlib.h>
 #include <string.h>

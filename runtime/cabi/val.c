@@ -7,6 +7,14 @@
  * constructor leaves a value that cm_val_free accepts.  Recursion follows
  * the value's nesting, which for values made by lifting is bounded by the
  * type depth limit (CM_MAX_TYPE_DEPTH).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): the
+ * constructors (cm_val_string, cm_val_seq, payloads) and cm_val_copy
+ * allocate what their caller asks for: a lift charges the store's
+ * budget first (abi.c, string.c), WAVE parsing is bounded by its text
+ * (wave.c), copies (cm_val_copy) are of values the embedder handed in
+ * or of values already bounded; recursion follows the value's nesting
+ * (the type's depth, CM_MAX_TYPE_DEPTH).
  */
 #include <stdarg.h>
 #include <stdio.h>

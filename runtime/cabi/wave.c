@@ -6,6 +6,19 @@
  * reads past `len`, returns every failure as a wave_error with the
  * position of the offending token, and frees whatever it had built.
  * Recursion follows the type, whose nesting validation bounds.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): the text
+ * (a client's call arguments: at most VARLINK_MESSAGE_MAX, 16 MiB, in
+ * hosteld) is the input.
+ *  - sb_put (strings, names), parse_multiline's line arrays: at most the
+ *    text's length, by doubling.
+ *  - parse_seq (list elements), tuples and records: one cm_val (40
+ *    bytes) per element, each element taking at least two bytes of text
+ *    (a value and a separator): at most 20 times the text, twice that
+ *    while the array doubles; tuples' and records' counts are the
+ *    static type's.
+ *  - wave_parse_call: the function's name (a part of the text) and its
+ *    parameters (the type's count).
  */
 #include <stdarg.h>
 #include <stdio.h>

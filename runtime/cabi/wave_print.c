@@ -8,6 +8,12 @@
  * Contract (wave.h): the output is malloc'd and NUL-terminated; a value
  * that does not match its type, or an allocation failure, returns -1
  * with nothing allocated.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): put: the
+ * output grows by doubling with the text it prints, which is
+ * proportional to the value (at most about 10 bytes per byte of a
+ * string, \u{..} escapes); the value printed was bounded when it was
+ * made (a lift: the store's budget).
  */
 #include <math.h>
 #include <stdarg.h>

@@ -1,5 +1,11 @@
 /*
  * arena.c - bump allocation for component definitions (see arena.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_arena_alloc: blocks of at least the request; the arena's limit
+ *    bounds them all (a load: LOAD_BASE_LIMIT + LOAD_PER_BYTE x the
+ *    component's length, component.c; a store: STORE_ARENA_LIMIT);
+ *    cm_arena_push's doubling wastes at most as much as it keeps.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -17,6 +17,12 @@
  * trap with the suite's message: ABI traps as cabi words them (prefixed
  * "wasm trap: " when the peer is another component, as wasmtime's
  * adapters report them), core traps as "wasm trap: ...".
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - call_host: the arguments' array (the type's count), filled by
+ *    on_start (a lift through the caller's cx: the store's budget, or
+ *    the embedder's values), freed when the host function returns.
+ *  - invoke_on_start: copies of the embedder's arguments.
  */
 #include <stdarg.h>
 #include <stdio.h>

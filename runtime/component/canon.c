@@ -8,6 +8,10 @@
  * options, and core_type = the core function type of the definition (for
  * `canon lift` the component func type is in `type` instead).  Messages
  * are wasmtime's/wasmparser's, as validation/abi.wast expects.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): core
+ * function types in the validation arena, one per canon definition (the
+ * component's length).
  */
 #include <stdio.h>
 #include <string.h>

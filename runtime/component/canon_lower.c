@@ -16,6 +16,12 @@
  * never blocks here.  Traps come back to the caller's exec as a host trap
  * carrying the message, so they cross any number of nested calls
  * unchanged.  An `async` lower traps "async lower not implemented".
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_canon_lower: one trampoline per canon lower, in the store's arena
+ *    (the component's length).
+ *  - lowered calls lift their arguments through a cx of cm_cx_init (the
+ *    store's budget), given back when the call returns.
  */
 #include <string.h>
 

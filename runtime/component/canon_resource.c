@@ -13,6 +13,11 @@
  * as a synchronous call of func(rep) from the dropping instance: the
  * reentrance check happens even without a destructor (digest 2.8 and
  * errata 10), a trap in it poisons like any lifted call.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): one
+ * resource type per resource definition and one builtin per canon
+ * definition, in the store's arena (the component's length); resource.new
+ * handles go into the handle table (max_handles).
  */
 #include <string.h>
 

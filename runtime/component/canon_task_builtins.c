@@ -15,6 +15,10 @@
  * would reach 2^16, dec when it would go below 0; gate waiters see the
  * counter through their readiness predicate (runtime/sched), so nobody
  * needs waking here.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): one
+ * builtin per canon definition, in the store's arena (the component's
+ * length).
  */
 #include <stdio.h>
 

@@ -5,6 +5,11 @@
  * Contract: on failure nothing leaks (the arena and every core module
  * decoded so far are released); on success the root component owns the
  * arena and its core modules.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_component_load: the load's arena, LOAD_BASE_LIMIT (256 MiB) +
+ *    LOAD_PER_BYTE (32) x the component's length; decode.c and
+ *    validate.c allocate in it.
  */
 #include <string.h>
 

@@ -11,6 +11,11 @@
  * traps if one of them may not be entered or is poisoned, else clears
  * their may_enter until cm_leave.  A trap leaves them cleared and
  * poisoned (cm_poison), so every later entry traps.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_instance_new, cm_rtinstance_add: the instance and its exports
+ *    in the store's arena (STORE_ARENA_LIMIT), as many as the
+ *    component defines (its length) per instantiation.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,6 +7,10 @@
  * names and unique export names, as wasmparser requires inside
  * components) so that module subtyping and core instantiation checks can
  * compare them directly.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): core
+ * module types and their import keys in the validation arena, as many
+ * as the modules' imports and exports (their length).
  */
 #include <string.h>
 

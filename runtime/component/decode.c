@@ -7,6 +7,11 @@
  * decode failure for exactly these.  Recursion (nested components,
  * component/instance types inside types) is bounded by DECODE_MAX_DEPTH so
  * hostile nesting cannot exhaust the C stack.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): every
+ * item, vector and name is in the load's arena (component.c: bounded by
+ * the component's length); a count or length above the bytes left is
+ * malformed (read_count, the name and section readers).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -19,6 +19,13 @@
  * instances, aliases) are checked against the validator's record of their
  * origin, so the replay can never silently drift.  Core types and values (🪙)
  * have no run-time value and are not tracked.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - core_instance_def, canon_def, instance_def, component_def: one
+ *    object per definition instantiated, in the store's arena
+ *    (STORE_ARENA_LIMIT, 4 GiB); nested components are instantiated at
+ *    most MAX_INSTANCE_DEPTH deep.
+ *  - core instances: runtime/wasm/instance.c.
  */
 #include <stdio.h>
 #include <string.h>

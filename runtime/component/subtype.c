@@ -11,6 +11,12 @@
  * Every walk is bounded: types are acyclic, at most CM_MAX_TYPE_DEPTH
  * deep, and substitution is memoised per call so shared subtrees are
  * copied once.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): type
+ * nodes copied one at a time (cm_type_copy), fresh resources and
+ * freshened instance types' export slots in the validation arena, as
+ * many as the types being checked have nodes (validation bounds each
+ * type by CM_MAX_TYPE_SIZE, and the types by the component's length).
  */
 #include <stdio.h>
 #include <string.h>

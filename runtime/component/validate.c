@@ -17,6 +17,12 @@
  * Types built here are immutable once their definition is validated;
  * every resource type has a canonical node (see types.h) and every
  * import/export of a type creates a new node aliasing it.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): every
+ * index space, definition list and type is in the load's arena
+ * (component.c: bounded by the component's length), an index space at
+ * most MAX_SPACE_ITEMS (1,000,000) items; types at most
+ * CM_MAX_TYPE_DEPTH (100) deep and CM_MAX_TYPE_SIZE (1,000,000) large.
  */
 #include <stdio.h>
 #include <string.h>

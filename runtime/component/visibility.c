@@ -10,6 +10,10 @@
  * node as written (an import/export of a type makes a new node), as in
  * wasmparser, while type checking elsewhere compares canonical resources.
  * Imports may only use imported names; exports may use both.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): tagged
+ * keys in the validation arena, one per name checked (the component's
+ * length).
  */
 #include <string.h>
 

@@ -7,6 +7,11 @@
  * Names of types are found by identity: the node an import/export (or an
  * instance type's export) introduced carries the name the guest gave it;
  * resources are also found through their canonical node.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): the
+ * rendered text and its name table grow by doubling with the output, at
+ * most CM_MAX_TYPE_SIZE per rendered type, per import and export of a
+ * loaded component.
  */
 #include <stdarg.h>
 #include <stdio.h>

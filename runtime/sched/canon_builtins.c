@@ -15,6 +15,15 @@
  * at once.  A waitable-set.wait that finds an event pending delivers it
  * without blocking.  Streams, futures and error-context live in stream.c;
  * anything not implemented traps with its name.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - set_new: one waitable set per waitable-set.new, in the handle
+ *    table (max_handles).
+ *  - task_return: the result, lifted through a cx of cm_cx_init (the
+ *    store's budget); its charge lasts until it is handed on, or goes
+ *    to a caller that keeps it (store.h `returning`, invoke.c).
+ *  - cm_canon_async_builtin: one builtin per canon definition, in the
+ *    store's arena (the component's length).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,7 +112,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 	const cm_type *rt = b->cn->type;
 	cabi_core_iter vi = {args, 0, 0};
 	cm_val result[1];
-	cabi_cx cx;
+	cabi_cx cx, *prev_returning;
 	cabi_error ce;
 	int rc;
 
@@ -144,8 +153,12 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 			     "wasm trap: task already returned a "
 			     "result");
 	}
-	/* the result's charge (cabi_charge) lasts until it is handed on */
+	/* the result's charge (cabi_charge) lasts until it is handed on,
+	 * or goes with it to a caller that keeps it (store.h returning) */
+	prev_returning = s->returning;
+	s->returning = &cx;
 	rc = cm_task_return(&at->base, result, &ce);
+	s->returning = prev_returning;
 	cm_vals_free(result, rt != NULL);
 	cabi_cx_release(&cx);
 	if (rc)

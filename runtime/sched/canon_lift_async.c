@@ -12,6 +12,17 @@
  * between callback invocations and at exit: seed 002's hold rule) and
  * the thread registration happen on the implicit thread, so a thread
  * parked at the gate resumes from exactly there.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - implicit_start: the arguments' array (the type's count), filled by
+ *    the caller's on_start (a lift through the caller's cx, charged;
+ *    or the embedder's values) and freed once lowered into the callee.
+ *  - sync_lift_done: the result, lifted through task_cx (cm_cx_init:
+ *    the store's budget), its charge handed on as task.return's.
+ *  - the task and its implicit thread (thread.c): one per call; a
+ *    guest's calls are bounded by its subtasks in the handle table
+ *    (max_handles) or its blocked threads (max_threads), also while
+ *    the task waits at the callee's gate (unregistered, about 3 KB).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +102,7 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 	wasm_val core_res[1];
 	cm_val result[1];
 	cabi_core_iter it;
-	cabi_cx cx;
+	cabi_cx cx, *prev_returning;
 	uint32_t ncore = wasm_exec_results(t->exec, core_res, 1);
 	int rc;
 
@@ -105,8 +116,12 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 		cabi_cx_release(&cx);
 		return rc;
 	}
-	/* the result's charge (cabi_charge) lasts until it is handed on */
+	/* the result's charge (cabi_charge) lasts until it is handed on,
+	 * or goes with it to a caller that keeps it (store.h returning) */
+	prev_returning = t->store->returning;
+	t->store->returning = &cx;
 	rc = cm_task_return(&at->base, result, err);
+	t->store->returning = prev_returning;
 	cm_vals_free(result, nres);
 	cabi_cx_release(&cx);
 	if (rc)

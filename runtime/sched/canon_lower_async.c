@@ -12,6 +12,16 @@
  * before returning" before calling an async-typed callee at all (D4);
  * otherwise, if the callee has not resolved, the calling thread blocks
  * (non-cancellably) until it has.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_canon_lower_async: one subtask per call of an import; an
+ *    unresolved async one enters the caller's handle table
+ *    (max_handles), a sync one blocks its thread (max_threads).
+ *  - alower_on_start: the arguments, lifted through st->cx (cm_cx_init:
+ *    the store's budget); the cx keeps their charge until the subtask
+ *    is freed (subtask_free, subtask_dispose), after the values are
+ *    gone, so pending subtasks and the borrows they lend stay within
+ *    limits.hostBytes together.
  */
 #include <stddef.h>
 #include <stdlib.h>

@@ -14,6 +14,15 @@
  * (settled list) until delivered, then freed.  Freeing the subtask
  * detaches it; freeing the store tells the embedder (cancel callback)
  * and frees every handle.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_host_pending_new: one handle per deferred host call, at most
+ *    max_pending_host_calls (10,000) outstanding per store (checked by
+ *    cm_host_call_defer: "too many pending host calls (limit N)");
+ *    settled ones wait on the settled list until the next delivery,
+ *    as many as the embedder settled meanwhile.
+ *  - cm_host_settle: a copy of the result the embedder hands in
+ *    (bounded by what it handed in).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,6 +16,14 @@
  * wasm peer would.  Dropping the host end completes a pending guest copy
  * DROPPED.  Every event a host copy arms reaches the guest through the
  * normal waitable machinery (and asks the embedder for service).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_host_stream_new: one pair of ends per call of the embedder.
+ *  - cm_host_end_read: the values land in the embedder's array (cap
+ *    entries, its own); what they hold is lifted through a cx of
+ *    cm_cx_init (the store's budget, per read); the embedder owns them
+ *    after.
+ *  - cm_host_end_write lowers the embedder's values: no host memory.
  */
 #include <stdlib.h>
 #include <string.h>

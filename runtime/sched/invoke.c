@@ -18,6 +18,18 @@
  * more than a call in flight has left) and hands back what the turn
  * spent and whether it trapped (cm_calls_after_turn), which decides the
  * calls and runs their on_done after the guest code has stopped.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_call_start: the call and copies of the arguments the embedder
+ *    hands in (bounded by what it handed in; hosteld bounds concurrent
+ *    calls, limits.maxConcurrentCalls).
+ *  - call_on_resolve: the results wait for the turn's end and on_done;
+ *    they keep the charge of the cx that lifted them (store.h
+ *    `returning`) until call_deliver, so waiting results of every call
+ *    share limits.hostBytes.
+ *  - cm_invoke_async (ainvoke_on_start): copies of the embedder's
+ *    arguments; results go straight to the embedder, one call at a
+ *    time (each lifted within the budget).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -111,6 +123,9 @@ struct cm_call {
 	uint32_t nargs;
 	cm_val results[1];
 	uint32_t nresults;
+	/* the results' charge to the store's budget, kept until on_done
+	 * has had them (store.h returning) */
+	uint64_t charge;
 	call_state state;
 	bool resolved;	    /* on_resolve ran (results, or cancelled) */
 	bool cancelled;	    /* resolved as cancelled */
@@ -183,6 +198,13 @@ static int call_on_resolve(void *env, cm_val *result, cabi_error *err)
 		c->cancelled = true;
 		return 0;
 	}
+	/*
+	 * The results wait here for the turn's end and the embedder: they
+	 * keep their charge meanwhile, else calls resolving in one turn
+	 * could hold many times max_host_bytes between them.
+	 */
+	if (c->store->returning != NULL)
+		c->charge = cabi_cx_keep(c->store->returning);
 	for (uint32_t i = 0; i < c->nresults; i++) {
 		c->results[i] = result[i];
 		memset(&result[i], 0, sizeof result[i]);
@@ -273,6 +295,7 @@ static void call_deliver(cm_call *c)
 	cm_store_untrack(&c->obj);
 	c->on_done(c->ctx, c->outcome, c->results,
 		   c->outcome == CM_CALL_RETURNED ? c->nresults : 0, &c->err);
+	cabi_budget_release(&c->store->host_bytes, c->charge);
 	call_free_mem(c);
 }
 

@@ -8,6 +8,13 @@
  * then the execs, the wasm_store and the arena.
  * The exec pool is a LIFO stack: nested sync calls acquire and release in
  * strict nesting order.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_store_on_free: one cleanup per instance handle table and
+ *    subsystem (bounded by the instances, the component's length).
+ *  - cm_store_exec_acquire: the exec pool, one per nested host-driven
+ *    call (bounded by the call depth).
+ *  - the store's arena: STORE_ARENA_LIMIT (4 GiB).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -121,8 +121,8 @@ typedef struct cm_store_config {
 	 * Host bytes the store's values in transit may take at once
 	 * (cabi_budget, cabi/cabi.h): what lifting out of linear memory
 	 * allocates for stream and future copies, calls between
-	 * components, host calls' arguments, results handed to the
-	 * embedder, and error-context messages while they live.  Past it
+	 * components, host calls' arguments (while their subtask lives),
+	 * and results waiting for the embedder (invoke.c).  Past it
 	 * the lift traps "host memory budget for values exhausted: ...
 	 * (limits.hostBytes)" before allocating.  0: the default below;
 	 * UINT64_MAX: none.
@@ -218,6 +218,14 @@ typedef struct cm_store {
 
 	/* host bytes held for values in transit (cfg.max_host_bytes) */
 	cabi_budget host_bytes;
+	/*
+	 * While a task hands on its result (task.return, a sync lift's
+	 * result: cm_task_return), the cx that lifted it: a caller that
+	 * keeps the result past the call (a call in a service turn,
+	 * invoke.c) takes its charge over with cabi_cx_keep, so results
+	 * waiting for the embedder stay within max_host_bytes together.
+	 */
+	cabi_cx *returning;
 } cm_store;
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */

@@ -13,6 +13,19 @@
  * a cancel is reported as CANCELLED with its count (digest D2, what the
  * suite expects).  Both ends of a stream here always belong to wasm, so
  * cancellation completes at once.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - op_new: a shared state and two ends per stream.new/future.new, the
+ *    ends in the handle table (max_handles).
+ *  - copy_elems: a stream.read/stream.write may be 2^28 - 1 elements
+ *    long (MAX_BUF_LEN); numbers move as bytes with no host memory
+ *    (move_numbers); other elements are lifted into an array charged
+ *    to the writer's store first (CABI_VALS_BYTES(n)), each element's
+ *    own allocations charged by cabi_load (the outermost list measured
+ *    first), all within limits.hostBytes, freed and given back when
+ *    the copy ends.
+ *  - error_context: the message is discarded unread; debug-message
+ *    stores an empty string.
  */
 #include <stddef.h>
 #include <stdio.h>

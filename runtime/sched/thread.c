@@ -10,6 +10,15 @@
  * the waiting list (or suspended) until a tick, a switch or a resume-later
  * picks it.  Picking: FIFO over the waiting list, or a seeded choice among
  * the ready threads.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_thread_new: a thread and its exec (its stack grows within
+ *    max_stack_bytes); registered threads are at most max_threads (1,000)
+ *    per instance ("handle table full (limit N)"); threads of tasks still
+ *    waiting at a gate are bounded by their callers' subtasks
+ *    (max_handles) and blocked threads; finished threads' execs are
+ *    cached, 8 at most.
+ *  - cm_atask_new: one task per call (the same bound).
  */
 #include <stddef.h>
 #include <stdlib.h>

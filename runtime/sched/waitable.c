@@ -6,6 +6,9 @@
  * by cm_waitable_set_pending and evaluated only when delivered; it is in
  * at most one set, members kept in join order, and a set delivers the
  * first member with an event (join order: a policy, digest 4.1).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): none: a
+ * waitable joins a set through links inside itself.
  */
 #include <string.h>
 

@@ -457,6 +457,71 @@ START_TEST(number_streams_copy_without_host_values)
 }
 END_TEST
 
+/*
+ * Results of calls run in service turns wait for the turn's end and the
+ * embedder (invoke.c): they keep their charge until on_done has had
+ * them, so calls resolving in one turn share one budget.  Two results of
+ * 600,000 bytes each and a budget of 1 MiB: the first returns, the
+ * second's lift traps on the budget, and all is given back after.
+ */
+typedef struct done_log {
+	int returned, trapped;
+	char msg[CM_ERROR_MSG_MAX];
+} done_log;
+
+static void log_done(void *ctx, cm_call_outcome outcome, const cm_val *results,
+		     uint32_t nresults, const cm_error *err)
+{
+	done_log *d = ctx;
+
+	if (outcome == CM_CALL_RETURNED) {
+		ck_assert_uint_eq(nresults, 1);
+		ck_assert_uint_eq(results[0].u.str.len, 600000);
+		d->returned++;
+	} else {
+		d->trapped++;
+		snprintf(d->msg, sizeof d->msg, "%s", err->msg);
+	}
+}
+
+START_TEST(held_results_share_the_host_budget)
+{
+	cm_store_config cfg = {0};
+	cm_component *c = load_guest("values/values.wasm");
+	cm_linker *l = cm_linker_new();
+	cm_component_instance *inst;
+	cm_val n = cm_val_u32(600000);
+	done_log d = {0};
+	cm_error err;
+	cm_func *f;
+	cm_store *s;
+
+	cfg.max_host_bytes = 1u << 20;
+	s = cm_store_new(&cfg);
+	ck_assert_ptr_nonnull(s);
+	if (cm_instantiate(s, c, l, &inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+	f = cm_instance_export(inst, NULL, "make");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 2; i++)
+		if (cm_call_start(s, f, &n, 1, 0, log_done, &d, NULL, &err))
+			ck_abort_msg("call_start: %s", err.msg);
+	for (int i = 0; i < 10 && d.returned + d.trapped < 2; i++)
+		cm_store_service_turn(s, 0, &err);
+	ck_assert_int_eq(d.returned, 1);
+	ck_assert_int_eq(d.trapped, 1);
+	ck_assert_msg(strstr(d.msg, CABI_MSG_HOST_BYTES
+			      ": lifting this value needs more than the "
+			      "store's limit of 1048576 bytes "
+			      "(limits.hostBytes)") != NULL,
+		      "trapped \"%s\"", d.msg);
+	ck_assert_uint_eq(s->host_bytes.used, 0);
+	cm_store_free(s);
+	cm_linker_free(l);
+	cm_component_free(c);
+}
+END_TEST
+
 /* ---- the daemon: service config and the trap storm back-off ------------ */
 
 START_TEST(service_limits_parse)
@@ -581,6 +646,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, nested_values_trap_on_the_host_budget);
 	tcase_add_test(tc, nested_values_trap_on_the_default_budget);
 	tcase_add_test(tc, number_streams_copy_without_host_values);
+	tcase_add_test(tc, held_results_share_the_host_budget);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemon");
 	tcase_add_test(tc, service_limits_parse);
