@@ -6,6 +6,8 @@
 #     service keeps answering while it spins;
 #   - a core start function that never ends (tests/guests/hostile/
 #     startloop) stops at the default start budget: deploy fails;
+#   - an instance bomb (2^20 nested instances from 1,280 bytes) is
+#     refused at the store's 10,000 instances;
 #   - unbounded memory growth stops at the service's memory limit
 #     (memory.grow answers -1), and the daemon's RSS follows no further;
 #   - unbounded table growth stops at limits.tableElements (default
@@ -155,6 +157,18 @@ check "a start function that never ends: deploy fails, out of fuel" \
 	eq "$rc/$(grep -c 'StartFailed: trap: wasm trap: out of fuel' "$T/sl.err")" "1/1"
 callout c11 calm 'ping()'
 check "hosteld serves on after it" eq "$(cat "$T/c11.out")/$rc" "12/0"
+
+# ---- an instance bomb ------------------------------------------------------
+# tests/guests/hostile/nest: 1,280 bytes whose 20 levels each instantiate
+# the one below twice (2^20 instances, 840 MB): refused at the store's
+# 10,000 instances, and the daemon goes on.
+H deploy "$S/tests/guests/hostile/nest.wasm" --name nest \
+	>"$T/nest.out" 2>"$T/nest.err"
+rc=$?
+check "an instance bomb: deploy fails, too many instances (limit 10000)" \
+	eq "$rc/$(grep -c 'too many instances (limit 10000)' "$T/nest.err")" "1/1"
+callout c11b calm 'ping()'
+check "hosteld serves on after it" eq "$rc" 0
 
 # ---- unbounded memory growth ---------------------------------------------
 H deploy "$WASM" --name hog --memory 8388608 >/dev/null 2>&1

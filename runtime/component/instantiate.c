@@ -24,7 +24,9 @@
  *  - core_instance_def, canon_def, instance_def, component_def: one
  *    object per definition instantiated, in the store's arena
  *    (STORE_ARENA_LIMIT, 4 GiB); nested components are instantiated at
- *    most MAX_INSTANCE_DEPTH deep.
+ *    most MAX_INSTANCE_DEPTH deep, and a store holds at most
+ *    cfg.max_instances component and core instances (count_instance:
+ *    "too many instances (limit N)", default 10,000).
  *  - core instances: runtime/wasm/instance.c.
  */
 #include <stdio.h>
@@ -50,6 +52,23 @@ typedef struct ictx {
 
 /* Nesting bound: validation bounds it too, this keeps the C stack safe. */
 #define MAX_INSTANCE_DEPTH 100
+
+/*
+ * One more component or core instance in the store, within its bound
+ * (cm_store_config.max_instances): depth alone does not bound the
+ * count, since each level may instantiate the one below it twice
+ * (tests/guests/hostile/nest.wat: 1,280 bytes, 2^20 instances, 840 MB
+ * and 4.7 s; at 2^30 the daemon's memory).
+ */
+static int count_instance(ictx *x)
+{
+	if (x->s->ninstances >= x->s->cfg.max_instances)
+		return cm_error_set(x->err, CM_ERR_UNSUPPORTED,
+				    "too many instances (limit %u)",
+				    x->s->cfg.max_instances);
+	x->s->ninstances++;
+	return 0;
+}
 
 static int nomem(ictx *x)
 {
@@ -207,6 +226,8 @@ static int core_instance_def(ictx *x, cm_component_instance *inst, uint32_t def)
 		return nomem(x);
 	if (next(x, inst, CM_SORT_CORE_INSTANCE, CM_ORIGIN_CORE_INSTANCE, def,
 		 &idx))
+		return -1;
+	if (ci->kind == CM_INSTANTIATE && count_instance(x))
 		return -1;
 	if (ci->kind == CM_INSTANTIATE) {
 		if (core_instantiate(x, inst, ci, v))
@@ -585,6 +606,10 @@ static int instantiate(ictx *x, const cm_closure *def,
 	if (++x->depth > MAX_INSTANCE_DEPTH)
 		return cm_error_set(x->err, CM_ERR_UNSUPPORTED,
 				    "component instances nested too deeply");
+	if (count_instance(x)) {
+		x->depth--;
+		return -1;
+	}
 	inst = cm_instance_new(x->s, parent, def);
 	if (inst == NULL)
 		return nomem(x);

@@ -47,6 +47,8 @@ cm_store *cm_store_new(const cm_store_config *cfg)
 	if (s->cfg.max_pending_host_calls == 0)
 		s->cfg.max_pending_host_calls =
 			CM_STORE_DEFAULT_MAX_PENDING_HOST_CALLS;
+	if (s->cfg.max_instances == 0)
+		s->cfg.max_instances = CM_STORE_DEFAULT_MAX_INSTANCES;
 	if (s->cfg.max_host_bytes == 0)
 		s->cfg.max_host_bytes = CM_STORE_DEFAULT_MAX_HOST_BYTES;
 	s->host_bytes.limit =

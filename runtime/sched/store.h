@@ -128,6 +128,13 @@ typedef struct cm_store_config {
 	 * UINT64_MAX: none.
 	 */
 	uint64_t max_host_bytes;
+	/*
+	 * Component and core instances the store may hold: each level of
+	 * nesting may instantiate the one below it twice, so a component
+	 * of a few hundred bytes asks for 2^100.  Past it instantiation
+	 * fails "too many instances (limit N)".  0: the default below.
+	 */
+	uint32_t max_instances;
 } cm_store_config;
 
 #define CM_STORE_DEFAULT_MAX_HANDLES		100000u
@@ -137,6 +144,8 @@ typedef struct cm_store_config {
  * (16 MiB of JSON), and small enough that a machine of 1 GiB survives
  * a guest that tries to make the host copy gigabytes. */
 #define CM_STORE_DEFAULT_MAX_HOST_BYTES (256ull << 20)
+/* 10,000: componentize-js guests have about ten, compositions hundreds. */
+#define CM_STORE_DEFAULT_MAX_INSTANCES 10000u
 
 /* Watching deferred host calls: component/instance.h. */
 struct cm_type;
@@ -218,6 +227,8 @@ typedef struct cm_store {
 
 	/* host bytes held for values in transit (cfg.max_host_bytes) */
 	cabi_budget host_bytes;
+	/* component and core instances made (cfg.max_instances) */
+	uint32_t ninstances;
 	/*
 	 * While a task hands on its result (task.return, a sync lift's
 	 * result: cm_task_return), the cx that lifted it: a caller that

@@ -339,6 +339,35 @@ START_TEST(table_growth_stops_at_the_store_limit)
 }
 END_TEST
 
+/* nest.wasm: each of 20 levels instantiates the one below it twice,
+ * 2^20 instances from 1,280 bytes; the store's bound refuses it. */
+START_TEST(instance_bombs_hit_the_instance_limit)
+{
+	cm_store_config cfg = {0};
+	cm_component *c = load_guest("hostile/nest.wasm");
+	cm_linker *l = cm_linker_new();
+	cm_component_instance *inst;
+	cm_error err;
+	cm_store *s;
+
+	s = cm_store_new(NULL);
+	ck_assert_uint_eq(s->cfg.max_instances, CM_STORE_DEFAULT_MAX_INSTANCES);
+	memset(&err, 0, sizeof err);
+	ck_assert_int_eq(cm_instantiate(s, c, l, &inst, &err), -1);
+	ck_assert_str_eq(err.msg, "too many instances (limit 10000)");
+	ck_assert_uint_eq(s->ninstances, 10000);
+	cm_store_free(s);
+	/* a bound of the store's own */
+	cfg.max_instances = 5000;
+	s = cm_store_new(&cfg);
+	ck_assert_int_eq(cm_instantiate(s, c, l, &inst, &err), -1);
+	ck_assert_str_eq(err.msg, "too many instances (limit 5000)");
+	cm_store_free(s);
+	cm_linker_free(l);
+	cm_component_free(c);
+}
+END_TEST
+
 /* ---- values that ask the host for more memory than it has ------------ */
 
 /* The peak resident set of this process so far, in KiB (VmHWM). */
@@ -643,6 +672,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, memory_growth_stops_at_the_store_limit);
 	tcase_add_test(tc, deep_recursion_exhausts_the_call_stack);
 	tcase_add_test(tc, table_growth_stops_at_the_store_limit);
+	tcase_add_test(tc, instance_bombs_hit_the_instance_limit);
 	tcase_add_test(tc, nested_values_trap_on_the_host_budget);
 	tcase_add_test(tc, nested_values_trap_on_the_default_budget);
 	tcase_add_test(tc, number_streams_copy_without_host_values);
