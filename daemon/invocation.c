@@ -249,10 +249,27 @@ int invocation_begin(struct call *call, struct service *svc,
 {
 	struct daemon *d = call->d;
 	const struct history_hooks *h = daemon_history_hooks(d);
-	struct invocation *inv = calloc(1, sizeof(*inv));
+	struct invocation *inv;
 	json_t *args_json, *recorded;
+	uint64_t limit;
 	int rc;
 
+	/* Before call.started: a refused call leaves no trace. */
+	if (service_queue_full(svc, &limit)) {
+		log_info(&d->log,
+			 "service %s: %llu calls queued (limit %llu): a call "
+			 "is refused, ServiceBusy",
+			 svc->name, (unsigned long long)svc->queued,
+			 (unsigned long long)limit);
+		cm_vals_free(args, nargs);
+		free(args);
+		call_error(call, ERR_PREFIX "ServiceBusy",
+			   json_pack("{ss,sI,sI}", "name", svc->name, "queued",
+				     (json_int_t)svc->queued, "limit",
+				     (json_int_t)limit));
+		return -1;
+	}
+	inv = calloc(1, sizeof(*inv));
 	if (!inv) {
 		cm_vals_free(args, nargs);
 		free(args);

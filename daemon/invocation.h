@@ -81,7 +81,9 @@ void invocation_id_format(struct daemon *d, uint64_t number,
 /*
  * Record call.started and queue the call; the handler has taken the
  * connection (call_hold) unless oneway.  Takes args.  Returns 0, or -1
- * after replying with an error (the invocation is freed then).
+ * after replying with an error (the invocation is freed then): among
+ * them io.hostel.Call.ServiceBusy, before call.started, when the
+ * service's queue is full (service_queue_full).
  */
 int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,

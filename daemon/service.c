@@ -144,6 +144,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					    "maxConcurrentCalls",
 					    "hostBytes",
 					    "tableElements",
+					    "maxQueuedCalls",
 					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
@@ -177,7 +178,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					 "maxHandles, maxThreads, "
 					 "maxPendingHostCalls, "
 					 "maxConcurrentCalls, hostBytes, "
-					 "tableElements)",
+					 "tableElements, maxQueuedCalls)",
 					 key);
 				goto out;
 			}
@@ -195,6 +196,8 @@ int service_parse_limits(const char *config, struct service_limits *out,
 				&out->max_pending_host_calls, why, whylen) ||
 		    limit_count(limits, "maxConcurrentCalls",
 				&out->max_concurrent_calls, why, whylen) ||
+		    limit_count(limits, "maxQueuedCalls",
+				&out->max_queued_calls, why, whylen) ||
 		    limit_value(limits, "hostBytes", &out->host_bytes, why,
 				whylen) ||
 		    limit_value(limits, "tableElements", &out->table_elements,
@@ -770,6 +773,17 @@ void service_enqueue(struct service *s, struct invocation *inv)
 	s->queue_tail = inv;
 	s->queued++;
 	service_request(s);
+}
+
+bool service_queue_full(const struct service *s, uint64_t *limit)
+{
+	uint32_t max = max_in_flight(s);
+	uint64_t room = s->nrunning < max ? max - s->nrunning : 0;
+
+	*limit = s->limits.max_queued_calls ? s->limits.max_queued_calls
+					    : SERVICE_MAX_QUEUED_CALLS;
+	/* the calls that start at the next turn are not waiting */
+	return s->queued >= *limit + room;
 }
 
 bool service_dequeue(struct service *s, struct invocation *inv)
