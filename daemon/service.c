@@ -2,6 +2,20 @@
  * service.c - the service registry (see service.h): services loaded from
  * the database, their live stores, poisoning and recreation, and the
  * service event that drives each store (the settlement pump).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - service_parse_limits: a parse of a config (a request, at most
+ *    VARLINK_MESSAGE_MAX; stored configs came the same way).
+ *  - service_new: copies of the name (HISTORY_NAME_MAX) and the config;
+ *    one service per services row (bounded by who holds the deploy
+ *    role, docs/limits.md).
+ *  - service_export: the interface part of an export name (a request's).
+ *  - the queue: service_enqueue links invocations that invocation_begin
+ *    admitted: at most limits.maxQueuedCalls waiting beyond the room
+ *    under limits.maxConcurrentCalls (service_queue_full).
+ *  - store.* payloads: fixed members, CM_ERROR_MSG_MAX messages, a call id
+ *    (48), the 256-byte reason.
+ *  - service_info_json (Inspect, List): the stored config parsed again.
  */
 #include "config.h"
 
