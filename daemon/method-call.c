@@ -10,8 +10,10 @@
  *  - lookup_type: a copy of the export name in the request's WAVE text
  *    (at most VARLINK_MESSAGE_MAX, 16 MiB).
  *  - the call's arguments: parsed from the request's WAVE or JSON, at
- *    most that message's size (ipc/); a call beyond the service's
- *    concurrent calls is refused (SERVICE_MAX_CONCURRENT_CALLS).
+ *    most that message's size (ipc/); held until the call starts by
+ *    at most limits.maxQueuedCalls (SERVICE_MAX_QUEUED_CALLS, 1024)
+ *    queued calls per service, past which invocation_begin answers
+ *    ServiceBusy, and limits.maxConcurrentCalls in flight.
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"
