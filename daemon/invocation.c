@@ -273,11 +273,14 @@ int invocation_begin(struct call *call, struct service *svc,
 
 	/* Before call.started: a refused call leaves no trace. */
 	if (service_queue_full(svc, &limit)) {
-		log_info(&d->log,
-			 "service %s: %llu calls queued (limit %llu): a call "
-			 "is refused, ServiceBusy",
-			 svc->name, (unsigned long long)svc->queued,
-			 (unsigned long long)limit);
+		/* Once a row: a flood of oneway calls must not flood the
+		 * log (service_enqueue counts the row when it ends). */
+		if (svc->busy_refused++ == 0)
+			log_info(&d->log,
+				 "service %s: %llu calls queued (limit %llu): "
+				 "calls are refused, ServiceBusy",
+				 svc->name, (unsigned long long)svc->queued,
+				 (unsigned long long)limit);
 		cm_vals_free(args, nargs);
 		free(args);
 		call_error(call, ERR_PREFIX "ServiceBusy",

@@ -786,6 +786,13 @@ void service_enqueue(struct service *s, struct invocation *inv)
 		s->queue_head = inv;
 	s->queue_tail = inv;
 	s->queued++;
+	if (s->busy_refused) {
+		log_info(&s->d->log,
+			 "service %s: %llu call(s) were refused ServiceBusy "
+			 "while its queue was full",
+			 s->name, (unsigned long long)s->busy_refused);
+		s->busy_refused = 0;
+	}
 	service_request(s);
 }
 

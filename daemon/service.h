@@ -135,6 +135,8 @@ struct service {
 	struct invocation *run_head;
 	uint32_t nrunning;
 	uint64_t queued, calls, recreated;
+	/* calls refused ServiceBusy since the last one queued (logged) */
+	uint64_t busy_refused;
 
 	/*
 	 * Trap storm (service.c): poisonings in a row (reset once a store
