@@ -16,6 +16,13 @@
  * without its WAVE text (hosteld leaves it out when the reply would not
  * fit otherwise) is printed as JSON, saying so.  Exit codes: hostel(1);
  * a trap is 1, ValueTooLarge 6.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "config.h"
 

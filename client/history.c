@@ -19,6 +19,13 @@
  * did, on the same line, why: how many the limits keep and how many
  * past them belong to open calls, naming the first few.  Exit codes
  * are those of the other daemon subcommands (client/commands.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #define _GNU_SOURCE /* strptime, timegm */
 #include "config.h"

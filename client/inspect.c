@@ -12,6 +12,13 @@
  * Exit status: 0 on success; 2 on a usage error; 3 when the file cannot
  * be read or is not a valid module/component ("hostel inspect: FILE:
  * malformed|invalid at offset N: MESSAGE" on stderr).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <errno.h>
 #include <inttypes.h>

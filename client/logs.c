@@ -12,6 +12,13 @@
  * printed, so nothing is missed or printed twice.  The stream ends when
  * hosteld stops (its final reply): exit 0.  Exit codes are those of
  * `hostel status` (client/commands.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "config.h"
 

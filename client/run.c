@@ -25,6 +25,13 @@
  * file cannot be loaded or linked (the message says why, with the byte
  * offset for decoding and validation errors).  Components go to
  * client/run_component.c (WAVE arguments and results).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <ctype.h>
 #include <errno.h>

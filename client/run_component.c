@@ -27,6 +27,13 @@
  * when it (or instantiation) traps; 2 on a usage error (bad --invoke,
  * unknown export, bad argument, nothing to call); 3 when the file cannot
  * be loaded or linked, or uses what the runtime does not implement yet.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <errno.h>
 #include <stdio.h>

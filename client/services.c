@@ -11,6 +11,13 @@
  * deploy adds the component (io.hostel.Component.Add) and creates and
  * starts a service of it (io.hostel.Service.Create); NAME defaults to the
  * file's basename without ".wasm".  Exit codes: hostel(1).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "config.h"
 

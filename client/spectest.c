@@ -3,6 +3,13 @@
  *
  * The objects are created once per store; their types are exactly the
  * ones the suite's linking tests check limits and mutability against.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "client/spectest.h"
 

@@ -7,6 +7,13 @@
  * when the daemon cannot be reached or does not answer; 76
  * (EX_PROTOCOL) when its answer is not a valid reply; 1 when it answers
  * with an error; 2 for a bad command line.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "config.h"
 

@@ -23,6 +23,13 @@
  * HOSTEL_WAST_STRICT_TEXT is set in the environment (then a rejection for
  * another reason FAILs), since the decision, not the wording, is the
  * conformance property.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -12,6 +12,13 @@
  * expects, FAILs otherwise (with the expectation and what happened in
  * `why`), and is SKIPped only when it cannot be run by this driver at all
  * (an unknown command type).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <inttypes.h>
 #include <stdarg.h>

@@ -7,6 +7,13 @@
  * one-scalar string, records [name, value] pairs in field order (names
  * checked), variants {"case", "payload"?}, options null or the payload,
  * results {"Ok"|"Err": payload or null}, flags a list of names.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include <errno.h>
 #include <inttypes.h>

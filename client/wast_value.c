@@ -4,6 +4,13 @@
  * Floats are handled as bit patterns throughout: the scripts give bits,
  * the engine returns bits, and comparisons are on bits (or on the NaN
  * class), so no host floating point is involved.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none in the daemon: this is the `hostel` client.  The command
+ *    line, the files it names and standard input are the user's own
+ *    (this process, not the daemon's); what the daemon sends back is
+ *    read one message at a time, at most VARLINK_MESSAGE_MAX (16 MiB,
+ *    ipc/client.c).
  */
 #include "client/wast_value.h"
 

@@ -1,6 +1,22 @@
 /*
  * conn.c - client connections (see conn.h): reading and framing calls,
  * queueing replies, closing and freeing at a safe point.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - conn_new: one struct conn per accepted connection; the number of
+ *    connections is bounded by the daemon's open-file limit (accept
+ *    pauses 1 s on EMFILE/ENFILE, daemon.c), not by a count of its own.
+ *  - the input: libevent buffers at most CONN_INPUT_HIGH (256 KiB) before
+ *    the read watermark stops reading; the varlink reader holds at most
+ *    one message, VARLINK_MESSAGE_MAX (16 MiB); a longer one is skipped
+ *    unheld (oversize: ValueTooLarge); process_input's chunk is 16 KiB
+ *    on the stack.
+ *  - conn_send: one encoded reply (varlink_encode), at most about a
+ *    message (replies are measured before: invocation.c fit_reply,
+ *    REPLY_BYTES_MAX for reads); the output buffer takes a reply only
+ *    while at most CONN_OUTPUT_MAX (4 MiB) is unsent, else the
+ *    connection is dropped: at most CONN_OUTPUT_MAX plus one reply.
+ *  - oversize: its error message, a few fixed members.
  */
 #define _GNU_SOURCE /* struct ucred */
 #include "config.h"

@@ -1,6 +1,12 @@
 /*
  * dispatch.c - the method table and the routing of calls (see
  * dispatch.h), with the standard org.varlink.service errors.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none beyond the parsed request (conn.c, ipc/varlink.c): the error
+ *    replies built here (json_pack) name a parameter or the method of a
+ *    request, at most VARLINK_MESSAGE_MAX, and the interface's name
+ *    (a fixed table).
  */
 #include "config.h"
 

@@ -20,6 +20,15 @@
  *    HISTORY_PAYLOAD_MAX (8 MiB) refused, and a batch refuses events
  *    past HISTORY_BATCH_BYTES_MAX (64 MiB) of payload (store/history.h);
  *    guest output arrives as lines of at most HISTORY_LINE_MAX.
+ *  - dump, dump_value: one event's JSON text in h->text (reused), as
+ *    long as the value the caller built; a host call's value past
+ *    HISTORY_VALUE_MAX is replaced by its bounded form (about 25 KiB at
+ *    most), so hostcall.* events always fit HISTORY_PAYLOAD_MAX.  The
+ *    other kinds are bounded where they are built: call values by
+ *    invocation.c (history_form), guest lines by HISTORY_LINE_MAX,
+ *    store.* reasons and call.* messages by fixed buffers
+ *    (CM_ERROR_MSG_MAX, service.h's 256-byte reason), daemon.* by the
+ *    operator's hostel.conf (CONFIG_FILE_MAX).
  *  - off_done (history off): one entry per reply waiting for the end
  *    of the turn, emptied every turn; replies are bounded by the calls
  *    in flight (SERVICE_MAX_CONCURRENT_CALLS per service).
@@ -961,6 +970,30 @@ static const char *dump(struct daemon_history *h, json_t *v, int *rc)
 	return *rc ? NULL : h->text.buf;
 }
 
+/*
+ * A host call's value (its arguments, its result) as the history records
+ * it: v's text, or, when that is longer than HISTORY_VALUE_MAX, its
+ * bounded form (history_value_bounded), in *owned (the caller frees it).
+ * So no value a guest's host call carries, whatever its size, makes the
+ * history refuse the event: the rest of a hostcall.* payload (a number,
+ * an import name of at most 256 bytes, a message of at most
+ * CM_ERROR_MSG_MAX) fits in the 64 KiB HISTORY_VALUE_MAX leaves.  NULL
+ * for no value, or on failure with *rc set.
+ */
+static const char *dump_value(struct daemon_history *h, json_t *v,
+			      char **owned, int *rc)
+{
+	const char *text = dump(h, v, rc);
+
+	*owned = NULL;
+	if (!text || h->text.len <= HISTORY_VALUE_MAX)
+		return text;
+	*owned = history_value_bounded(h->text.buf, h->text.len);
+	if (!*owned)
+		*rc = -ENOMEM;
+	return *owned;
+}
+
 /* Log what the batch refused at once, and arm the end-of-turn commit. */
 static int added(struct daemon_history *h, const char *kind, int rc)
 {
@@ -1039,17 +1072,19 @@ static int hook_hostcall_started(void *ctx, const char *service,
 {
 	struct daemon_history *h = hist_of(ctx);
 	const char *args;
+	char *owned;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	args = dump(h, arguments, &rc);
+	args = dump_value(h, arguments, &owned, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_hostcall_started(h->batch, service, call, hostcall,
 					  import_name, args);
+	free(owned);
 	return added(h, HISTORY_HOSTCALL_STARTED, rc);
 }
 
@@ -1060,17 +1095,19 @@ static int hook_hostcall_settled(void *ctx, const char *service,
 {
 	struct daemon_history *h = hist_of(ctx);
 	const char *text;
+	char *owned;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
 		return 0;
-	text = dump(h, result, &rc);
+	text = dump_value(h, result, &owned, &rc);
 	if (rc)
 		return rc;
 	rc = history_add_hostcall_settled(h->batch, service, call, hostcall,
 					  outcome, text, message);
+	free(owned);
 	return added(h, HISTORY_HOSTCALL_SETTLED, rc);
 }
 

@@ -10,9 +10,11 @@
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - deferred, settled: the JSON of a pending host call's arguments and
  *    result, as large as the values the runtime lifted (its per-store
- *    budget for lifted values); the history refuses a payload over
- *    HISTORY_PAYLOAD_MAX (8 MiB).  Names: fixed buffers (256 bytes,
- *    INVOCATION_ID_MAX).
+ *    budget for lifted values, limits.hostBytes), freed once the event
+ *    is built; the event keeps a value past HISTORY_VALUE_MAX in its
+ *    bounded form (daemon/history.c dump_value), so it is always
+ *    recorded.  Names: fixed buffers (256 bytes, INVOCATION_ID_MAX); a
+ *    trap's message: CM_ERROR_MSG_MAX.
  */
 #include "config.h"
 

@@ -7,6 +7,23 @@
  * callback.  Values too long for an event are recorded in their bounded
  * form (history_form); a reply too long for a message goes without
  * resultWave, or becomes ValueTooLarge (fit_reply).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - invocation_begin: a struct invocation, copies of the service name
+ *    (HISTORY_NAME_MAX) and export name (in the request,
+ *    VARLINK_MESSAGE_MAX); the arguments as cm_vals, parsed from one
+ *    request; a call waits queued only while its service has fewer than
+ *    limits.maxQueuedCalls (SERVICE_MAX_QUEUED_CALLS, 1024) waiting,
+ *    else ServiceBusy; at most limits.maxConcurrentCalls
+ *    (SERVICE_MAX_CONCURRENT_CALLS, 64) are in flight.
+ *  - history_form: the JSON text of an argument list or result, written
+ *    only when json_text_bound says it may pass HISTORY_VALUE_MAX, and
+ *    its bounded form (about 25 KiB at most) in place of it.
+ *  - returned: the result's JSON and WAVE text, from a value the runtime
+ *    lifted (limits.hostBytes); fit_reply measures the reply against
+ *    VARLINK_MESSAGE_MAX and drops resultWave or answers ValueTooLarge.
+ *  - error replies and details: fixed members, CM_ERROR_MSG_MAX messages,
+ *    service.h's 256-byte reason.
  */
 #include "config.h"
 
@@ -249,10 +266,30 @@ int invocation_begin(struct call *call, struct service *svc,
 {
 	struct daemon *d = call->d;
 	const struct history_hooks *h = daemon_history_hooks(d);
-	struct invocation *inv = calloc(1, sizeof(*inv));
+	struct invocation *inv;
 	json_t *args_json, *recorded;
+	uint64_t limit;
 	int rc;
 
+	/* Before call.started: a refused call leaves no trace. */
+	if (service_queue_full(svc, &limit)) {
+		/* Once a row: a flood of oneway calls must not flood the
+		 * log (service_enqueue counts the row when it ends). */
+		if (svc->busy_refused++ == 0)
+			log_info(&d->log,
+				 "service %s: %llu calls queued (limit %llu): "
+				 "calls are refused, ServiceBusy",
+				 svc->name, (unsigned long long)svc->queued,
+				 (unsigned long long)limit);
+		cm_vals_free(args, nargs);
+		free(args);
+		call_error(call, ERR_PREFIX "ServiceBusy",
+			   json_pack("{ss,sI,sI}", "name", svc->name, "queued",
+				     (json_int_t)svc->queued, "limit",
+				     (json_int_t)limit));
+		return -1;
+	}
+	inv = calloc(1, sizeof(*inv));
 	if (!inv) {
 		cm_vals_free(args, nargs);
 		free(args);

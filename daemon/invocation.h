@@ -12,6 +12,16 @@
  *    io.hostel.Call.HistoryUnavailable).  The connection is held
  *    (call_hold) meanwhile; if the client goes away, the call still runs
  *    and ends in the history.
+ *  - No value makes the history refuse a call: arguments (call.started)
+ *    and results (call.returned) whose JSON text is longer than
+ *    HISTORY_VALUE_MAX are recorded in their bounded form
+ *    {oversize, bytes, sha256, head} (store/history.h
+ *    history_value_bounded).  A returned call whose reply would pass
+ *    VARLINK_MESSAGE_MAX goes without resultWave, or, still too long,
+ *    is answered io.hostel.Call.ValueTooLarge {value "result", size,
+ *    limit}; the history has its call.returned either way.  (A request
+ *    past the bound never reaches invocation_begin: conn.c answers it
+ *    ValueTooLarge {value "argument"}.)
  *  - A running call's deadline stops it (invocation.c deadline_cb).
  *  - Calls of one service run concurrently (service.h): each in-flight
  *    call is on its service's run list from invocation_run() until its
@@ -71,7 +81,9 @@ void invocation_id_format(struct daemon *d, uint64_t number,
 /*
  * Record call.started and queue the call; the handler has taken the
  * connection (call_hold) unless oneway.  Takes args.  Returns 0, or -1
- * after replying with an error (the invocation is freed then).
+ * after replying with an error (the invocation is freed then): among
+ * them io.hostel.Call.ServiceBusy, before call.started, when the
+ * service's queue is full (service_queue_full).
  */
 int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,

@@ -10,9 +10,14 @@
  *  - lookup_type: a copy of the export name in the request's WAVE text
  *    (at most VARLINK_MESSAGE_MAX, 16 MiB).
  *  - the call's arguments: parsed from the request's WAVE or JSON, at
- *    most that message's size (ipc/), and kept only when as host values
- *    they fit the service's limits.hostBytes (args_fit; else
- *    ValueTooLarge before call.started).
+ *    most that message's size (ipc/; while parsed, one request at a
+ *    time on the loop, up to about 20 times the text as cm_vals), and
+ *    kept only when as host values they fit the service's
+ *    limits.hostBytes (args_fit; else ValueTooLarge before
+ *    call.started); held until the call starts by at most
+ *    limits.maxQueuedCalls (SERVICE_MAX_QUEUED_CALLS, 1024) queued
+ *    calls per service, past which invocation_begin answers
+ *    ServiceBusy, and limits.maxConcurrentCalls in flight.
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"

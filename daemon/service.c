@@ -2,6 +2,20 @@
  * service.c - the service registry (see service.h): services loaded from
  * the database, their live stores, poisoning and recreation, and the
  * service event that drives each store (the settlement pump).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - service_parse_limits: a parse of a config (a request, at most
+ *    VARLINK_MESSAGE_MAX; stored configs came the same way).
+ *  - service_new: copies of the name (HISTORY_NAME_MAX) and the config;
+ *    one service per services row (bounded by who holds the deploy
+ *    role, docs/limits.md).
+ *  - service_export: the interface part of an export name (a request's).
+ *  - the queue: service_enqueue links invocations that invocation_begin
+ *    admitted: at most limits.maxQueuedCalls waiting beyond the room
+ *    under limits.maxConcurrentCalls (service_queue_full).
+ *  - store.* payloads: fixed members, CM_ERROR_MSG_MAX messages, a call id
+ *    (48), the 256-byte reason.
+ *  - service_info_json (Inspect, List): the stored config parsed again.
  */
 #include "config.h"
 
@@ -144,6 +158,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					    "maxConcurrentCalls",
 					    "hostBytes",
 					    "tableElements",
+					    "maxQueuedCalls",
 					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
@@ -177,7 +192,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					 "maxHandles, maxThreads, "
 					 "maxPendingHostCalls, "
 					 "maxConcurrentCalls, hostBytes, "
-					 "tableElements)",
+					 "tableElements, maxQueuedCalls)",
 					 key);
 				goto out;
 			}
@@ -195,6 +210,8 @@ int service_parse_limits(const char *config, struct service_limits *out,
 				&out->max_pending_host_calls, why, whylen) ||
 		    limit_count(limits, "maxConcurrentCalls",
 				&out->max_concurrent_calls, why, whylen) ||
+		    limit_count(limits, "maxQueuedCalls",
+				&out->max_queued_calls, why, whylen) ||
 		    limit_value(limits, "hostBytes", &out->host_bytes, why,
 				whylen) ||
 		    limit_value(limits, "tableElements", &out->table_elements,
@@ -775,7 +792,25 @@ void service_enqueue(struct service *s, struct invocation *inv)
 		s->queue_head = inv;
 	s->queue_tail = inv;
 	s->queued++;
+	if (s->busy_refused) {
+		log_info(&s->d->log,
+			 "service %s: %llu call(s) were refused ServiceBusy "
+			 "while its queue was full",
+			 s->name, (unsigned long long)s->busy_refused);
+		s->busy_refused = 0;
+	}
 	service_request(s);
+}
+
+bool service_queue_full(const struct service *s, uint64_t *limit)
+{
+	uint32_t max = max_in_flight(s);
+	uint64_t room = s->nrunning < max ? max - s->nrunning : 0;
+
+	*limit = s->limits.max_queued_calls ? s->limits.max_queued_calls
+					    : SERVICE_MAX_QUEUED_CALLS;
+	/* the calls that start at the next turn are not waiting */
+	return s->queued >= *limit + room;
 }
 
 bool service_dequeue(struct service *s, struct invocation *inv)

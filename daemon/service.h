@@ -22,7 +22,10 @@
  *    starts queued calls (cm_call_start; a few per turn, so a flood of
  *    short calls does not burst the history) while fewer than
  *    limits.maxConcurrentCalls (default SERVICE_MAX_CONCURRENT_CALLS)
- *    are in flight, then runs one cm_store_service_turn, bounded by
+ *    are in flight (at most limits.maxQueuedCalls, default
+ *    SERVICE_MAX_QUEUED_CALLS, wait beyond those; past that a call is
+ *    refused, io.hostel.Call.ServiceBusy), then runs one
+ *    cm_store_service_turn, bounded by
  *    SERVICE_TURN_FUEL, so a call that spins holds up only its own
  *    service; other services, the listener and the history commit get
  *    the loop between turns.  The runtime requests service (coalesced)
@@ -84,10 +87,23 @@ struct service_limits {
 	uint64_t host_bytes;
 	/* elements per table; 0: WASM_DEFAULT_MAX_TABLE_ELEMS */
 	uint64_t table_elements;
+	/* calls waiting for room under the cap; 0: SERVICE_MAX_QUEUED_CALLS */
+	uint64_t max_queued_calls;
 };
 
 #ifndef SERVICE_MAX_CONCURRENT_CALLS
 #define SERVICE_MAX_CONCURRENT_CALLS 64u
+#endif
+/*
+ * Calls of one service waiting for room under its cap of calls in
+ * flight (limits.maxQueuedCalls).  Each holds its arguments (up to a
+ * message's worth, VARLINK_MESSAGE_MAX) until it starts, and a client
+ * may send oneway calls as fast as it writes them, or hold many
+ * connections: past the bound a call is refused with
+ * io.hostel.Call.ServiceBusy before call.started (service_queue_full).
+ */
+#ifndef SERVICE_MAX_QUEUED_CALLS
+#define SERVICE_MAX_QUEUED_CALLS 1024u
 #endif
 
 struct service {
@@ -119,6 +135,8 @@ struct service {
 	struct invocation *run_head;
 	uint32_t nrunning;
 	uint64_t queued, calls, recreated;
+	/* calls refused ServiceBusy since the last one queued (logged) */
+	uint64_t busy_refused;
 
 	/*
 	 * Trap storm (service.c): poisonings in a row (reset once a store
@@ -185,6 +203,13 @@ void service_request(struct service *s);
 
 /* Queue a call (owned by the service until it ends). */
 void service_enqueue(struct service *s, struct invocation *inv);
+/*
+ * Whether a new call would wait past s's bound of queued calls: the
+ * calls already queued beyond the room under the cap of calls in flight
+ * (which start at the next turn) are at limits.maxQueuedCalls.  *limit
+ * gets the bound.
+ */
+bool service_queue_full(const struct service *s, uint64_t *limit);
 /* Take a still-queued call out; false when it is not queued. */
 bool service_dequeue(struct service *s, struct invocation *inv);
 

@@ -1,6 +1,11 @@
 /*
  * client.c - the blocking varlink client of client.h: poll(2) for the
  * timeouts, a varlink_reader for the framing.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - varlink_client_connect: one client; its reader holds at most one
+ *    message, VARLINK_MESSAGE_MAX (what the daemon sends; a longer reply
+ *    is skipped, not held).
  */
 #include "config.h"
 

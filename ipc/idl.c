@@ -6,6 +6,12 @@
  * tree, only the spans of member names (for duplicates and for resolving
  * type references at the end) and of the fields of the structs being
  * parsed (for duplicate fields).  Recursion is bounded by IDL_DEPTH_MAX.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - span_push: spans of an interface description: the ones built in
+ *    (the .varlink files of ipc/, embedded at build time) in the daemon; in the
+ *    client, one the daemon sent (a message, VARLINK_MESSAGE_MAX).
+ *    Nesting is bounded by IDL_DEPTH_MAX (32).
  */
 #include "config.h"
 

@@ -5,6 +5,12 @@
  * control characters with short forms get them, other control characters
  * \u00XX with capital hex digits, everything else (UTF-8 included, which
  * jansson has already checked) as it is.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - reserve: the text of a value the caller holds (a request's, at most
+ *    VARLINK_MESSAGE_MAX of input; a result the runtime lifted,
+ *    limits.hostBytes); json_text_bound lets callers skip writing it.
+ *    Recursion is bounded by JSON_TEXT_DEPTH_MAX (2048).
  */
 #include "config.h"
 

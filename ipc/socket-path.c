@@ -1,5 +1,8 @@
 /*
  * socket-path.c - the default socket path rule of socket-path.h.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none: the path is formatted into the caller's fixed buffer.
  */
 #include "config.h"
 

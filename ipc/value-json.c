@@ -2,6 +2,15 @@
  * value-json.c - cm_val <-> JSON in the canonical shapes of
  * value-json.h.  Conversion walks the type, never the JSON, so hostile
  * nesting cannot go deeper than the (validated) type.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - the cm_vals of a call's arguments (value_args_from_json): one per
+ *    JSON value of a request (VARLINK_MESSAGE_MAX); base64 bytes decoded
+ *    into len / 4 * 3 + 1; strings copied at their length.  Conversion
+ *    walks the type, so nesting is the (validated) type's.
+ *  - value_to_json of a value the runtime lifted (limits.hostBytes):
+ *    base64 text of a list<u8> ((n + 2) / 3 * 4 + 1), one json_t per
+ *    element otherwise.
  */
 #include "config.h"
 

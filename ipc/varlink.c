@@ -2,6 +2,16 @@
  * varlink.c - varlink framing (NUL-terminated JSON messages) and the
  * codec for calls and replies.  See varlink.h for the contract; the wire
  * rules are https://varlink.org/Method-Call.html.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - varlink_reader_feed: the reader's buffer grows to at most max + 1
+ *    (VARLINK_MESSAGE_MAX + 1) bytes; a longer message is skipped to its
+ *    NUL without being held (VARLINK_READ_OVERSIZE).
+ *  - varlink_request_parse: the message's JSON (json_loadb of at most
+ *    VARLINK_MESSAGE_MAX bytes, depth VARLINK_JSON_DEPTH_MAX 128,
+ *    checked before parsing).
+ *  - varlink_encode: one reply's text; fault replies name a parameter or
+ *    a reason of a fixed buffer.
  */
 #include "config.h"
 

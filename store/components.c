@@ -1,5 +1,10 @@
 /*
  * components.c - the components table of components.h.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - components_get: a stored component's bytes, at most
+ *    COMPONENT_SIZE_MAX (256 MiB, checked when it was added); its name
+ *    (a request's, HISTORY_NAME_MAX).
  */
 #include "config.h"
 

@@ -1,6 +1,10 @@
 /*
  * db.c - opening hostel.db and the small wrappers every store module
  * uses (see db.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none: paths come from the daemon's state directory (its command line
+ *    and hostel.conf); error messages go to fixed buffers.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "config.h"

@@ -1,6 +1,30 @@
 /*
  * history.c - the event history of history.h: batches, group commit,
  * recovery, reading and retention over the events table.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - prepare_insert: the SQL of one multi-row insert, rows a fixed
+ *    chunk of a batch.
+ *  - history_batch_add: one event's copy, its payload at most
+ *    HISTORY_PAYLOAD_MAX (8 MiB; -E2BIG), the batch at most
+ *    HISTORY_BATCH_BYTES_MAX (64 MiB) of events (-ENOBUFS); the event
+ *    array grows with the events, each at least a few bytes of that.
+ *  - history_batch_take: the two batches' arrays, each so bounded.
+ *  - history_value_bounded: the bounded form, about HISTORY_VALUE_HEAD
+ *    (4096) bytes escaped at most six-fold plus the digest: < 25 KiB.
+ *  - payload builders (history_add_*): the payload text, refused past
+ *    HISTORY_PAYLOAD_MAX; callers bound what they pass (daemon/history.c
+ *    audit).
+ *  - reading: each event a row's text, delivered and freed one at a time;
+ *    a query has at most HISTORY_KINDS_MAX kinds;
+ *    the caller's limit and max_scan (method-history.c: READ_LIMIT_MAX,
+ *    READ_SCAN_MAX) bound a read.
+ *  - the open-call set (open-calls.c): one id per open call: calls queued
+ *    or in flight (per service: limits.maxQueuedCalls and
+ *    limits.maxConcurrentCalls) and calls recovery closes.
+ *  - pruning: a group per service with limits (services: bounded by the
+ *    deploy role), service names (HISTORY_NAME_MAX), seq arrays of
+ *    max_rows (the callers' step sizes, 1000 and 250).
  */
 #include "config.h"
 

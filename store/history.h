@@ -19,7 +19,9 @@
  *   call.failed       (error, message?)  |  schema (store/schema.h)
  *   call.interrupted  (reason)          /
  *   hostcall.started  (hostcall, import, arguments?)
- *   hostcall.settled  (hostcall, result?)
+ *   hostcall.settled  (hostcall, outcome, result?, message?)
+ *                     (the daemon records arguments and results longer
+ *                     than HISTORY_VALUE_MAX in their bounded form too)
  *   store.created / store.poisoned / store.recreated (component?, ...)
  *   service.*         (service lifecycle: created, updated, removed, ...)
  *   daemon.*          (started, stopped, reloaded, ...; no service)

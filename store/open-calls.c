@@ -1,5 +1,10 @@
 /*
  * open-calls.c - the set of open-calls.h.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - open_calls_add: a copy of a call id (HISTORY_NAME_MAX) per open call
+ *    and a table of twice their number: calls queued or in flight
+ *    (limits.maxQueuedCalls and limits.maxConcurrentCalls per service).
  */
 #include "config.h"
 

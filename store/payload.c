@@ -1,5 +1,10 @@
 /*
  * payload.c - JSON object text for event payloads (see payload.h).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - payload_*: one payload's text, grown as members are added; callers
+ *    pass bounded members and history_batch_add refuses a payload past
+ *    HISTORY_PAYLOAD_MAX.
  */
 #include "config.h"
 

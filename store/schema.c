@@ -2,6 +2,9 @@
  * schema.c - the migrations of schema.h, in order.  A migration is
  * plain SQL run inside the step's transaction; once released, a step is
  * never edited: later changes are new steps.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none: the migrations are fixed SQL text.
  */
 #include "config.h"
 

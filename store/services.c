@@ -1,5 +1,9 @@
 /*
  * services.c - the services table of services.h.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - services_get and its listing: copies of a row's name
+ *    (HISTORY_NAME_MAX) and config (a request's, VARLINK_MESSAGE_MAX).
  */
 #include "config.h"
 

@@ -2,6 +2,10 @@
  * wal-gather.c - the VFS of wal-gather.h.  A file of this VFS is our
  * header followed by the wrapped VFS's own file object; every method
  * but the WAL's writes forwards to it.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - none from requests: the VFS gathers SQLite's WAL writes of one
+ *    commit, whose size is the history batch's (HISTORY_BATCH_BYTES_MAX).
  */
 #include "config.h"
 

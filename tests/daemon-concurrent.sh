@@ -13,6 +13,8 @@
 #     exclusive);
 #   - limits.maxConcurrentCalls caps the calls in flight; Cancel of a
 #     call still queued leaves the store untouched;
+#   - limits.maxQueuedCalls bounds the calls waiting: past it a call is
+#     refused io.hostel.Call.ServiceBusy and leaves no trace;
 #   - Call.Cancel of a running sleep call ends it call.cancelled exactly
 #     once (the instance is poisoned, the store recreated);
 #   - a trap in one call (limits.maxPendingHostCalls 3: the 4th clock
@@ -220,6 +222,34 @@ wait "$o1pid"
 check "the first call returns undisturbed" has "$T/one1.out" '"state":"returned"'
 check "no store.poisoned" \
 	eq "$(H logs --json --kind store.poisoned one | wc -l)" 0
+
+# ---- the queue bound: maxQueuedCalls 1 -------------------------------------
+# One call in flight, one queued: a third is refused ServiceBusy before
+# call.started, so it leaves no trace, and the two others go on.
+create busy "$SHA" '{"limits":{"maxConcurrentCalls":1,"maxQueuedCalls":1}}'
+check "a service with maxQueuedCalls 1 is created" \
+	has "$T/create-busy" '"state":"running"'
+invoke_more busy1.out busy "sleep($(ms 1000))"
+b1pid=$ipid
+wait_for 5 in_flight_is busy 1
+invoke_more busy2.out busy "sleep(10)"
+b2pid=$ipid
+wait_for 5 has_id "$T/busy2.out"
+"$SEND" "$SOCK" call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"busy","wave":"sleep(10)"}}' \
+	>"$T/busy3.out" 2>&1
+check "past maxQueuedCalls a call is refused: ServiceBusy" \
+	has "$T/busy3.out" '"error":"io.hostel.Call.ServiceBusy"'
+check "... with how many wait (1) and the limit (1)" \
+	eq "$(grep -c '"queued":1,"limit":1' "$T/busy3.out")" 1
+wait "$b1pid"
+wait "$b2pid"
+check "the call in flight and the queued one return" \
+	eq "$(grep -c '"state":"returned"' "$T/busy1.out" "$T/busy2.out" | cut -d: -f2 | tr '\n' ' ')" "1 1 "
+check "the refused call left no trace: 2 call.started" \
+	eq "$(H logs --json --kind call.started busy | wc -l)" 2
+H call busy 'sleep(10)' >"$T/busy4.out" 2>&1
+check "with the queue empty again the service answers" \
+	test "$(cat "$T/busy4.out")" -ge 10000000
 
 # ---- Cancel of a running sleep ---------------------------------------------
 invoke_more cancel.out sl "sleep($(ms 5000))"

@@ -270,7 +270,13 @@ SOCK=$T/f.sock
 STATE=$T/fstate
 printf 'database-synchronous = normal\n' >"$CONF"
 check "a fresh daemon for the follower" start
-H deploy "$T/counter.wasm" >/dev/null 2>&1
+# The flood queues nearly all 5,000 calls at once: past the default
+# limits.maxQueuedCalls (1024) they would be refused ServiceBusy.
+H deploy "$T/counter.wasm" --name counter0 >/dev/null 2>&1
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Service.Create\",\"parameters\":{\"name\":\"counter\",\"component\":\"$(sha256sum "$T/counter.wasm" | cut -d' ' -f1)\",\"config\":{\"limits\":{\"maxQueuedCalls\":5000}}}}" \
+	>"$T/create-counter" 2>&1
+check "counter with maxQueuedCalls 5000 is created" \
+	grep -q '"state":"running"' "$T/create-counter"
 "$HOSTEL" --socket "$SOCK" logs -f --json >"$T/follow" 2>"$T/follow.err" &
 FPID=$!
 PIDS="$PIDS $FPID"

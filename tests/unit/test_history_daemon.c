@@ -7,8 +7,9 @@
  * once and following (backlog pages interleaved with commits: every seq
  * exactly once), a follower that does not read getting
  * io.hostel.History.Lagged while the loop goes on, the final reply when
- * the daemon stops, and a held connection answering pipelined calls only
- * after its stream ends.
+ * the daemon stops, a held connection answering pipelined calls only
+ * after its stream ends, and a host call's oversize values recorded in
+ * their bounded form.
  */
 #include "store-testutil.h"
 
@@ -28,6 +29,7 @@
 #include "ipc/varlink.h"
 #include "store/db.h"
 #include "store/history.h"
+#include "store/sha256.h"
 #include "testmain.h"
 
 struct env {
@@ -684,6 +686,106 @@ START_TEST(failing_commit_is_retried)
 }
 END_TEST
 
+/* ---- host calls' values ------------------------------------------------
+ */
+
+/* Whether `sql` (one value) is true of the database, as peek reads it. */
+static void expect_sql(const char *dir, const char *fmt, const char *arg)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql), fmt, arg);
+	ck_assert_msg(peek(dir, sql) == 1, "not so: %s", sql);
+}
+
+/*
+ * A host call whose argument (and result) is past HISTORY_VALUE_MAX is
+ * still recorded, in the bounded form of store/history.h: oversize,
+ * bytes, the sha256 of the whole text and its head; a small one as it
+ * is.
+ */
+START_TEST(hostcall_oversize_values_recorded_bounded)
+{
+	struct env e;
+	const struct history_hooks *hk;
+	size_t n = HISTORY_VALUE_MAX + 10, len = n + 2;
+	char *big = malloc(n + 1), *text = malloc(len + 1);
+	char hex[SHA256_HEX_SIZE], num[32];
+	json_t *args, *res;
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(text);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	/* the argument list's JSON text, as the history would write it */
+	args = json_pack("[s]", big);
+	res = json_string(big);
+	ck_assert_ptr_nonnull(args);
+	ck_assert_ptr_nonnull(res);
+	snprintf(text, len + 1, "\"%s\"", big);
+	sha256_hex(text, len, hex);
+	env_init(&e);
+	env_open(&e);
+	hk = daemon_history_hooks(&e.d);
+	ck_assert_int_eq(hk->hostcall_started(hk->ctx, "svc", "c1", 1,
+					      "wasi:clocks/x#wait", args),
+			 0);
+	ck_assert_int_eq(hk->hostcall_settled(hk->ctx, "svc", "c1", 1,
+					      "returned", res, NULL),
+			 0);
+	json_decref(res);
+	res = json_pack("[i]", 7);
+	ck_assert_int_eq(hk->hostcall_started(hk->ctx, "svc", "c1", 2,
+					      "wasi:clocks/x#wait", res),
+			 0);
+	json_decref(res);
+	settle(&e);
+	ck_assert_int_eq(peek(e.dir, "SELECT count(*) FROM events WHERE "
+				     "kind LIKE 'hostcall.%'"),
+			 3);
+	/* the arguments: [ and the string */
+	snprintf(num, sizeof(num), "%zu", len + 2);
+	expect_sql(e.dir,
+		   "SELECT json_extract(payload, '$.arguments.bytes') = %s "
+		   "AND json_extract(payload, '$.arguments.oversize') = 1 "
+		   "AND length(json_extract(payload, '$.arguments.head')) "
+		   "= 4096 AND json_extract(payload, '$.import') = "
+		   "'wasi:clocks/x#wait' FROM events WHERE kind = "
+		   "'hostcall.started' AND json_extract(payload, "
+		   "'$.hostcall') = 1",
+		   num);
+	expect_sql(e.dir,
+		   "SELECT substr(json_extract(payload, '$.arguments.head'), "
+		   "1, 4) = '[\"xx' FROM events WHERE kind = "
+		   "'hostcall.started' AND json_extract(payload, "
+		   "'$.hostcall') = 1%s",
+		   "");
+	/* the result: the string alone, its digest that of its text */
+	snprintf(num, sizeof(num), "%zu", len);
+	expect_sql(e.dir,
+		   "SELECT json_extract(payload, '$.result.bytes') = %s AND "
+		   "json_extract(payload, '$.outcome') = 'returned' FROM "
+		   "events WHERE kind = 'hostcall.settled'",
+		   num);
+	expect_sql(e.dir,
+		   "SELECT json_extract(payload, '$.result.sha256') = '%s' "
+		   "FROM events WHERE kind = 'hostcall.settled'",
+		   hex);
+	ck_assert_int_lt(peek(e.dir, "SELECT max(length(payload)) FROM events"),
+			 HISTORY_VALUE_HEAD * 2);
+	/* a small value is recorded as it is */
+	expect_sql(e.dir,
+		   "SELECT json_extract(payload, '$.arguments[0]') = 7 FROM "
+		   "events WHERE kind = 'hostcall.started' AND "
+		   "json_extract(payload, '$.hostcall') = 2%s",
+		   "");
+	json_decref(args);
+	free(big);
+	free(text);
+	env_fini(&e);
+}
+END_TEST
+
 /* ---- io.hostel.History.Read
  * ----------------------------------------------------- */
 
@@ -1278,6 +1380,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, next_batch_written_while_replies_go_out);
 	tcase_add_test(tc, commit_not_held_back_by_busy_turns);
 	tcase_add_test(tc, read_once);
+	tcase_add_test(tc, hostcall_oversize_values_recorded_bounded);
 	tcase_add_test(tc, prune_on_request_runs_on_the_writer);
 	tcase_add_test(tc, prune_on_request_uses_the_configured_limits);
 	tcase_add_test(tc, prune_on_request_dropped_or_stopped);
