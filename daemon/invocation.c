@@ -268,11 +268,13 @@ int invocation_begin(struct call *call, struct service *svc,
 	const struct history_hooks *h = daemon_history_hooks(d);
 	struct invocation *inv;
 	json_t *args_json, *recorded;
-	uint64_t limit;
+	uint64_t limit, arg_bytes = cm_vals_host_bytes(args, nargs);
+	bool full = service_queue_full(svc, &limit);
 	int rc;
 
-	/* Before call.started: a refused call leaves no trace. */
-	if (service_queue_full(svc, &limit)) {
+	/* Before call.started: a refused call leaves no trace.  The queue
+	 * is full by count, or by the host memory its arguments take. */
+	if (full || service_queue_bytes_full(svc, arg_bytes)) {
 		/* Once a row: a flood of oneway calls must not flood the
 		 * log (service_enqueue counts the row when it ends). */
 		if (svc->busy_refused++ == 0)
@@ -284,9 +286,11 @@ int invocation_begin(struct call *call, struct service *svc,
 		cm_vals_free(args, nargs);
 		free(args);
 		call_error(call, ERR_PREFIX "ServiceBusy",
-			   json_pack("{ss,sI,sI}", "name", svc->name, "queued",
-				     (json_int_t)svc->queued, "limit",
-				     (json_int_t)limit));
+			   json_pack("{ss,sI,sI,sI,sI}", "name", svc->name,
+				     "queued", (json_int_t)svc->queued, "limit",
+				     (json_int_t)limit, "queuedBytes",
+				     (json_int_t)svc->queued_bytes, "bytesLimit",
+				     (json_int_t)service_host_bytes(svc)));
 		return -1;
 	}
 	inv = calloc(1, sizeof(*inv));
@@ -298,6 +302,7 @@ int invocation_begin(struct call *call, struct service *svc,
 	}
 	inv->d = d;
 	inv->func = func;
+	inv->arg_bytes = arg_bytes;
 	inv->args = args;
 	inv->nargs = nargs;
 	inv->more = call->req->more;
@@ -536,6 +541,11 @@ void invocation_run(struct invocation *inv)
 		failed(inv, &err);
 		return;
 	}
+	/* the runtime holds its own copy of the arguments now */
+	cm_vals_free(inv->args, inv->nargs);
+	free(inv->args);
+	inv->args = NULL;
+	inv->nargs = 0;
 	/* hostcall.* events of its task name it (hostcalls.c) */
 	cm_call_set_tag(inv->call, inv->number);
 	service_running_add(svc, inv);

@@ -60,8 +60,9 @@ struct invocation {
 	char *service_name;
 	char *export_name;
 	const cm_type *func; /* CM_FUNC, owned by the component */
-	cm_val *args;
+	cm_val *args; /* until the call starts (the runtime has a copy) */
 	uint32_t nargs;
+	uint64_t arg_bytes; /* the args as host values (cm_vals_host_bytes) */
 	struct conn *conn; /* NULL: oneway, or the client left */
 	bool more;
 	bool queued;
@@ -83,7 +84,9 @@ void invocation_id_format(struct daemon *d, uint64_t number,
  * connection (call_hold) unless oneway.  Takes args.  Returns 0, or -1
  * after replying with an error (the invocation is freed then): among
  * them io.hostel.Call.ServiceBusy, before call.started, when the
- * service's queue is full (service_queue_full).
+ * service's queue is full (service_queue_full): as many calls as its
+ * limits.maxQueuedCalls wait, or their arguments would take more host
+ * memory than its limits.hostBytes.
  */
 int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,

@@ -792,6 +792,7 @@ void service_enqueue(struct service *s, struct invocation *inv)
 		s->queue_head = inv;
 	s->queue_tail = inv;
 	s->queued++;
+	s->queued_bytes += inv->arg_bytes;
 	if (s->busy_refused) {
 		log_info(&s->d->log,
 			 "service %s: %llu call(s) were refused ServiceBusy "
@@ -813,6 +814,11 @@ bool service_queue_full(const struct service *s, uint64_t *limit)
 	return s->queued >= *limit + room;
 }
 
+bool service_queue_bytes_full(const struct service *s, uint64_t bytes)
+{
+	return s->queued > 0 && bytes > service_host_bytes(s) - s->queued_bytes;
+}
+
 bool service_dequeue(struct service *s, struct invocation *inv)
 {
 	if (!inv->queued || inv->svc != s)
@@ -828,6 +834,7 @@ bool service_dequeue(struct service *s, struct invocation *inv)
 	inv->next = inv->prev = NULL;
 	inv->queued = false;
 	s->queued--;
+	s->queued_bytes -= inv->arg_bytes;
 	return true;
 }
 

@@ -135,6 +135,8 @@ struct service {
 	struct invocation *run_head;
 	uint32_t nrunning;
 	uint64_t queued, calls, recreated;
+	/* host bytes of the queued calls' arguments (arg_bytes) */
+	uint64_t queued_bytes;
 	/* calls refused ServiceBusy since the last one queued (logged) */
 	uint64_t busy_refused;
 
@@ -210,6 +212,9 @@ void service_enqueue(struct service *s, struct invocation *inv);
  * gets the bound.
  */
 bool service_queue_full(const struct service *s, uint64_t *limit);
+/* Whether arguments of `bytes` more would take the queued calls' past
+ * the service's host bytes (service_host_bytes); never when none wait. */
+bool service_queue_bytes_full(const struct service *s, uint64_t bytes);
 /* Take a still-queued call out; false when it is not queued. */
 bool service_dequeue(struct service *s, struct invocation *inv);
 

@@ -265,6 +265,41 @@ hcall --json small echo - <"$T/argshalf" >"$T/small1.out" 2>"$T/small1.err"
 check "... while half a MiB fits" \
 	eq "$?/$(H call small 'calls()')" "0/1"
 
+# ---- queued calls' arguments within limits.hostBytes ------------------------
+# One call in flight (sleep-then waits 2 s), one queued with 600,000
+# bytes of argument: a second such call would make the queue's arguments
+# pass limits.hostBytes (1 MiB): ServiceBusy, before call.started.
+QJS=$S/tests/guests/js/qjs/async.component.wasm
+SLEEPTHEN='hostel:qjsguest/api@0.1.0#sleep-then'
+H deploy "$QJS" --name qjsq >/dev/null 2>&1
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Service.Create\",\"parameters\":{\"name\":\"qb\",\"component\":\"$(sha "$QJS")\",\"config\":{\"limits\":{\"hostBytes\":1048576,\"maxConcurrentCalls\":1}}}}" \
+	>"$T/create-qb" 2>&1
+check "a service with hostBytes 1 MiB and one call at a time is created" \
+	has "$T/create-qb" '"state":"running"'
+{
+	printf '[1, '
+	quoted 600000
+	printf ']'
+} >"$T/args600k"
+hcall --json qb "$SLEEPTHEN" '[2000, "first"]' >"$T/qb1.out" 2>&1 &
+q1=$!
+wait_for 10 sh -c "'$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | grep -q first"
+hcall --json qb "$SLEEPTHEN" - <"$T/args600k" >"$T/qb2.out" 2>&1 &
+q2=$!
+wait_for 10 sh -c "test \$('$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | wc -l) -ge 2"
+hcall --json qb "$SLEEPTHEN" - <"$T/args600k" >"$T/qb3.out" 2>"$T/qb3.err"
+check "a second 600,000-byte argument in the queue: ServiceBusy, the bytes queued and the bound" \
+	has "$T/qb3.err" 'ServiceBusy {"name":"qb","queued":1,"limit":1024,"queuedBytes":600081,"bytesLimit":1048576}'
+wait "$q1"
+wait "$q2"
+check "... while the call in flight and the queued one return" \
+	eq "$(grep -c 'first after' "$T/qb1.out")/$(grep -c 'after 1 ms' "$T/qb2.out")" "1/1"
+check "... and the refused one left no call.started" \
+	eq "$(H logs --json --kind call.started qb | wc -l)" 2
+"$SEND" "$SOCK" call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"qb","export":"hostel:qjsguest/api@0.1.0#sleep-then","args":[1,"x"]}}' \
+	>"$T/qb4.out" 2>&1
+check "with the queue empty the service answers" has "$T/qb4.out" '"state":"returned"'
+
 check "never HistoryUnavailable" no_history_unavailable
 check "no call is left open in the history" \
 	eq "$(H logs --json --kind call.started values | wc -l)" \
