@@ -113,22 +113,24 @@ static long long count_parse(const char *v)
 	return n;
 }
 
-/* A duration: a count with an optional unit s, m, h or d; seconds. */
-static long long duration_parse(const char *v)
+/* A count times the factor of its optional one-letter unit. */
+struct unit {
+	char unit;
+	long long factor;
+};
+
+static long long unit_parse(const char *v, const struct unit *units,
+			    size_t nunits)
 {
-	static const struct {
-		char unit;
-		long long seconds;
-	} units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
 	size_t len = strlen(v);
 	long long mult = 1, n;
 	char *digits;
 
 	if (len > 1 && (v[len - 1] < '0' || v[len - 1] > '9')) {
 		mult = 0;
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		for (size_t i = 0; i < nunits; i++)
 			if (v[len - 1] == units[i].unit)
-				mult = units[i].seconds;
+				mult = units[i].factor;
 		if (!mult)
 			return -1;
 		len--;
@@ -143,31 +145,26 @@ static long long duration_parse(const char *v)
 	return n * mult;
 }
 
+/* A duration: a count with an optional unit s, m, h or d; seconds. */
+static long long duration_parse(const char *v)
+{
+	static const struct unit units[] = {
+		{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+
+	return unit_parse(v, units, sizeof(units) / sizeof(units[0]));
+}
+
 /*
  * A size in bytes: a count with an optional K, M or G (KiB, MiB, GiB);
- * at least CONFIG_HOST_BYTES_MIN, at most CONFIG_COUNT_MAX.
+ * at least CONFIG_HOST_BYTES_MIN.
  */
 static long long size_parse(const char *v)
 {
-	size_t len = strlen(v);
-	long long mult = 1, n;
-	char *digits;
+	static const struct unit units[] = {
+		{'K', 1LL << 10}, {'M', 1LL << 20}, {'G', 1LL << 30}};
+	long long n = unit_parse(v, units, sizeof(units) / sizeof(units[0]));
 
-	if (len > 0 && strchr("KMG", v[len - 1])) {
-		mult = v[len - 1] == 'K'   ? 1LL << 10
-		       : v[len - 1] == 'M' ? 1LL << 20
-					   : 1LL << 30;
-		len--;
-	}
-	digits = strndup(v, len);
-	if (!digits)
-		return -2;
-	n = count_parse(digits);
-	free(digits);
-	if (n < 0 || n > CONFIG_COUNT_MAX / mult ||
-	    n * mult < CONFIG_HOST_BYTES_MIN)
-		return -1;
-	return n * mult;
+	return n >= 0 && n < CONFIG_HOST_BYTES_MIN ? -1 : n;
 }
 
 /* A group name or number as groupadd accepts them. */

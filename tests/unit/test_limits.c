@@ -62,13 +62,13 @@ typedef struct guest {
 	cm_component_instance *inst;
 } guest;
 
-/* cfg NULL: the defaults. */
-static void guest_new(guest *g, const cm_store_config *cfg)
+/* The guest at tests/guests/REL; cfg NULL: the defaults. */
+static void guest_load(guest *g, const char *rel, const cm_store_config *cfg)
 {
 	cm_error err;
 
 	memset(g, 0, sizeof *g);
-	g->c = load_guest("hostile/hostile.wasm");
+	g->c = load_guest(rel);
 	g->l = cm_linker_new();
 	ck_assert_ptr_nonnull(g->l);
 	ck_assert_int_eq(
@@ -79,6 +79,11 @@ static void guest_new(guest *g, const cm_store_config *cfg)
 	ck_assert_ptr_nonnull(g->s);
 	if (cm_instantiate(g->s, g->c, g->l, &g->inst, &err))
 		ck_abort_msg("instantiate: %s", err.msg);
+}
+
+static void guest_new(guest *g, const cm_store_config *cfg)
+{
+	guest_load(g, "hostile/hostile.wasm", cfg);
 }
 
 static void guest_free(guest *g)
@@ -396,48 +401,27 @@ static long peak_rss_kb(void)
 static void bomb_traps(const char *name, uint64_t limit)
 {
 	cm_store_config cfg = {0};
-	cm_component *c = load_guest("hostile/bomb.wasm");
-	cm_linker *l = cm_linker_new();
-	cm_component_instance *inst;
 	char want[160];
 	long before;
-	cm_func *f;
-	cm_val res[1];
-	uint32_t nres = 0;
-	cm_error err;
-	cm_store *s;
+	guest g;
 
 	cfg.max_host_bytes = limit;
-	s = cm_store_new(&cfg);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_ptr_nonnull(l);
-	if (cm_instantiate(s, c, l, &inst, &err))
-		ck_abort_msg("instantiate: %s", err.msg);
-	f = cm_instance_export(inst, NULL, name);
-	ck_assert_ptr_nonnull(f);
+	guest_load(&g, "hostile/bomb.wasm", &cfg);
 	before = peak_rss_kb();
-	memset(&err, 0, sizeof err);
-	ck_assert_msg(cm_invoke(s, f, NULL, 0, res, &nres, &err) != 0,
-		      "%s returned", name);
-	ck_assert_msg(err.kind == CM_ERR_TRAP, "%s: %s", name, err.msg);
 	snprintf(want, sizeof want,
 		 CABI_MSG_HOST_BYTES ": lifting this value needs more than the "
 				     "store's limit of %llu bytes "
 				     "(limits.hostBytes)",
 		 (unsigned long long)(limit ? limit
 					    : CM_STORE_DEFAULT_MAX_HOST_BYTES));
-	ck_assert_msg(strstr(err.msg, want) != NULL, "%s trapped \"%s\"",
-		      name, err.msg);
-	ck_assert(cm_instance_poisoned(inst));
-	ck_assert_uint_eq(s->host_bytes.used, 0);
+	call_traps(&g, name, NULL, 0, want);
+	ck_assert_uint_eq(g.s->host_bytes.used, 0);
 	ck_assert_int_le(peak_rss_kb() - before,
 			 (long)((limit ? limit
 				       : CM_STORE_DEFAULT_MAX_HOST_BYTES) /
 				1024) +
 				 32 * 1024);
-	cm_store_free(s);
-	cm_linker_free(l);
-	cm_component_free(c);
+	guest_free(&g);
 }
 
 START_TEST(nested_values_trap_on_the_host_budget)
@@ -460,29 +444,14 @@ END_TEST
 START_TEST(number_streams_copy_without_host_values)
 {
 	cm_store_config cfg = {0};
-	cm_component *c = load_guest("hostile/bomb.wasm");
-	cm_linker *l = cm_linker_new();
-	cm_component_instance *inst;
-	cm_val res[1];
-	uint32_t nres = 0;
-	cm_error err;
-	cm_store *s;
+	guest g;
 
 	cfg.max_host_bytes = 1u << 20;
-	s = cm_store_new(&cfg);
-	ck_assert_ptr_nonnull(s);
-	if (cm_instantiate(s, c, l, &inst, &err))
-		ck_abort_msg("instantiate: %s", err.msg);
-	memset(res, 0, sizeof res);
-	if (cm_invoke(s, cm_instance_export(inst, NULL, "bytes-stream"), NULL,
-		      0, res, &nres, &err))
-		ck_abort_msg("bytes-stream: %s", err.msg);
-	ck_assert_uint_eq(nres, 1);
-	ck_assert_uint_eq(res[0].u.u, 196608u << 4); /* COMPLETED, all */
-	ck_assert_uint_eq(s->host_bytes.used, 0);
-	cm_store_free(s);
-	cm_linker_free(l);
-	cm_component_free(c);
+	guest_load(&g, "hostile/bomb.wasm", &cfg);
+	/* COMPLETED, all of it */
+	ck_assert_uint_eq(call_ok(&g, "bytes-stream", NULL, 0), 196608u << 4);
+	ck_assert_uint_eq(g.s->host_bytes.used, 0);
+	guest_free(&g);
 }
 END_TEST
 
