@@ -731,7 +731,7 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 		   uint32_t nargs, cm_val *res, uint32_t nres)
 {
 	wasi_obj *d = desc(call, env, &args[0]), *o;
-	uint32_t of = args[3].u.flags, df = args[4].u.flags;
+	uint32_t of = args[3].u.flags, df = args[4].u.flags, parent_flags;
 	char name[NAME_MAX + 1];
 	int dfd, fd, e, flags = O_CLOEXEC | O_NOFOLLOW;
 	bool mutate;
@@ -774,6 +774,9 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 		close(fd);
 		return fs_err(call, res, e);
 	}
+	/* d points into the object table, which a new object may move */
+	parent_flags = d->u.desc.flags;
+	d = NULL;
 	if (wasi_result(res, true, &p) ||
 	    wasi_new_own(env, WOBJ_DESCRIPTOR, p, &o)) {
 		close(fd);
@@ -783,9 +786,9 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 	o->u.desc.dir = S_ISDIR(st.st_mode);
 	wasi_file_opened(env);
 	/* a child may not gain rights its parent lacks */
-	o->u.desc.flags = df & (d->u.desc.flags | DF_READ | DF_WRITE);
+	o->u.desc.flags = df & (parent_flags | DF_READ | DF_WRITE);
 	if (o->u.desc.dir)
-		o->u.desc.flags |= d->u.desc.flags & DF_MUTATE_DIRECTORY;
+		o->u.desc.flags |= parent_flags & DF_MUTATE_DIRECTORY;
 	return 0;
 }
 
