@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "wasm/code.h"
+#include "wasm/ops.h"
 #include "wasm/reader.h"
 
 #define NONE	  UINT32_MAX
@@ -980,7 +981,7 @@ static int read_blocktype(struct cc *c, struct ctl *f)
 	f->np = 0;
 	f->nr = 0;
 	switch (b) {
-	case 0x40:
+	case 0x40: /* the empty block type */
 		c->r.pos++;
 		return 0;
 	case WASM_I32:
@@ -1621,7 +1622,7 @@ static int op_local(struct cc *c, uint8_t op)
 		return -1;
 	t = local_type(c, x);
 	ls = c->lslot[x];
-	if (op == 0x20)
+	if (op == WASM_OP_local_get)
 		return push_ent(c, t, VK_ALIAS, ls);
 	if (pop(c, t, &e))
 		return -1;
@@ -1631,7 +1632,7 @@ static int op_local(struct cc *c, uint8_t op)
 	 * the same local below are materialised first.
 	 */
 	store_local(c, &e, ls);
-	if (op == 0x21)
+	if (op == WASM_OP_local_set)
 		return 0;
 	if (e.kind == VK_CONST)
 		return push_ent(c, t, VK_CONST, e.val);
@@ -1649,7 +1650,7 @@ static int op_global(struct cc *c, uint8_t op)
 	if (x >= wasm_module_nglobals(c->m))
 		return invalidx(c, "unknown global %u", x);
 	gt = wasm_module_global_type(c->m, x);
-	if (op == 0x23) {
+	if (op == WASM_OP_global_get) {
 		if (push(c, gt->type))
 			return -1;
 		p = emit_d(c,
@@ -1769,13 +1770,13 @@ static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
 static uint32_t const_left(uint8_t op)
 {
 	switch (op) {
-	case 0x93:
+	case WASM_OP_f32_sub:
 		return WASM_IOP_f32_sub_is;
-	case 0x95:
+	case WASM_OP_f32_div:
 		return WASM_IOP_f32_div_is;
-	case 0xa1:
+	case WASM_OP_f64_sub:
 		return WASM_IOP_f64_sub_is;
-	case 0xa3:
+	case WASM_OP_f64_div:
 		return WASM_IOP_f64_div_is;
 	default:
 		return NONE;
@@ -1785,20 +1786,20 @@ static uint32_t const_left(uint8_t op)
 static bool commutes(uint8_t op)
 {
 	switch (op) {
-	case 0x46:
-	case 0x47: /* i32.eq ne */
-	case 0x6a:
-	case 0x6c:
-	case 0x71:
-	case 0x72:
-	case 0x73:
-	case 0x51:
-	case 0x52: /* i64.eq ne */
-	case 0x7c:
-	case 0x7e:
-	case 0x83:
-	case 0x84:
-	case 0x85:
+	case WASM_OP_i32_eq:
+	case WASM_OP_i32_ne:
+	case WASM_OP_i32_add:
+	case WASM_OP_i32_mul:
+	case WASM_OP_i32_and:
+	case WASM_OP_i32_or:
+	case WASM_OP_i32_xor:
+	case WASM_OP_i64_eq:
+	case WASM_OP_i64_ne:
+	case WASM_OP_i64_add:
+	case WASM_OP_i64_mul:
+	case WASM_OP_i64_and:
+	case WASM_OP_i64_or:
+	case WASM_OP_i64_xor:
 		return true;
 	default:
 		return false;
@@ -1860,18 +1861,19 @@ static bool fold_addi(struct cc *c, uint8_t op, const struct vent *a,
 	if (a->kind == VK_CONST && b->kind == VK_CONST) {
 		uint32_t x = (uint32_t)a->val, y = (uint32_t)b->val;
 		c->fold_kind = VK_CONST;
-		c->fold_val =
-			op == 0x6a ? (uint32_t)(x + y) : (uint32_t)(x - y);
+		c->fold_val = op == WASM_OP_i32_add ? (uint32_t)(x + y)
+						    : (uint32_t)(x - y);
 		return true;
 	}
 	if (b->kind == VK_CONST && as_addi(a, &src, &imm)) {
 		uint32_t k = (uint32_t)b->val;
-		imm = op == 0x6a ? imm + k : imm - k;
-	} else if (op == 0x6a && a->kind == VK_CONST &&
+		imm = op == WASM_OP_i32_add ? imm + k : imm - k;
+	} else if (op == WASM_OP_i32_add && a->kind == VK_CONST &&
 		   as_addi(b, &src, &imm)) {
 		imm += (uint32_t)a->val;
-	} else if (op == 0x6a && as_slot(a, &src) && as_slot(b, &s2) &&
-		   stable_src(c, src, own) && stable_src(c, s2, own)) {
+	} else if (op == WASM_OP_i32_add && as_slot(a, &src) &&
+		   as_slot(b, &s2) && stable_src(c, src, own) &&
+		   stable_src(c, s2, own)) {
 		c->fold_kind = VK_ADDS;
 		c->fold_val = (uint64_t)src | (uint64_t)s2 << 32;
 		return true;
@@ -1920,7 +1922,7 @@ static void take_back_last(struct cc *c)
 static bool fuse_imul(struct cc *c, uint8_t op, const struct vent *a,
 		      const struct vent *b)
 {
-	bool w = op == 0x7c;
+	bool w = op == WASM_OP_i64_add;
 	uint32_t mul = w ? WASM_IOP_i64_mul_ss : WASM_IOP_i32_mul_ss;
 	uint32_t x, y, other, *p;
 
@@ -1972,9 +1974,10 @@ static bool fuse_shr_and(struct cc *c, const struct vent *a,
 static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
 		     const struct vent *b)
 {
-	bool f64 = op == 0xa0 || op == 0xa1 || op == 0xa2;
-	bool add = op == 0xa0 || op == 0x92;
-	bool mulop = op == 0xa2 || op == 0x94;
+	bool f64 = op == WASM_OP_f64_add || op == WASM_OP_f64_sub ||
+		   op == WASM_OP_f64_mul;
+	bool add = op == WASM_OP_f64_add || op == WASM_OP_f32_add;
+	bool mulop = op == WASM_OP_f64_mul || op == WASM_OP_f32_mul;
 	uint32_t mul = f64 ? WASM_IOP_f64_mul_ss : WASM_IOP_f32_mul_ss;
 	uint32_t m, x, y, other, iop, *p;
 	bool right;
@@ -2036,28 +2039,28 @@ static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
 	wasm_valtype t;
 
 	switch (op) {
-	case 0x6a:
+	case WASM_OP_i32_add:
 		iop = WASM_IOP_i32_add_ld, ld = WASM_IOP_load32, t = WASM_I32;
 		break;
-	case 0x7c:
+	case WASM_OP_i64_add:
 		iop = WASM_IOP_i64_add_ld, ld = WASM_IOP_load64, t = WASM_I64;
 		break;
-	case 0x92:
+	case WASM_OP_f32_add:
 		iop = WASM_IOP_f32_add_ld, ld = WASM_IOP_load32, t = WASM_F32;
 		break;
-	case 0x93:
+	case WASM_OP_f32_sub:
 		iop = WASM_IOP_f32_sub_ld, ld = WASM_IOP_load32, t = WASM_F32;
 		break;
-	case 0x94:
+	case WASM_OP_f32_mul:
 		iop = WASM_IOP_f32_mul_ld, ld = WASM_IOP_load32, t = WASM_F32;
 		break;
-	case 0xa0:
+	case WASM_OP_f64_add:
 		iop = WASM_IOP_f64_add_ld, ld = WASM_IOP_load64, t = WASM_F64;
 		break;
-	case 0xa1:
+	case WASM_OP_f64_sub:
 		iop = WASM_IOP_f64_sub_ld, ld = WASM_IOP_load64, t = WASM_F64;
 		break;
-	case 0xa2:
+	case WASM_OP_f64_mul:
 		iop = WASM_IOP_f64_mul_ld, ld = WASM_IOP_load64, t = WASM_F64;
 		break;
 	default:
@@ -2105,7 +2108,7 @@ static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
 static bool fuse_sqrt(struct cc *c, uint8_t op, const struct vent *a,
 		      const struct vent *b)
 {
-	bool f64 = op == 0xa2;
+	bool f64 = op == WASM_OP_f64_mul;
 	uint32_t sa, y, *p;
 
 	if (!last_made(c, f64 ? WASM_IOP_f64_sqrt : WASM_IOP_f32_sqrt, b) ||
@@ -2132,18 +2135,21 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 
 	if (pop(c, in, &b) || pop(c, in, &a))
 		return -1;
-	if (live(c) && (op == 0x6a || op == 0x7c) && fuse_imul(c, op, &a, &b))
+	if (live(c) && (op == WASM_OP_i32_add || op == WASM_OP_i64_add) &&
+	    fuse_imul(c, op, &a, &b))
 		return c->oom ? -1 : 0;
-	if (live(c) && op == 0x71 && fuse_shr_and(c, &a, &b))
+	if (live(c) && op == WASM_OP_i32_and && fuse_shr_and(c, &a, &b))
 		return c->oom ? -1 : 0;
-	if (live(c) && (op == 0x6a || op == 0x6b) &&
+	if (live(c) && (op == WASM_OP_i32_add || op == WASM_OP_i32_sub) &&
 	    fold_addi(c, op, &a, &b, next_slot(c)))
 		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
-	if (live(c) && (op == 0x94 || op == 0xa2) && fuse_sqrt(c, op, &a, &b))
+	if (live(c) && (op == WASM_OP_f32_mul || op == WASM_OP_f64_mul) &&
+	    fuse_sqrt(c, op, &a, &b))
 		return c->oom ? -1 : 0;
 	if (live(c) &&
-	    (op == 0x92 || op == 0x93 || op == 0x94 || op == 0xa0 ||
-	     op == 0xa1 || op == 0xa2) &&
+	    (op == WASM_OP_f32_add || op == WASM_OP_f32_sub ||
+	     op == WASM_OP_f32_mul || op == WASM_OP_f64_add ||
+	     op == WASM_OP_f64_sub || op == WASM_OP_f64_mul) &&
 	    fuse_mul(c, op, &a, &b))
 		return c->oom ? -1 : 0;
 	if (live(c) && fuse_load(c, op, &a, &b))
@@ -2217,19 +2223,19 @@ static int op_numeric(struct cc *c, uint8_t op)
 static int op_const(struct cc *c, uint8_t op)
 {
 	switch (op) {
-	case 0x41: {
+	case WASM_OP_i32_const: {
 		int32_t v;
 		if (wasm_read_s32(&c->r, &v))
 			return -1;
 		return push_ent(c, WASM_I32, VK_CONST, (uint32_t)v);
 	}
-	case 0x42: {
+	case WASM_OP_i64_const: {
 		int64_t v;
 		if (wasm_read_s64(&c->r, &v))
 			return -1;
 		return push_ent(c, WASM_I64, VK_CONST, (uint64_t)v);
 	}
-	case 0x43: {
+	case WASM_OP_f32_const: {
 		const uint8_t *b;
 		uint32_t v;
 		if (wasm_read_bytes(&c->r, 4, &b))
@@ -2319,33 +2325,45 @@ static void note_load(struct cc *c, uint32_t len, uint32_t x, uint32_t imm,
 	l->pops = 0;
 }
 
+/*
+ * The loads and stores of ops.def, by opcode from the first one: natural
+ * alignment, value type and the op accessing memory 0.
+ */
+struct memop {
+	uint8_t align_log2;
+	uint8_t type;
+	uint16_t iop;
+};
+
+static const struct memop loads[] = {
+#define INSTR_LOAD(op, name, T, align_log2, iop)                               \
+	[op - WASM_OP_i32_load] = {align_log2, WASM_##T, WASM_IOP_##iop},
+#include "wasm/ops.def"
+};
+
+static const struct memop stores[] = {
+#define INSTR_STORE(op, name, T, align_log2, iop)                              \
+	[op - WASM_OP_i32_store] = {align_log2, WASM_##T, WASM_IOP_##iop},
+#include "wasm/ops.def"
+};
+
 static int op_load(struct cc *c, uint8_t op)
 {
-	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2};
-	static const uint8_t res[] = {WASM_I32, WASM_I64, WASM_F32, WASM_F64,
-				      WASM_I32, WASM_I32, WASM_I32, WASM_I32,
-				      WASM_I64, WASM_I64, WASM_I64, WASM_I64,
-				      WASM_I64, WASM_I64};
-	static const uint16_t iops[] = {
-		WASM_IOP_load32,    WASM_IOP_load64,	WASM_IOP_load32,
-		WASM_IOP_load64,    WASM_IOP_load8s32,	WASM_IOP_load8u,
-		WASM_IOP_load16s32, WASM_IOP_load16u,	WASM_IOP_load8s64,
-		WASM_IOP_load8u,    WASM_IOP_load16s64, WASM_IOP_load16u,
-		WASM_IOP_load32s64, WASM_IOP_load32};
-	unsigned k = op - 0x28;
+	const struct memop *mo = &loads[op - WASM_OP_i32_load];
+	bool flt = op == WASM_OP_f32_load || op == WASM_OP_f64_load;
 	struct memarg ma;
 	struct vent a;
 	uint32_t sa = 0, *p;
 
-	if (read_memarg(c, nat[k], &ma))
+	if (read_memarg(c, mo->align_log2, &ma))
 		return -1;
 	if (pop(c, addr_type(&ma), &a))
 		return -1;
 	if (live(c) && ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
-		if (push(c, res[k]))
+		if (push(c, mo->type))
 			return -1;
-		p = emit_d(c, iops[k] + 2u, 3);
+		p = emit_d(c, mo->iop + 2u, 3);
 		p[0] = top_slot(c);
 		p[1] = (uint32_t)ea;
 		p[2] = (uint32_t)(ea >> 32);
@@ -2353,27 +2371,27 @@ static int op_load(struct cc *c, uint8_t op)
 	}
 	if (live(c) && ma.memidx == 0 && !ma.is64 &&
 	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
-		if (push(c, res[k]))
+		if (push(c, mo->type))
 			return -1;
-		p = emit_d(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
+		p = emit_d(c, mo->iop + (a.kind == VK_ADDI ? 1u : 3u), 4);
 		p[0] = top_slot(c);
 		p[1] = (uint32_t)a.val;
 		p[2] = (uint32_t)(a.val >> 32);
 		p[3] = (uint32_t)ma.offset;
-		if ((k == 2 || k == 3) && a.kind == VK_ADDI && p != c->scratch)
+		if (flt && a.kind == VK_ADDI && p != c->scratch)
 			note_load(c, 5, p[1], p[2], p[3]);
 		return 0;
 	}
 	if (live(c))
 		sa = src_of(c, &a);
-	if (push(c, res[k]))
+	if (push(c, mo->type))
 		return -1;
 	if (ma.memidx == 0 && !ma.is64) {
-		p = emit_d(c, iops[k], 3);
+		p = emit_d(c, mo->iop, 3);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
-		if ((k == 2 || k == 3) && p != c->scratch)
+		if (flt && p != c->scratch)
 			note_load(c, 4, sa, 0, p[2]);
 	} else {
 		p = emit_d(c, WASM_IOP_load_m, 6);
@@ -2382,7 +2400,7 @@ static int op_load(struct cc *c, uint8_t op)
 		p[2] = (uint32_t)ma.offset;
 		p[3] = (uint32_t)(ma.offset >> 32);
 		p[4] = ma.memidx;
-		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
+		p[5] = mo->iop | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	return 0;
 }
@@ -2618,21 +2636,16 @@ static bool fuse_store_late(struct cc *c, struct ldrec *l, const struct vent *a,
 
 static int op_store(struct cc *c, uint8_t op)
 {
-	static const uint8_t nat[] = {2, 3, 2, 3, 0, 1, 0, 1, 2};
-	static const uint8_t val[] = {WASM_I32, WASM_I64, WASM_F32,
-				      WASM_F64, WASM_I32, WASM_I32,
-				      WASM_I64, WASM_I64, WASM_I64};
-	static const uint16_t iops[] = {
-		WASM_IOP_store32, WASM_IOP_store64, WASM_IOP_store32,
-		WASM_IOP_store64, WASM_IOP_store8,  WASM_IOP_store16,
-		WASM_IOP_store8,  WASM_IOP_store16, WASM_IOP_store32};
-	unsigned k = op - 0x36;
+	const struct memop *mo = &stores[op - WASM_OP_i32_store];
+	bool flt = op == WASM_OP_f32_store || op == WASM_OP_f64_store;
+	/* i32, i64, f32 and f64.store, not the narrowing ones */
+	bool full = op <= WASM_OP_f64_store;
 	struct memarg ma;
 	struct vent a, v;
 	uint32_t sa, sv, *p;
 	struct ldrec *late;
 
-	if (read_memarg(c, nat[k], &ma))
+	if (read_memarg(c, mo->align_log2, &ma))
 		return -1;
 	/*
 	 * The loaded entry was popped once (by the op emitted last, whose
@@ -2643,19 +2656,19 @@ static int op_store(struct cc *c, uint8_t op)
 		if (c->ld[i].ok && c->ld[i].pops == 1 &&
 		    c->nvs == c->ld[i].vs + 1)
 			late = &c->ld[i];
-	if (pop(c, val[k], &v) || pop(c, addr_type(&ma), &a))
+	if (pop(c, mo->type, &v) || pop(c, addr_type(&ma), &a))
 		return -1;
 	if (!live(c))
 		return 0;
-	if (ma.memidx == 0 && !ma.is64 && (k == 2 || k == 3) &&
+	if (ma.memidx == 0 && !ma.is64 && flt &&
 	    fuse_store_late(c, late, &a, &v, &ma))
 		return c->oom ? -1 : 0;
-	if (ma.memidx == 0 && !ma.is64 && k < 4 && fuse_store(c, &a, &v, &ma))
+	if (ma.memidx == 0 && !ma.is64 && full && fuse_store(c, &a, &v, &ma))
 		return c->oom ? -1 : 0;
 	sv = src_of(c, &v);
 	if (ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
-		p = emit(c, iops[k] + 2u, 3);
+		p = emit(c, mo->iop + 2u, 3);
 		p[0] = sv;
 		p[1] = (uint32_t)ea;
 		p[2] = (uint32_t)(ea >> 32);
@@ -2663,7 +2676,7 @@ static int op_store(struct cc *c, uint8_t op)
 	}
 	if (ma.memidx == 0 && !ma.is64 &&
 	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
-		p = emit(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
+		p = emit(c, mo->iop + (a.kind == VK_ADDI ? 1u : 3u), 4);
 		p[0] = (uint32_t)a.val;
 		p[1] = (uint32_t)(a.val >> 32);
 		p[2] = sv;
@@ -2672,12 +2685,12 @@ static int op_store(struct cc *c, uint8_t op)
 	}
 	sa = src_of(c, &a);
 	if (ma.memidx == 0 && !ma.is64) {
-		p = emit(c, iops[k], 3);
+		p = emit(c, mo->iop, 3);
 	} else {
 		p = emit(c, WASM_IOP_store_m, 6);
 		p[3] = (uint32_t)(ma.offset >> 32);
 		p[4] = ma.memidx;
-		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
+		p[5] = mo->iop | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	p[0] = sa;
 	p[1] = sv;
@@ -2774,11 +2787,11 @@ static int op_ref(struct cc *c, uint8_t op)
 	struct vent e;
 
 	switch (op) {
-	case 0xd0:
+	case WASM_OP_ref_null:
 		if (read_heaptype(c, &t))
 			return -1;
 		return push_ent(c, t, VK_CONST, 0);
-	case 0xd1:
+	case WASM_OP_ref_is_null:
 		if (pop(c, T_UNKNOWN, &e))
 			return -1;
 		if (!is_ref(e.type))
@@ -2791,7 +2804,7 @@ static int op_ref(struct cc *c, uint8_t op)
 		p[0] = top_slot(c);
 		p[1] = s;
 		return 0;
-	default: /* 0xd2 ref.func */
+	default: /* ref.func */
 		if (wasm_read_u32(&c->r, &x))
 			return -1;
 		if (x >= wasm_module_nfuncs(c->m))
@@ -2885,7 +2898,7 @@ static int op_misc(struct cc *c)
 	case subop:                                                            \
 		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
 #include "wasm/ops_numeric.def"
-	case 8: /* memory.init dataidx memidx: [at i32 i32] */
+	case WASM_OP_FC_memory_init: /* dataidx memidx: [at i32 i32] */
 		if (read_dataidx(c, &y, c->op_off) || read_memidx(c, &x, &at) ||
 		    check_dataidx(c, y))
 			return -1;
@@ -2898,13 +2911,13 @@ static int op_misc(struct cc *c)
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 9: /* data.drop */
+	case WASM_OP_FC_data_drop:
 		if (read_dataidx(c, &x, c->op_off) || check_dataidx(c, x))
 			return -1;
 		p = emit(c, WASM_IOP_data_drop, 1);
 		p[0] = x;
 		return 0;
-	case 10: /* memory.copy dst src: [at_dst at_src narrower] */
+	case WASM_OP_FC_memory_copy: /* dst src: [at_dst at_src narrower] */
 		if (read_memidx(c, &x, &at) || read_memidx(c, &y, &at2))
 			return -1;
 		ty[0] = at;
@@ -2917,7 +2930,7 @@ static int op_misc(struct cc *c)
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 11: /* memory.fill: [at i32 at] */
+	case WASM_OP_FC_memory_fill: /* [at i32 at] */
 		if (read_memidx(c, &x, &at))
 			return -1;
 		ty[0] = ty[2] = at;
@@ -2928,7 +2941,7 @@ static int op_misc(struct cc *c)
 		p[0] = x;
 		memcpy(p + 1, s, sizeof s);
 		return 0;
-	case 12: /* table.init elemidx tableidx: [at i32 i32] */
+	case WASM_OP_FC_table_init: /* elemidx tableidx: [at i32 i32] */
 		if (read_elemidx(c, &y) || wasm_read_u32(&c->r, &x) ||
 		    table_elem(c, x, &t))
 			return -1;
@@ -2943,13 +2956,13 @@ static int op_misc(struct cc *c)
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 13: /* elem.drop */
+	case WASM_OP_FC_elem_drop:
 		if (read_elemidx(c, &x))
 			return -1;
 		p = emit(c, WASM_IOP_elem_drop, 1);
 		p[0] = x;
 		return 0;
-	case 14: /* table.copy dst src: [at_dst at_src narrower] */
+	case WASM_OP_FC_table_copy: /* dst src: [at_dst at_src narrower] */
 		if (wasm_read_u32(&c->r, &x) || wasm_read_u32(&c->r, &y) ||
 		    table_elem(c, x, &t) || table_elem(c, y, &t2))
 			return -1;
@@ -2965,7 +2978,7 @@ static int op_misc(struct cc *c)
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 15: /* table.grow: [t at] -> [at] */
+	case WASM_OP_FC_table_grow: /* [t at] -> [at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
 		at = table_at(c, x);
@@ -2984,7 +2997,7 @@ static int op_misc(struct cc *c)
 		p[3] = s[1];
 		p[4] = at == WASM_I64;
 		return 0;
-	case 16: /* table.size */
+	case WASM_OP_FC_table_size:
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
 		if (push(c, table_at(c, x)))
@@ -2993,7 +3006,7 @@ static int op_misc(struct cc *c)
 		p[0] = top_slot(c);
 		p[1] = x;
 		return 0;
-	case 17: /* table.fill: [at t at] */
+	case WASM_OP_FC_table_fill: /* [at t at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
 		at = table_at(c, x);
@@ -3208,7 +3221,7 @@ static int op_simd(struct cc *c)
 #define SIMD_IS_STORE_LOAD_LANE	 false
 #define SIMD_IS_STORE_STORE_LANE true
 #include "wasm/ops_simd.def"
-	case 0x0c: /* v128.const */
+	case WASM_OP_FD_v128_const:
 		if (wasm_read_bytes(&c->r, 16, &b))
 			return -1;
 		memcpy(w, b, 16);
@@ -3218,7 +3231,7 @@ static int op_simd(struct cc *c)
 		p[0] = top_slot(c);
 		memcpy(p + 1, w, 16);
 		return 0;
-	case 0x0d: { /* i8x16.shuffle */
+	case WASM_OP_FD_i8x16_shuffle: {
 		struct vent a, bb;
 		uint32_t sa = 0, sb = 0;
 		if (wasm_read_bytes(&c->r, 16, &b))
@@ -3257,23 +3270,23 @@ static int compile_instr(struct cc *c, uint8_t op)
 	uint32_t *p;
 
 	switch (op) {
-	case 0x00: /* unreachable */
+	case WASM_OP_unreachable:
 		emit(c, WASM_IOP_unreachable, 0);
 		set_unreachable(c);
 		return 0;
-	case 0x01: /* nop */
+	case WASM_OP_nop:
 		return 0;
-	case 0x02:
+	case WASM_OP_block:
 		return op_block(c, BK_BLOCK);
-	case 0x03:
+	case WASM_OP_loop:
 		return op_block(c, BK_LOOP);
-	case 0x04:
+	case WASM_OP_if:
 		return op_if(c);
-	case 0x05:
+	case WASM_OP_else:
 		return op_else(c);
-	case 0x08:
+	case WASM_OP_throw:
 		return op_throw(c);
-	case 0x0a: /* throw_ref */
+	case WASM_OP_throw_ref:
 		if (pop(c, WASM_EXNREF, &e))
 			return -1;
 		if (live(c)) {
@@ -3283,67 +3296,74 @@ static int compile_instr(struct cc *c, uint8_t op)
 		}
 		set_unreachable(c);
 		return 0;
-	case 0x0b:
+	case WASM_OP_end:
 		return op_end(c);
-	case 0x0c:
+	case WASM_OP_br:
 		return op_br(c);
-	case 0x0d:
+	case WASM_OP_br_if:
 		return op_br_if(c);
-	case 0x0e:
+	case WASM_OP_br_table:
 		return op_br_table(c);
-	case 0x0f:
+	case WASM_OP_return:
 		return op_return(c);
-	case 0x10:
+	case WASM_OP_call:
 		return op_call(c, false);
-	case 0x11:
+	case WASM_OP_call_indirect:
 		return op_call_indirect(c, false);
-	case 0x12:
+	case WASM_OP_return_call:
 		return op_call(c, true);
-	case 0x13:
+	case WASM_OP_return_call_indirect:
 		return op_call_indirect(c, true);
-	case 0x1a: /* drop */
+	case WASM_OP_drop:
 		return pop(c, T_UNKNOWN, &e);
-	case 0x1b:
+	case WASM_OP_select:
 		return op_select(c, false);
-	case 0x1c:
+	case WASM_OP_select_t:
 		return op_select(c, true);
-	case 0x1f:
+	case WASM_OP_try_table:
 		return op_try_table(c);
-	case 0x20:
-	case 0x21:
-	case 0x22:
+	case WASM_OP_local_get:
+	case WASM_OP_local_set:
+	case WASM_OP_local_tee:
 		return op_local(c, op);
-	case 0x23:
-	case 0x24:
+	case WASM_OP_global_get:
+	case WASM_OP_global_set:
 		return op_global(c, op);
-	case 0x25:
+	case WASM_OP_table_get:
 		return op_table_get_set(c, false);
-	case 0x26:
+	case WASM_OP_table_set:
 		return op_table_get_set(c, true);
-	case 0x3f:
+	case WASM_OP_memory_size:
 		return op_memory_size_grow(c, false);
-	case 0x40:
+	case WASM_OP_memory_grow:
 		return op_memory_size_grow(c, true);
-	case 0x41:
-	case 0x42:
-	case 0x43:
-	case 0x44:
+	case WASM_OP_i32_const:
+	case WASM_OP_i64_const:
+	case WASM_OP_f32_const:
+	case WASM_OP_f64_const:
 		return op_const(c, op);
-	case 0xd0:
-	case 0xd1:
-	case 0xd2:
+	case WASM_OP_ref_null:
+	case WASM_OP_ref_is_null:
+	case WASM_OP_ref_func:
 		return op_ref(c, op);
-	case 0xfc:
+	case WASM_OP_prefix_misc:
 		return op_misc(c);
-	case 0xfd:
+	case WASM_OP_prefix_simd:
 		return op_simd(c);
+#define INSTR_LOAD(opc, name, T, align_log2, iop) case opc:
+#include "wasm/ops.def"
+		return op_load(c, op);
+#define INSTR_STORE(opc, name, T, align_log2, iop) case opc:
+#include "wasm/ops.def"
+		return op_store(c, op);
+#define NUMOP_UN(opc, name, R, A, fn)	    case opc:
+#define NUMOP_BIN(opc, name, R, A, fn)	    case opc:
+#define NUMOP_UN_TRAP(opc, name, R, A, fn)  case opc:
+#define NUMOP_BIN_TRAP(opc, name, R, A, fn) case opc:
+#include "wasm/ops_numeric.def"
+		return op_numeric(c, op);
 	default:
-		if (op >= 0x28 && op <= 0x35)
-			return op_load(c, op);
-		if (op >= 0x36 && op <= 0x3e)
-			return op_store(c, op);
-		if (op >= 0x45 && op <= 0xc4)
-			return op_numeric(c, op);
+		/* the instructions of ops.def's INSTR_UNSUP, 0xfb, no opcode */
 		return wasm_error_set(c->err, WASM_ERR_MALFORMED, c->op_off,
 				      "illegal opcode %02x", op);
 	}
