@@ -1,6 +1,7 @@
 /*
  * compile.h - what compile.c shares with fuse.c, its peephole pass; not
- * an interface of the engine (code.h is).
+ * an interface of the engine (code.h is), and included by those two
+ * files only (its short names, NONE and the helpers, are theirs).
  *
  * Contract: struct cc is the state of one function's translation
  * (compile.c's header says how it works).  compile.c owns it; fuse.c

@@ -26,10 +26,11 @@
  *    between, see struct ldrec; fuse_note_load, fuse_store).
  * Why: the interpreter pays one dispatch per op, and an op of the
  * window also writes a slot that the next one reads back.  Measured when
- * they came in (internal ops executed by the bench kernels): the float
- * chains and read-modify-writes took nbody from 103M to 61M ops per
- * 200k steps, from 6.3-7.7x to 4.4-5.0x Node's --liftoff-only time.
- * test_interp covers every fused shape and shapes that must not fuse.
+ * they came in (commit ff36610, internal ops executed): the float
+ * read-modify-write, constant-address, (a * b) * c and mul_sqrt forms
+ * took bench/nbody from 103M to 61M ops per 200k steps, and its time from
+ * 6.3-7.7x to 4.4-5.0x Node's --liftoff-only.  test_interp covers every
+ * fused shape and shapes that must not fuse.
  */
 #include <string.h>
 
