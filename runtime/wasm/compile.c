@@ -23,18 +23,12 @@
  *  - Blocks deliver their values in the slots where the enclosing code
  *    expects them (the label's slot); a branch moves its values there
  *    and jumps, so nothing is searched at run time.
- *  - Peepholes, each looking only at the instruction emitted last and
- *    never across a label: an op whose output goes straight into
- *    local.set/tee writes the local directly; a comparison or eqz
- *    followed by br_if/if becomes one compare-and-branch op; mul then
- *    add/sub (float, two roundings as in the source; integer
- *    multiply-add), load then add/sub/mul, shr_u then and-mask, x *
- *    sqrt(y), and two consecutive copies become one op each; a float
- *    add/sub/mul whose result is stored becomes one op, and so does
- *    `*p op= expr` (a read-modify-write, also when the load of *p was
- *    emitted before expr: that load moves down to the store when only
- *    pure ops came in between, see struct ldrec).  Calls to functions of
- *    the same module are linked to the callee's code directly.
+ *  - Peepholes (fuse.c, which says what it fuses and why), each looking
+ *    only at the last few instructions emitted and never across a label:
+ *    compile.c asks it before it emits a condition's branch, a local
+ *    write, a copy, a binary op or a store, and emits the plain form when
+ *    it declines.  Calls to functions of the same module are linked to
+ *    the callee's code directly.
  *  - Code after an unconditional branch is validated but not emitted.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
@@ -52,11 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wasm/code.h"
-#include "wasm/reader.h"
+#include "wasm/compile.h"
+#include "wasm/ops.h"
 
-#define NONE	  UINT32_MAX
-#define T_UNKNOWN 0u
 /* A generous bound that keeps every slot number and cell offset small. */
 #define MAX_SLOTS      (1u << 24)
 #define MAX_CODE_CELLS (1u << 28)
@@ -65,51 +57,6 @@
 #define VT_I64 WASM_I64
 #define VT_F32 WASM_F32
 #define VT_F64 WASM_F64
-
-/*
- * Where an entry's value is: in its own slot; in slot `val` (ALIAS); the
- * constant `val` (CONST); or, for i32 only, a sum not computed yet: slot
- * + immediate (ADDI: slot in the low half of val, addend in the high
- * half) or slot + slot (ADDS: the two slots in the halves of val).  Those
- * are folded i32.adds that memory ops absorb into their address.
- *
- * A pending entry may only read slots that stay put while it is on the
- * stack: locals (materialise_local() takes care of writes to them) and
- * stack slots at or below its own (every slot below belongs to an entry
- * that outlives it, or to a frozen if-parameter).
- */
-enum { VK_STACK, VK_ALIAS, VK_CONST, VK_ADDI, VK_ADDS };
-
-struct vent {
-	wasm_valtype type;
-	uint8_t kind;
-	uint32_t slot;
-	uint64_t val;
-};
-
-static uint32_t addi_src(const struct vent *e)
-{
-	return (uint32_t)e->val;
-}
-
-static uint32_t addi_imm(const struct vent *e)
-{
-	return (uint32_t)(e->val >> 32);
-}
-
-/* Whether entry e is waiting on the value of slot s. */
-static bool ent_reads(const struct vent *e, uint32_t s)
-{
-	switch (e->kind) {
-	case VK_ALIAS:
-	case VK_ADDI:
-		return (uint32_t)e->val == s;
-	case VK_ADDS:
-		return (uint32_t)e->val == s || (uint32_t)(e->val >> 32) == s;
-	default:
-		return false;
-	}
-}
 
 /* Whether entry e is waiting on the value of some local. */
 static bool ent_reads_local(const struct vent *e, uint32_t nlocal_slots)
@@ -125,112 +72,6 @@ static bool ent_reads_local(const struct vent *e, uint32_t nlocal_slots)
 		return false;
 	}
 }
-
-enum { BK_FUNC, BK_BLOCK, BK_LOOP, BK_IF, BK_TRY };
-
-struct ctl {
-	uint8_t kind;
-	bool unreachable;
-	bool dead; /* entered in unreachable code: nothing is emitted */
-	bool has_else;
-	uint32_t height;     /* operand stack height below the params */
-	uint32_t label_slot; /* where the label's values go */
-	uint32_t min_slot;   /* lowest slot the frame's operands may use */
-	/* block type: np params, nr results, from types[typeidx] or single */
-	uint32_t np, nr;
-	uint32_t typeidx; /* NONE: no type index */
-	wasm_valtype single;
-	uint32_t label;	     /* branch target (loop: start, else: end) */
-	uint32_t else_label; /* if: target of the false branch */
-	uint32_t handler;    /* try_table: index into handlers */
-};
-
-struct fix {
-	uint32_t cell, insn, label;
-};
-
-/* A condition ready to branch on, possibly fused with its producer. */
-struct cond {
-	uint32_t op_true, op_false; /* branch when true / when false */
-	uint32_t n;
-	uint32_t cells[4];
-};
-
-/*
- * An f32/f64 load from a local address into a stack slot (op at pos, len
- * cells): while `ok`, everything emitted after it is pure (no store, call,
- * branch or trap other than a load's) and local x was not written, so
- * fuse_store_late() may move the load down to the store that writes its
- * result back.  vs is its stack entry's index, pops how often that index
- * was popped since.
- */
-struct ldrec {
-	bool ok;
-	uint32_t pos, len, d, x, imm, off, iop, vs, pops;
-};
-
-#define LDRECS 4
-
-struct cc {
-	const wasm_module *m;
-	const bool *refs;
-	wasm_error *err;
-	wasm_reader r;
-	size_t op_off;
-	const wasm_functype *ft;
-	uint32_t ftypeidx;
-	bool last_func;
-
-	uint32_t nlocals;
-	const wasm_valtype *params;
-	const wasm_code *code_entry;
-	uint32_t *lslot;
-	uint32_t nlocal_slots;
-
-	struct vent *vs;
-	uint32_t nvs, cvs;
-	struct vent *tmp;
-	uint32_t ctmp;
-	struct ctl *cs;
-	uint32_t ncs, ccs;
-
-	uint32_t *code;
-	uint32_t ncode, ccode;
-	uint32_t scratch[32];
-	uint32_t *labels;
-	uint32_t nlabels, clabels;
-	struct fix *fixes;
-	uint32_t nfixes, cfixes;
-	struct wasm_handler *handlers;
-	uint32_t nhandlers, chandlers;
-	struct wasm_catch *catches;
-	uint32_t ncatches, ccatches;
-	uint32_t *links;
-	uint32_t nlinks, clinks;
-
-	uint32_t max_slot;
-	bool oom;
-	uint32_t func_label;
-	bool func_label_used;
-
-	/* result of fold_addi */
-	uint8_t fold_kind;
-	uint64_t fold_val;
-
-	/* the instruction emitted last (NONE after a label) and the one before
-	 */
-	uint32_t last;
-	uint32_t last_iop;
-	bool last_dest;
-	uint32_t prev;
-	uint32_t prev_iop;
-	uint32_t prev2; /* and the one before that */
-	uint32_t prev2_iop;
-
-	/* the recent f32/f64 loads fuse_store_late() may move down */
-	struct ldrec ld[LDRECS];
-	uint32_t nld;
-};
 
 /* ---- errors and growth -------------------------------------------------- */
 
@@ -282,9 +123,9 @@ static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 		 ? oom(c)                                                      \
 		 : 0)
 
-static uint32_t tslots(wasm_valtype t)
+int cc_grow_code(struct cc *c, uint32_t need)
 {
-	return (uint8_t)t == WASM_V128 ? 2 : 1;
+	return GROW(c, code, ccode, need);
 }
 
 static bool is_num(wasm_valtype t)
@@ -328,65 +169,10 @@ static wasm_valtype label_type(const struct cc *c, const struct ctl *f,
 
 /* ---- code emission ------------------------------------------------------ */
 
-static struct ctl *top(struct cc *c)
-{
-	return &c->cs[c->ncs - 1];
-}
-
-static bool live(struct cc *c)
-{
-	struct ctl *f;
-
-	if (c->ncs == 0)
-		return false;
-	f = top(c);
-	return !f->unreachable && !f->dead;
-}
-
 /*
  * Reserve an instruction of `n` operand cells; returns where the operands
  * go.  When the code is dead (or memory ran out) the cells go to scratch.
  */
-/* Nothing before this point may be fused with what comes next. */
-static void forget(struct cc *c)
-{
-	c->last = NONE;
-	c->prev = NONE;
-	c->prev2 = NONE;
-}
-
-/*
- * Ops that write no memory, branch nowhere and trap at most as a load
- * does: a load may move across them (see struct ldrec).
- */
-static bool pure_op(uint32_t op)
-{
-	if ((op >= WASM_IOP_copy && op <= WASM_IOP_const128) ||
-	    (op >= WASM_IOP_load32 && op <= WASM_IOP_load32s64_r) ||
-	    (op >= WASM_IOP_f32_mul_add && op <= WASM_IOP_f64_div_is) ||
-	    (op >= WASM_IOP_i32_add_ldk && op <= WASM_IOP_f64_mul_ldk) ||
-	    op == WASM_IOP_f32_mul_sqrt || op == WASM_IOP_f64_mul_sqrt ||
-	    (op >= WASM_IOP_f32_abs && op <= WASM_IOP_f64_copysign_si))
-		return true;
-	switch (op) {
-	case WASM_IOP_i32_add_ss:
-	case WASM_IOP_i32_add_si:
-	case WASM_IOP_i32_sub_ss:
-	case WASM_IOP_i32_sub_si:
-	case WASM_IOP_i32_mul_ss:
-	case WASM_IOP_i32_mul_si:
-	case WASM_IOP_i32_shl_ss:
-	case WASM_IOP_i32_shl_si:
-	case WASM_IOP_i64_add_ss:
-	case WASM_IOP_i64_add_si:
-	case WASM_IOP_i64_mul_ss:
-	case WASM_IOP_i64_mul_si:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 {
 	uint32_t pos = c->ncode;
@@ -396,9 +182,8 @@ static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 		c->oom = true;
 		return c->scratch;
 	}
-	for (uint32_t i = 0; i < c->nld; i++)
-		if (pos <= c->ld[i].pos || !pure_op(op))
-			c->ld[i].ok = false;
+	if (c->nld > 0)
+		fuse_note_emit(c, pos, op);
 	c->code[pos] = wasm_interp_opcell((enum wasm_iop)op);
 	c->ncode += n + 1;
 	c->prev2 = c->prev;
@@ -411,17 +196,17 @@ static uint32_t *emit_force(struct cc *c, uint32_t op, uint32_t n)
 	return &c->code[pos + 1];
 }
 
-static uint32_t *emit(struct cc *c, uint32_t op, uint32_t n)
+uint32_t *cc_emit(struct cc *c, uint32_t op, uint32_t n)
 {
 	if (!live(c))
 		return c->scratch;
 	return emit_force(c, op, n);
 }
 
-/* Like emit, for ops whose first operand is their output slot. */
-static uint32_t *emit_d(struct cc *c, uint32_t op, uint32_t n)
+/* Like cc_emit, for ops whose first operand is their output slot. */
+uint32_t *cc_emit_d(struct cc *c, uint32_t op, uint32_t n)
 {
-	uint32_t *p = emit(c, op, n);
+	uint32_t *p = cc_emit(c, op, n);
 
 	if (p != c->scratch)
 		c->last_dest = true;
@@ -459,7 +244,7 @@ static void add_fix(struct cc *c, uint32_t *cellp, uint32_t insn, uint32_t l)
 
 static void emit_jump(struct cc *c, uint32_t label)
 {
-	uint32_t *p = emit(c, WASM_IOP_br, 1);
+	uint32_t *p = cc_emit(c, WASM_IOP_br, 1);
 	add_fix(c, p, c->ncode - 2, label);
 }
 
@@ -495,15 +280,9 @@ static int push_ent(struct cc *c, wasm_valtype t, uint8_t kind, uint64_t val)
 	return 0;
 }
 
-static int push(struct cc *c, wasm_valtype t)
+int cc_push(struct cc *c, wasm_valtype t)
 {
 	return push_ent(c, t, VK_STACK, 0);
-}
-
-/* The slot of the entry pushed last. */
-static uint32_t top_slot(struct cc *c)
-{
-	return c->vs[c->nvs - 1].slot;
 }
 
 static int type_mismatch(struct cc *c)
@@ -634,11 +413,11 @@ static void emit_const(struct cc *c, uint32_t dst, wasm_valtype t, uint64_t v)
 	uint32_t *p;
 
 	if (v <= UINT32_MAX) {
-		p = emit_d(c, WASM_IOP_const32, 2);
+		p = cc_emit_d(c, WASM_IOP_const32, 2);
 		p[0] = dst;
 		p[1] = (uint32_t)v;
 	} else {
-		p = emit_d(c, WASM_IOP_const64, 3);
+		p = cc_emit_d(c, WASM_IOP_const64, 3);
 		p[0] = dst;
 		p[1] = (uint32_t)v;
 		p[2] = (uint32_t)(v >> 32);
@@ -652,21 +431,9 @@ static void emit_copy(struct cc *c, uint32_t dst, uint32_t src, wasm_valtype t)
 
 	if (dst == src)
 		return;
-	if (tslots(t) == 1 && live(c) && c->last != NONE &&
-	    c->last_iop == WASM_IOP_copy && c->last + 3 == c->ncode) {
-		/* two moves in a row (block results, rotating locals) */
-		uint32_t at = c->last;
-		if (c->oom || GROW(c, code, ccode, c->ncode + 2))
-			return;
-		c->code[at] = wasm_interp_opcell(WASM_IOP_copy_pair);
-		c->code[at + 3] = dst;
-		c->code[at + 4] = src;
-		c->ncode = at + 5;
-		c->last_iop = WASM_IOP_copy_pair;
-		c->last_dest = false;
+	if (tslots(t) == 1 && fuse_copy(c, dst, src))
 		return;
-	}
-	p = emit_d(c, tslots(t) == 2 ? WASM_IOP_copy2 : WASM_IOP_copy, 2);
+	p = cc_emit_d(c, tslots(t) == 2 ? WASM_IOP_copy2 : WASM_IOP_copy, 2);
 	p[0] = dst;
 	p[1] = src;
 }
@@ -685,14 +452,14 @@ static void emit_move(struct cc *c, uint32_t dst, const struct vent *e)
 		emit_const(c, dst, e->type, e->val);
 		break;
 	case VK_ADDI: {
-		uint32_t *p = emit_d(c, WASM_IOP_i32_add_si, 3);
+		uint32_t *p = cc_emit_d(c, WASM_IOP_i32_add_si, 3);
 		p[0] = dst;
 		p[1] = addi_src(e);
 		p[2] = addi_imm(e);
 		break;
 	}
 	case VK_ADDS: {
-		uint32_t *p = emit_d(c, WASM_IOP_i32_add_ss, 3);
+		uint32_t *p = cc_emit_d(c, WASM_IOP_i32_add_ss, 3);
 		p[0] = dst;
 		p[1] = (uint32_t)e->val;
 		p[2] = (uint32_t)(e->val >> 32);
@@ -773,20 +540,20 @@ static void emit_return(struct cc *c)
 	if (!live(c))
 		return;
 	if (n == 0) {
-		emit(c, WASM_IOP_ret, 0);
+		cc_emit(c, WASM_IOP_ret, 0);
 		return;
 	}
 	e = &c->vs[c->nvs - 1];
 	if (n == 1 && (e->kind == VK_STACK || e->kind == VK_ALIAS)) {
-		p = emit(c,
-			 tslots(e->type) == 2 ? WASM_IOP_ret2 : WASM_IOP_ret1,
-			 1);
+		p = cc_emit(
+			c, tslots(e->type) == 2 ? WASM_IOP_ret2 : WASM_IOP_ret1,
+			1);
 		p[0] = e->kind == VK_ALIAS ? (uint32_t)e->val : e->slot;
 		return;
 	}
 	if (n == 1) {
 		emit_move(c, 0, e);
-		emit(c, WASM_IOP_ret, 0);
+		cc_emit(c, WASM_IOP_ret, 0);
 		return;
 	}
 	/*
@@ -801,12 +568,12 @@ static void emit_return(struct cc *c)
 		uint32_t ns = 0;
 		for (uint32_t i = 0; i < n; i++)
 			ns += tslots(c->ft->results[i]);
-		p = emit(c, WASM_IOP_copyn, 3);
+		p = cc_emit(c, WASM_IOP_copyn, 3);
 		p[0] = 0;
 		p[1] = c->vs[c->nvs - n].slot;
 		p[2] = ns;
 	}
-	emit(c, WASM_IOP_ret, 0);
+	cc_emit(c, WASM_IOP_ret, 0);
 }
 
 /* Unconditional branch to the label `depth` levels up; values on top. */
@@ -824,69 +591,7 @@ static void emit_br(struct cc *c, uint32_t depth)
 	emit_jump(c, t->label);
 }
 
-/* ---- conditions and fusion ---------------------------------------------- */
-
-/* The brif op of a comparison op (x_ss or x_si), or NONE. */
-static uint32_t fused_cmp(uint32_t iop, bool *si)
-{
-	switch (iop) {
-#define CMP_CASE(name, A)                                                      \
-	case WASM_IOP_##name##_ss:                                             \
-		*si = false;                                                   \
-		return WASM_IOP_brif_##name##_ss;                              \
-	case WASM_IOP_##name##_si:                                             \
-		*si = true;                                                    \
-		return WASM_IOP_brif_##name##_ss;
-		WASM_CMPOPS(CMP_CASE)
-#undef CMP_CASE
-	default:
-		return NONE;
-	}
-}
-
-/* The add-then-compare-and-branch op of an i32 comparison, or NONE. */
-static uint32_t fused_add_cmp(uint32_t iop)
-{
-	switch (iop) {
-#define ADDCMP_CASE(name)                                                      \
-	case WASM_IOP_i32_##name##_ss:                                         \
-	case WASM_IOP_i32_##name##_si:                                         \
-		return WASM_IOP_addbr_##name##_si;
-		WASM_ADDCMPS(ADDCMP_CASE)
-#undef ADDCMP_CASE
-	default:
-		return NONE;
-	}
-}
-
-/*
- * A counted loop's test: `i32.add d, a, k` (usually writing the counter
- * local) right before an i32 comparison of d with a constant or a slot.
- * Both become one op that adds, compares and branches.
- */
-static bool fuse_add_cmp(struct cc *c, uint32_t iop, bool si, struct cond *cd)
-{
-	uint32_t base = fused_add_cmp(iop), d;
-
-	if (base == NONE || c->prev == NONE ||
-	    c->prev_iop != WASM_IOP_i32_add_si || c->prev + 4 != c->last)
-		return false;
-	d = c->code[c->prev + 1];
-	if (c->code[c->last + 2] != d)
-		return false; /* the comparison must test the sum */
-	if (!si && c->code[c->last + 3] == d)
-		return false; /* the op reads b as it was before the add */
-	cd->op_true = base + (si ? 0 : 1);
-	cd->op_false = base + (si ? 2 : 3);
-	cd->n = 4;
-	cd->cells[0] = d;
-	cd->cells[1] = c->code[c->prev + 2];
-	cd->cells[2] = c->code[c->prev + 3];
-	cd->cells[3] = c->code[c->last + 3];
-	c->ncode = c->prev;
-	forget(c);
-	return true;
-}
+/* ---- conditions --------------------------------------------------------- */
 
 /*
  * Pop an i32 condition.  When the last instruction computed it (a
@@ -906,51 +611,8 @@ static int pop_cond(struct cc *c, struct cond *cd)
 		cd->cells[0] = 0;
 		return 0;
 	}
-	if (e.kind == VK_STACK && c->last != NONE && c->last_dest &&
-	    c->code[c->last + 1] == e.slot) {
-		uint32_t iop = c->last_iop, n = c->ncode - c->last - 2;
-		bool si = false;
-		uint32_t b = fused_cmp(iop, &si);
-
-		if (b != NONE && fuse_add_cmp(c, iop, si, cd))
-			return 0;
-		if (b != NONE && n <= 3) {
-			cd->op_true = b + (si ? 1 : 0);
-			cd->op_false = b + (si ? 3 : 2);
-			cd->n = n;
-			memcpy(cd->cells, &c->code[c->last + 2],
-			       n * sizeof(uint32_t));
-			c->ncode = c->last;
-			forget(c);
-			return 0;
-		}
-		if (iop == WASM_IOP_i32_eqz || iop == WASM_IOP_i64_eqz) {
-			bool w = iop == WASM_IOP_i64_eqz;
-			cd->op_true = w ? WASM_IOP_br_z64 : WASM_IOP_br_z;
-			cd->op_false = w ? WASM_IOP_br_nz64 : WASM_IOP_br_nz;
-			cd->cells[0] = c->code[c->last + 2];
-			c->ncode = c->last;
-			forget(c);
-			return 0;
-		}
-	}
-	/*
-	 * A loop counter: `local.tee` of an i32.add with a constant (the add
-	 * writes the local directly) tested right away: one op adds and
-	 * branches on the result.
-	 */
-	if ((e.kind == VK_STACK || e.kind == VK_ALIAS) && c->last != NONE &&
-	    c->last_dest && c->last_iop == WASM_IOP_i32_add_si &&
-	    c->code[c->last + 1] ==
-		    (e.kind == VK_ALIAS ? (uint32_t)e.val : e.slot)) {
-		cd->op_true = WASM_IOP_add_br_nz;
-		cd->op_false = WASM_IOP_add_br_z;
-		cd->n = 3;
-		memcpy(cd->cells, &c->code[c->last + 1], 3 * sizeof(uint32_t));
-		c->ncode = c->last;
-		forget(c);
+	if (fuse_cond(c, &e, cd))
 		return 0;
-	}
 	cd->cells[0] = src_of(c, &e);
 	return 0;
 }
@@ -959,7 +621,7 @@ static int pop_cond(struct cc *c, struct cond *cd)
 static void emit_cond_br(struct cc *c, const struct cond *cd, bool when,
 			 uint32_t l)
 {
-	uint32_t *p = emit(c, when ? cd->op_true : cd->op_false, cd->n + 1);
+	uint32_t *p = cc_emit(c, when ? cd->op_true : cd->op_false, cd->n + 1);
 	uint32_t insn = c->ncode - cd->n - 2;
 
 	memcpy(p, cd->cells, cd->n * sizeof(uint32_t));
@@ -980,7 +642,7 @@ static int read_blocktype(struct cc *c, struct ctl *f)
 	f->np = 0;
 	f->nr = 0;
 	switch (b) {
-	case 0x40:
+	case 0x40: /* the empty block type */
 		c->r.pos++;
 		return 0;
 	case WASM_I32:
@@ -1056,7 +718,7 @@ static int enter_block(struct cc *c, struct ctl *nf)
 		return 0;
 	}
 	for (uint32_t i = 0; i < f->np; i++)
-		if (push(c, bt_param(c, f, i)))
+		if (cc_push(c, bt_param(c, f, i)))
 			return -1;
 	return 0;
 }
@@ -1100,7 +762,7 @@ static int op_if(struct cc *c)
 		return -1;
 	top(c)->else_label = new_label(c);
 	if (!top(c)->dead) {
-		/* emit() looks at the new frame, which is live */
+		/* cc_emit() looks at the new frame, which is live */
 		emit_cond_br(c, &cd, false, top(c)->else_label);
 	}
 	return 0;
@@ -1281,7 +943,7 @@ static int op_end(struct cc *c)
 		c->nld = 0;
 	}
 	for (uint32_t i = 0; i < saved.nr; i++)
-		if (push(c, bt_result(c, &saved, i)))
+		if (cc_push(c, bt_result(c, &saved, i)))
 			return -1;
 	return 0;
 }
@@ -1326,7 +988,7 @@ static int op_br_if(struct cc *c)
 	/* push back: same slots; unknown entries take the label's types */
 	for (uint32_t i = 0; i < n; i++) {
 		struct vent *e;
-		if (push(c, label_type(c, t, i)))
+		if (cc_push(c, label_type(c, t, i)))
 			return -1;
 		e = &c->vs[c->nvs - 1];
 		if (c->tmp[i].type != T_UNKNOWN) {
@@ -1380,7 +1042,7 @@ static int op_br_table(struct cc *c)
 		uint32_t *p, insn, *stub;
 
 		idx = src_of(c, &e);
-		p = emit(c, WASM_IOP_br_table, n + 3);
+		p = cc_emit(c, WASM_IOP_br_table, n + 3);
 		insn = c->ncode - n - 4;
 		p[0] = idx;
 		p[1] = n + 1;
@@ -1448,7 +1110,7 @@ static int pop_args(struct cc *c, const wasm_functype *ft, uint32_t *base)
 static int push_results(struct cc *c, const wasm_functype *ft)
 {
 	for (uint32_t i = 0; i < ft->nresults; i++)
-		if (push(c, ft->results[i]))
+		if (cc_push(c, ft->results[i]))
 			return -1;
 	return 0;
 }
@@ -1479,17 +1141,17 @@ static int op_call(struct cc *c, bool tail)
 		return -1;
 	if (x >= c->m->nimported_funcs) {
 		/* same module: linked to the callee's code after compiling */
-		p = emit(c,
-			 tail ? WASM_IOP_return_call_local
-			      : WASM_IOP_call_local,
-			 1 + WASM_PTR_CELLS);
+		p = cc_emit(c,
+			    tail ? WASM_IOP_return_call_local
+				 : WASM_IOP_call_local,
+			    1 + WASM_PTR_CELLS);
 		p[0] = base;
 		memset(p + 1, 0, WASM_PTR_CELLS * sizeof *p);
 		p[1] = x - c->m->nimported_funcs;
 		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
 			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
 	} else {
-		p = emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
+		p = cc_emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
 		p[0] = x;
 		p[1] = base;
 	}
@@ -1539,9 +1201,10 @@ static int op_call_indirect(struct cc *c, bool tail)
 		return -1;
 	/* a constant index goes to its own slot, above the arguments */
 	si = live(c) ? src_of(c, &i) : 0;
-	p = emit(c,
-		 tail ? WASM_IOP_return_call_indirect : WASM_IOP_call_indirect,
-		 4);
+	p = cc_emit(c,
+		    tail ? WASM_IOP_return_call_indirect
+			 : WASM_IOP_call_indirect,
+		    4);
 	p[0] = base;
 	p[1] = si;
 	p[2] = y;
@@ -1561,7 +1224,7 @@ static int op_throw(struct cc *c)
 		return -1;
 	if (pop_args(c, tag_type(c, x), &base))
 		return -1;
-	p = emit(c, WASM_IOP_throw, 2);
+	p = cc_emit(c, WASM_IOP_throw, 2);
 	p[0] = x;
 	p[1] = base;
 	set_unreachable(c);
@@ -1592,22 +1255,10 @@ static void store_local(struct cc *c, struct vent *e, uint32_t ls)
 		return;
 	if (e->kind == VK_ALIAS && e->val == ls)
 		return;
-	for (uint32_t i = 0; i < c->nld; i++)
-		if (ls == c->ld[i].x || c->last == c->ld[i].pos)
-			c->ld[i].ok = false;
+	fuse_local_written(c, ls);
 	materialize_local(c, ls);
-	if (e->kind == VK_STACK && c->last != NONE && c->last_dest &&
-	    c->code[c->last + 1] == e->slot) {
-		/* nothing read ls's old value after the producer: retarget */
-		bool aliased = false;
-		for (uint32_t i = top(c)->height; i < c->nvs; i++)
-			if (ent_reads(&c->vs[i], ls))
-				aliased = true;
-		if (!aliased) {
-			c->code[c->last + 1] = ls;
-			return;
-		}
-	}
+	if (fuse_local_set(c, e, ls))
+		return;
 	emit_move(c, ls, e);
 }
 
@@ -1621,7 +1272,7 @@ static int op_local(struct cc *c, uint8_t op)
 		return -1;
 	t = local_type(c, x);
 	ls = c->lslot[x];
-	if (op == 0x20)
+	if (op == WASM_OP_local_get)
 		return push_ent(c, t, VK_ALIAS, ls);
 	if (pop(c, t, &e))
 		return -1;
@@ -1631,7 +1282,7 @@ static int op_local(struct cc *c, uint8_t op)
 	 * the same local below are materialised first.
 	 */
 	store_local(c, &e, ls);
-	if (op == 0x21)
+	if (op == WASM_OP_local_set)
 		return 0;
 	if (e.kind == VK_CONST)
 		return push_ent(c, t, VK_CONST, e.val);
@@ -1649,13 +1300,13 @@ static int op_global(struct cc *c, uint8_t op)
 	if (x >= wasm_module_nglobals(c->m))
 		return invalidx(c, "unknown global %u", x);
 	gt = wasm_module_global_type(c->m, x);
-	if (op == 0x23) {
-		if (push(c, gt->type))
+	if (op == WASM_OP_global_get) {
+		if (cc_push(c, gt->type))
 			return -1;
-		p = emit_d(c,
-			   tslots(gt->type) == 2 ? WASM_IOP_global_get2
-						 : WASM_IOP_global_get,
-			   2);
+		p = cc_emit_d(c,
+			      tslots(gt->type) == 2 ? WASM_IOP_global_get2
+						    : WASM_IOP_global_get,
+			      2);
 		p[0] = top_slot(c);
 		p[1] = x;
 		return 0;
@@ -1666,10 +1317,10 @@ static int op_global(struct cc *c, uint8_t op)
 		return -1;
 	if (live(c)) {
 		uint32_t s = src_of(c, &e);
-		p = emit(c,
-			 tslots(gt->type) == 2 ? WASM_IOP_global_set2
-					       : WASM_IOP_global_set,
-			 2);
+		p = cc_emit(c,
+			    tslots(gt->type) == 2 ? WASM_IOP_global_set2
+						  : WASM_IOP_global_set,
+			    2);
 		p[0] = x;
 		p[1] = s;
 	}
@@ -1730,9 +1381,10 @@ static int op_select(struct cc *c, bool typed)
 	} else {
 		sc = sb = sa = 0;
 	}
-	if (push(c, t))
+	if (cc_push(c, t))
 		return -1;
-	p = emit_d(c, tslots(t) == 2 ? WASM_IOP_select2 : WASM_IOP_select, 4);
+	p = cc_emit_d(c, tslots(t) == 2 ? WASM_IOP_select2 : WASM_IOP_select,
+		      4);
 	p[0] = top_slot(c);
 	p[1] = sa;
 	p[2] = sb;
@@ -1757,9 +1409,9 @@ static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
 		return -1;
 	if (live(c))
 		sa = src_of(c, &a);
-	if (push(c, outt))
+	if (cc_push(c, outt))
 		return -1;
-	p = emit_d(c, iop, 2);
+	p = cc_emit_d(c, iop, 2);
 	p[0] = top_slot(c);
 	p[1] = sa;
 	return 0;
@@ -1769,13 +1421,13 @@ static int op_unop(struct cc *c, uint32_t iop, wasm_valtype in,
 static uint32_t const_left(uint8_t op)
 {
 	switch (op) {
-	case 0x93:
+	case WASM_OP_f32_sub:
 		return WASM_IOP_f32_sub_is;
-	case 0x95:
+	case WASM_OP_f32_div:
 		return WASM_IOP_f32_div_is;
-	case 0xa1:
+	case WASM_OP_f64_sub:
 		return WASM_IOP_f64_sub_is;
-	case 0xa3:
+	case WASM_OP_f64_div:
 		return WASM_IOP_f64_div_is;
 	default:
 		return NONE;
@@ -1785,20 +1437,20 @@ static uint32_t const_left(uint8_t op)
 static bool commutes(uint8_t op)
 {
 	switch (op) {
-	case 0x46:
-	case 0x47: /* i32.eq ne */
-	case 0x6a:
-	case 0x6c:
-	case 0x71:
-	case 0x72:
-	case 0x73:
-	case 0x51:
-	case 0x52: /* i64.eq ne */
-	case 0x7c:
-	case 0x7e:
-	case 0x83:
-	case 0x84:
-	case 0x85:
+	case WASM_OP_i32_eq:
+	case WASM_OP_i32_ne:
+	case WASM_OP_i32_add:
+	case WASM_OP_i32_mul:
+	case WASM_OP_i32_and:
+	case WASM_OP_i32_or:
+	case WASM_OP_i32_xor:
+	case WASM_OP_i64_eq:
+	case WASM_OP_i64_ne:
+	case WASM_OP_i64_add:
+	case WASM_OP_i64_mul:
+	case WASM_OP_i64_and:
+	case WASM_OP_i64_or:
+	case WASM_OP_i64_xor:
 		return true;
 	default:
 		return false;
@@ -1809,41 +1461,6 @@ static bool commutes(uint8_t op)
 static bool stable_src(const struct cc *c, uint32_t src, uint32_t own)
 {
 	return src < c->nlocal_slots || src <= own;
-}
-
-/* x as slot + addend, when it is one of those. */
-static bool as_addi(const struct vent *e, uint32_t *src, uint32_t *imm)
-{
-	switch (e->kind) {
-	case VK_STACK:
-		*src = e->slot;
-		*imm = 0;
-		return true;
-	case VK_ALIAS:
-		*src = (uint32_t)e->val;
-		*imm = 0;
-		return true;
-	case VK_ADDI:
-		*src = addi_src(e);
-		*imm = addi_imm(e);
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* x as a plain slot read (own slot or alias), when it is one. */
-static bool as_slot(const struct vent *e, uint32_t *src)
-{
-	if (e->kind == VK_STACK) {
-		*src = e->slot;
-		return true;
-	}
-	if (e->kind == VK_ALIAS) {
-		*src = (uint32_t)e->val;
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -1860,18 +1477,19 @@ static bool fold_addi(struct cc *c, uint8_t op, const struct vent *a,
 	if (a->kind == VK_CONST && b->kind == VK_CONST) {
 		uint32_t x = (uint32_t)a->val, y = (uint32_t)b->val;
 		c->fold_kind = VK_CONST;
-		c->fold_val =
-			op == 0x6a ? (uint32_t)(x + y) : (uint32_t)(x - y);
+		c->fold_val = op == WASM_OP_i32_add ? (uint32_t)(x + y)
+						    : (uint32_t)(x - y);
 		return true;
 	}
 	if (b->kind == VK_CONST && as_addi(a, &src, &imm)) {
 		uint32_t k = (uint32_t)b->val;
-		imm = op == 0x6a ? imm + k : imm - k;
-	} else if (op == 0x6a && a->kind == VK_CONST &&
+		imm = op == WASM_OP_i32_add ? imm + k : imm - k;
+	} else if (op == WASM_OP_i32_add && a->kind == VK_CONST &&
 		   as_addi(b, &src, &imm)) {
 		imm += (uint32_t)a->val;
-	} else if (op == 0x6a && as_slot(a, &src) && as_slot(b, &s2) &&
-		   stable_src(c, src, own) && stable_src(c, s2, own)) {
+	} else if (op == WASM_OP_i32_add && as_slot(a, &src) &&
+		   as_slot(b, &s2) && stable_src(c, src, own) &&
+		   stable_src(c, s2, own)) {
 		c->fold_kind = VK_ADDS;
 		c->fold_val = (uint64_t)src | (uint64_t)s2 << 32;
 		return true;
@@ -1885,243 +1503,6 @@ static bool fold_addi(struct cc *c, uint8_t op, const struct vent *a,
 	return true;
 }
 
-/*
- * The operand the instruction emitted last computed into slot m with
- * op `iop` (2 input cells), or false.  Taking it back is the caller's.
- */
-static bool last_made(const struct cc *c, uint32_t iop, const struct vent *e)
-{
-	return e->kind == VK_STACK && c->last != NONE && c->last_dest &&
-	       c->last_iop == iop && c->code[c->last + 1] == e->slot;
-}
-
-/*
- * Drop the instruction emitted last (to emit a fused one in its place);
- * the one before stays visible to the peepholes as `prev`.
- */
-static void take_back_last(struct cc *c)
-{
-	uint32_t prev = c->prev, prev_iop = c->prev_iop;
-	uint32_t prev2 = c->prev2, prev2_iop = c->prev2_iop;
-
-	c->ncode = c->last;
-	forget(c);
-	c->last = prev;
-	c->last_iop = prev_iop;
-	c->last_dest = false;
-	c->prev = prev2;
-	c->prev_iop = prev2_iop;
-}
-
-/*
- * i32/i64 add whose operand the previous instruction computed as a
- * product of two slots: one multiply-add op.
- */
-static bool fuse_imul(struct cc *c, uint8_t op, const struct vent *a,
-		      const struct vent *b)
-{
-	bool w = op == 0x7c;
-	uint32_t mul = w ? WASM_IOP_i64_mul_ss : WASM_IOP_i32_mul_ss;
-	uint32_t x, y, other, *p;
-
-	if (last_made(c, mul, b) && as_slot(a, &other)) {
-		/* a + (x * y): the product was computed after a */
-	} else if (last_made(c, mul, a) && b->kind == VK_ALIAS) {
-		other = (uint32_t)b->val;
-	} else {
-		return false;
-	}
-	x = c->code[c->last + 2];
-	y = c->code[c->last + 3];
-	take_back_last(c);
-	if (push(c, w ? WASM_I64 : WASM_I32))
-		return true;
-	p = emit_d(c, w ? WASM_IOP_i64_mul_add : WASM_IOP_i32_mul_add, 4);
-	p[0] = top_slot(c);
-	p[1] = x;
-	p[2] = y;
-	p[3] = other;
-	return true;
-}
-
-/* (x >> k) & m with k and m constants: one op. */
-static bool fuse_shr_and(struct cc *c, const struct vent *a,
-			 const struct vent *b)
-{
-	uint32_t x, k, *p;
-
-	if (b->kind != VK_CONST || !last_made(c, WASM_IOP_i32_shr_u_si, a))
-		return false;
-	x = c->code[c->last + 2];
-	k = c->code[c->last + 3];
-	take_back_last(c);
-	if (push(c, WASM_I32))
-		return true;
-	p = emit_d(c, WASM_IOP_i32_shr_u_and, 4);
-	p[0] = top_slot(c);
-	p[1] = x;
-	p[2] = k;
-	p[3] = (uint32_t)b->val;
-	return true;
-}
-
-/*
- * A float add/sub whose operand the previous instruction just computed as
- * a product: one op doing both, each rounded as the two ops would be.
- */
-static bool fuse_mul(struct cc *c, uint8_t op, const struct vent *a,
-		     const struct vent *b)
-{
-	bool f64 = op == 0xa0 || op == 0xa1 || op == 0xa2;
-	bool add = op == 0xa0 || op == 0x92;
-	bool mulop = op == 0xa2 || op == 0x94;
-	uint32_t mul = f64 ? WASM_IOP_f64_mul_ss : WASM_IOP_f32_mul_ss;
-	uint32_t m, x, y, other, iop, *p;
-	bool right;
-
-	if (c->last == NONE || !c->last_dest || c->last_iop != mul)
-		return false;
-	m = c->code[c->last + 1];
-	x = c->code[c->last + 2];
-	y = c->code[c->last + 3];
-	if (b->kind == VK_STACK && b->slot == m &&
-	    (a->kind == VK_STACK || a->kind == VK_ALIAS)) {
-		right = true; /* a op (x * y) */
-		other = a->kind == VK_ALIAS ? (uint32_t)a->val : a->slot;
-	} else if (a->kind == VK_STACK && a->slot == m && b->kind == VK_ALIAS) {
-		right = false; /* (x * y) op b */
-		other = (uint32_t)b->val;
-	} else {
-		return false;
-	}
-	if (mulop && f64)
-		iop = right ? WASM_IOP_f64_mul_mulr : WASM_IOP_f64_mul_mul;
-	else if (mulop)
-		iop = right ? WASM_IOP_f32_mul_mulr : WASM_IOP_f32_mul_mul;
-	else if (f64)
-		iop = right ? (add ? WASM_IOP_f64_add_mul
-				   : WASM_IOP_f64_sub_mul)
-			    : (add ? WASM_IOP_f64_mul_add
-				   : WASM_IOP_f64_mul_sub);
-	else
-		iop = right ? (add ? WASM_IOP_f32_add_mul
-				   : WASM_IOP_f32_sub_mul)
-			    : (add ? WASM_IOP_f32_mul_add
-				   : WASM_IOP_f32_mul_sub);
-	take_back_last(c);
-	if (push(c, f64 ? WASM_F64 : WASM_F32))
-		return true;
-	p = emit_d(c, iop, 4);
-	p[0] = top_slot(c);
-	if (right) {
-		p[1] = other;
-		p[2] = x;
-		p[3] = y;
-	} else {
-		p[1] = x;
-		p[2] = y;
-		p[3] = other;
-	}
-	return true;
-}
-
-/*
- * add/sub/mul whose right operand the previous instruction just loaded
- * from memory 0: one op that loads and computes (same trap order).
- */
-static bool fuse_load(struct cc *c, uint8_t op, const struct vent *a,
-		      const struct vent *b)
-{
-	uint32_t iop, ld, x, imm, off, sa, *p;
-	wasm_valtype t;
-
-	switch (op) {
-	case 0x6a:
-		iop = WASM_IOP_i32_add_ld, ld = WASM_IOP_load32, t = WASM_I32;
-		break;
-	case 0x7c:
-		iop = WASM_IOP_i64_add_ld, ld = WASM_IOP_load64, t = WASM_I64;
-		break;
-	case 0x92:
-		iop = WASM_IOP_f32_add_ld, ld = WASM_IOP_load32, t = WASM_F32;
-		break;
-	case 0x93:
-		iop = WASM_IOP_f32_sub_ld, ld = WASM_IOP_load32, t = WASM_F32;
-		break;
-	case 0x94:
-		iop = WASM_IOP_f32_mul_ld, ld = WASM_IOP_load32, t = WASM_F32;
-		break;
-	case 0xa0:
-		iop = WASM_IOP_f64_add_ld, ld = WASM_IOP_load64, t = WASM_F64;
-		break;
-	case 0xa1:
-		iop = WASM_IOP_f64_sub_ld, ld = WASM_IOP_load64, t = WASM_F64;
-		break;
-	case 0xa2:
-		iop = WASM_IOP_f64_mul_ld, ld = WASM_IOP_load64, t = WASM_F64;
-		break;
-	default:
-		return false;
-	}
-	if (!as_slot(a, &sa))
-		return false;
-	if (last_made(c, ld, b)) {
-		x = c->code[c->last + 2];
-		imm = 0;
-		off = c->code[c->last + 3];
-	} else if (last_made(c, ld + 1, b)) { /* the slot + imm form */
-		x = c->code[c->last + 2];
-		imm = c->code[c->last + 3];
-		off = c->code[c->last + 4];
-	} else if (last_made(c, ld + 2, b)) { /* a constant address */
-		x = c->code[c->last + 2];
-		imm = c->code[c->last + 3];
-		take_back_last(c);
-		if (push(c, t))
-			return true;
-		p = emit_d(c, iop - WASM_IOP_i32_add_ld + WASM_IOP_i32_add_ldk,
-			   4);
-		p[0] = top_slot(c);
-		p[1] = sa;
-		p[2] = x;
-		p[3] = imm;
-		return true;
-	} else {
-		return false;
-	}
-	take_back_last(c);
-	if (push(c, t))
-		return true;
-	p = emit_d(c, iop, 5);
-	p[0] = top_slot(c);
-	p[1] = sa;
-	p[2] = x;
-	p[3] = imm;
-	p[4] = off;
-	return true;
-}
-
-/* x * sqrt(y) with the root computed just before (a distance's cube). */
-static bool fuse_sqrt(struct cc *c, uint8_t op, const struct vent *a,
-		      const struct vent *b)
-{
-	bool f64 = op == 0xa2;
-	uint32_t sa, y, *p;
-
-	if (!last_made(c, f64 ? WASM_IOP_f64_sqrt : WASM_IOP_f32_sqrt, b) ||
-	    !as_slot(a, &sa))
-		return false;
-	y = c->code[c->last + 2];
-	take_back_last(c);
-	if (push(c, f64 ? WASM_F64 : WASM_F32))
-		return true;
-	p = emit_d(c, f64 ? WASM_IOP_f64_mul_sqrt : WASM_IOP_f32_mul_sqrt, 3);
-	p[0] = top_slot(c);
-	p[1] = sa;
-	p[2] = y;
-	return true;
-}
-
 static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 		    wasm_valtype outt)
 {
@@ -2132,21 +1513,12 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 
 	if (pop(c, in, &b) || pop(c, in, &a))
 		return -1;
-	if (live(c) && (op == 0x6a || op == 0x7c) && fuse_imul(c, op, &a, &b))
+	if (live(c) && fuse_binop_first(c, op, &a, &b))
 		return c->oom ? -1 : 0;
-	if (live(c) && op == 0x71 && fuse_shr_and(c, &a, &b))
-		return c->oom ? -1 : 0;
-	if (live(c) && (op == 0x6a || op == 0x6b) &&
+	if (live(c) && (op == WASM_OP_i32_add || op == WASM_OP_i32_sub) &&
 	    fold_addi(c, op, &a, &b, next_slot(c)))
 		return push_ent(c, WASM_I32, c->fold_kind, c->fold_val);
-	if (live(c) && (op == 0x94 || op == 0xa2) && fuse_sqrt(c, op, &a, &b))
-		return c->oom ? -1 : 0;
-	if (live(c) &&
-	    (op == 0x92 || op == 0x93 || op == 0x94 || op == 0xa0 ||
-	     op == 0xa1 || op == 0xa2) &&
-	    fuse_mul(c, op, &a, &b))
-		return c->oom ? -1 : 0;
-	if (live(c) && fuse_load(c, op, &a, &b))
+	if (live(c) && fuse_binop(c, op, &a, &b))
 		return c->oom ? -1 : 0;
 	if (live(c)) {
 		if (b.kind == VK_CONST) {
@@ -2161,9 +1533,9 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 			/* k - x, k / x for floats: the constant stays inline */
 			uint32_t *q, n = imm_cells(in);
 			sb = src_of(c, &b);
-			if (push(c, outt))
+			if (cc_push(c, outt))
 				return -1;
-			q = emit_d(c, const_left(op), 2 + n);
+			q = cc_emit_d(c, const_left(op), 2 + n);
 			q[0] = top_slot(c);
 			q[1] = (uint32_t)a.val;
 			if (n == 2)
@@ -2175,16 +1547,16 @@ static int op_binop(struct cc *c, uint8_t op, uint32_t iop, wasm_valtype in,
 			sa = src_of(c, &a);
 		}
 	}
-	if (push(c, outt))
+	if (cc_push(c, outt))
 		return -1;
 	if (!si) {
-		p = emit_d(c, iop, 3);
+		p = cc_emit_d(c, iop, 3);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = sb;
 		return 0;
 	}
-	p = emit_d(c, iop + 1, 2 + imm_cells(in));
+	p = cc_emit_d(c, iop + 1, 2 + imm_cells(in));
 	p[0] = top_slot(c);
 	p[1] = sa;
 	p[2] = (uint32_t)imm;
@@ -2217,19 +1589,19 @@ static int op_numeric(struct cc *c, uint8_t op)
 static int op_const(struct cc *c, uint8_t op)
 {
 	switch (op) {
-	case 0x41: {
+	case WASM_OP_i32_const: {
 		int32_t v;
 		if (wasm_read_s32(&c->r, &v))
 			return -1;
 		return push_ent(c, WASM_I32, VK_CONST, (uint32_t)v);
 	}
-	case 0x42: {
+	case WASM_OP_i64_const: {
 		int64_t v;
 		if (wasm_read_s64(&c->r, &v))
 			return -1;
 		return push_ent(c, WASM_I64, VK_CONST, (uint64_t)v);
 	}
-	case 0x43: {
+	case WASM_OP_f32_const: {
 		const uint8_t *b;
 		uint32_t v;
 		if (wasm_read_bytes(&c->r, 4, &b))
@@ -2249,13 +1621,6 @@ static int op_const(struct cc *c, uint8_t op)
 }
 
 /* ---- memory ------------------------------------------------------------- */
-
-struct memarg {
-	uint32_t memidx;
-	uint32_t align;
-	uint64_t offset;
-	bool is64;
-};
 
 static int read_memarg(struct cc *c, uint32_t natural, struct memarg *ma)
 {
@@ -2289,63 +1654,45 @@ static wasm_valtype addr_type(const struct memarg *ma)
 	return ma->is64 ? WASM_I64 : WASM_I32;
 }
 
-/* The f32/f64 load just emitted, a candidate for fuse_store_late(). */
-static void note_load(struct cc *c, uint32_t len, uint32_t x, uint32_t imm,
-		      uint32_t off)
-{
-	struct ldrec *l;
-	uint32_t i, n = 0;
+/*
+ * The loads and stores of ops.def, by opcode from the first one: natural
+ * alignment, value type and the op accessing memory 0.
+ */
+struct memop {
+	uint8_t align_log2;
+	uint8_t type;
+	uint16_t iop;
+};
 
-	if (x >= c->nlocal_slots)
-		return;
-	for (i = 0; i < c->nld; i++)
-		if (c->ld[i].ok)
-			c->ld[n++] = c->ld[i];
-	c->nld = n;
-	if (c->nld == LDRECS) {
-		memmove(&c->ld[0], &c->ld[1], (LDRECS - 1) * sizeof c->ld[0]);
-		c->nld--;
-	}
-	l = &c->ld[c->nld++];
-	l->ok = true;
-	l->pos = c->last;
-	l->len = len;
-	l->d = top_slot(c);
-	l->x = x;
-	l->imm = imm;
-	l->off = off;
-	l->iop = c->last_iop;
-	l->vs = c->nvs - 1;
-	l->pops = 0;
-}
+static const struct memop loads[] = {
+#define INSTR_LOAD(op, name, T, align_log2, iop)                               \
+	[op - WASM_OP_i32_load] = {align_log2, WASM_##T, WASM_IOP_##iop},
+#include "wasm/ops.def"
+};
+
+static const struct memop stores[] = {
+#define INSTR_STORE(op, name, T, align_log2, iop)                              \
+	[op - WASM_OP_i32_store] = {align_log2, WASM_##T, WASM_IOP_##iop},
+#include "wasm/ops.def"
+};
 
 static int op_load(struct cc *c, uint8_t op)
 {
-	static const uint8_t nat[] = {2, 3, 2, 3, 0, 0, 1, 1, 0, 0, 1, 1, 2, 2};
-	static const uint8_t res[] = {WASM_I32, WASM_I64, WASM_F32, WASM_F64,
-				      WASM_I32, WASM_I32, WASM_I32, WASM_I32,
-				      WASM_I64, WASM_I64, WASM_I64, WASM_I64,
-				      WASM_I64, WASM_I64};
-	static const uint16_t iops[] = {
-		WASM_IOP_load32,    WASM_IOP_load64,	WASM_IOP_load32,
-		WASM_IOP_load64,    WASM_IOP_load8s32,	WASM_IOP_load8u,
-		WASM_IOP_load16s32, WASM_IOP_load16u,	WASM_IOP_load8s64,
-		WASM_IOP_load8u,    WASM_IOP_load16s64, WASM_IOP_load16u,
-		WASM_IOP_load32s64, WASM_IOP_load32};
-	unsigned k = op - 0x28;
+	const struct memop *mo = &loads[op - WASM_OP_i32_load];
+	bool flt = op == WASM_OP_f32_load || op == WASM_OP_f64_load;
 	struct memarg ma;
 	struct vent a;
 	uint32_t sa = 0, *p;
 
-	if (read_memarg(c, nat[k], &ma))
+	if (read_memarg(c, mo->align_log2, &ma))
 		return -1;
 	if (pop(c, addr_type(&ma), &a))
 		return -1;
 	if (live(c) && ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
-		if (push(c, res[k]))
+		if (cc_push(c, mo->type))
 			return -1;
-		p = emit_d(c, iops[k] + 2u, 3);
+		p = cc_emit_d(c, mo->iop + 2u, 3);
 		p[0] = top_slot(c);
 		p[1] = (uint32_t)ea;
 		p[2] = (uint32_t)(ea >> 32);
@@ -2353,309 +1700,61 @@ static int op_load(struct cc *c, uint8_t op)
 	}
 	if (live(c) && ma.memidx == 0 && !ma.is64 &&
 	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
-		if (push(c, res[k]))
+		if (cc_push(c, mo->type))
 			return -1;
-		p = emit_d(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
+		p = cc_emit_d(c, mo->iop + (a.kind == VK_ADDI ? 1u : 3u), 4);
 		p[0] = top_slot(c);
 		p[1] = (uint32_t)a.val;
 		p[2] = (uint32_t)(a.val >> 32);
 		p[3] = (uint32_t)ma.offset;
-		if ((k == 2 || k == 3) && a.kind == VK_ADDI && p != c->scratch)
-			note_load(c, 5, p[1], p[2], p[3]);
+		if (flt && a.kind == VK_ADDI && p != c->scratch)
+			fuse_note_load(c, 5, p[1], p[2], p[3]);
 		return 0;
 	}
 	if (live(c))
 		sa = src_of(c, &a);
-	if (push(c, res[k]))
+	if (cc_push(c, mo->type))
 		return -1;
 	if (ma.memidx == 0 && !ma.is64) {
-		p = emit_d(c, iops[k], 3);
+		p = cc_emit_d(c, mo->iop, 3);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
-		if ((k == 2 || k == 3) && p != c->scratch)
-			note_load(c, 4, sa, 0, p[2]);
+		if (flt && p != c->scratch)
+			fuse_note_load(c, 4, sa, 0, p[2]);
 	} else {
-		p = emit_d(c, WASM_IOP_load_m, 6);
+		p = cc_emit_d(c, WASM_IOP_load_m, 6);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = (uint32_t)ma.offset;
 		p[3] = (uint32_t)(ma.offset >> 32);
 		p[4] = ma.memidx;
-		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
+		p[5] = mo->iop | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	return 0;
 }
 
-/*
- * Whether the instruction before the last one computed slot s, a stack
- * temporary that only the last one read, as f64 (a * b) * c; the three
- * inputs go to in[].  The address slot x must not be s.
- */
-static bool mm_operand(const struct cc *c, uint32_t s, uint32_t x, uint32_t *in)
-{
-	const uint32_t *q;
-
-	if (c->prev == NONE || c->last == NONE ||
-	    c->prev_iop != WASM_IOP_f64_mul_mul || c->prev + 5 != c->last)
-		return false;
-	q = &c->code[c->prev + 1];
-	if (q[0] != s || s < c->nlocal_slots || x == s)
-		return false;
-	memcpy(in, &q[1], 3 * sizeof *in);
-	return true;
-}
-
-/*
- * A full-width store to memory 0 of the value the instruction emitted
- * last just computed into its stack slot: an op loading and computing
- * from the same address becomes a read-modify-write; a float add, sub or
- * mul of two slots stores its result itself.  The value's slot dies with
- * the store, so the fused op need not write it.
- */
-static bool fuse_store(struct cc *c, const struct vent *a, const struct vent *v,
-		       const struct memarg *ma)
-{
-	uint32_t iop = c->last_iop, *q, *p, x, imm, cells[7];
-
-	if (v->kind != VK_STACK || c->last == NONE || !c->last_dest)
-		return false;
-	q = &c->code[c->last + 1];
-	if (q[0] != v->slot)
-		return false;
-	if (iop >= WASM_IOP_i32_add_ld && iop <= WASM_IOP_f64_mul_ld) {
-		/* [d a x imm off] */
-		if (!as_addi(a, &x, &imm) || x != q[2] || imm != q[3] ||
-		    ma->offset != q[4] || x == v->slot)
-			return false;
-		if ((iop == WASM_IOP_f64_add_ld ||
-		     iop == WASM_IOP_f64_sub_ld) &&
-		    mm_operand(c, q[1], x, &cells[3])) {
-			/* `*p += a * b * c` */
-			bool add = iop == WASM_IOP_f64_add_ld;
-			cells[0] = x;
-			cells[1] = imm;
-			cells[2] = q[4];
-			if (imm == 0 && x < c->nlocal_slots &&
-			    c->prev2 != NONE &&
-			    c->prev2_iop == WASM_IOP_i32_add_si &&
-			    c->prev2 + 4 == c->prev &&
-			    c->code[c->prev2 + 1] == x) {
-				/* p = s + k just before: one op */
-				uint32_t at = c->prev2, *r = &c->code[at + 1];
-				memmove(&cells[4], &cells[3],
-					3 * sizeof *cells);
-				cells[1] = r[1];
-				cells[2] = r[2];
-				cells[3] = q[4];
-				cells[0] = x;
-				c->ncode = at;
-				forget(c);
-				p = emit(c,
-					 add ? WASM_IOP_f64_add_mm_rmwa
-					     : WASM_IOP_f64_sub_mm_rmwa,
-					 7);
-				memcpy(p, cells, 7 * sizeof *p);
-				return true;
-			}
-			c->ncode = c->prev;
-			forget(c);
-			p = emit(c,
-				 iop == WASM_IOP_f64_add_ld
-					 ? WASM_IOP_f64_add_mm_rmw
-					 : WASM_IOP_f64_sub_mm_rmw,
-				 6);
-			memcpy(p, cells, 6 * sizeof *p);
-			return true;
-		}
-		iop = iop - WASM_IOP_i32_add_ld + WASM_IOP_i32_add_rmw;
-		cells[0] = q[1];
-		cells[1] = x;
-		cells[2] = imm;
-		cells[3] = q[4];
-		c->ncode = c->last;
-		forget(c);
-		p = emit(c, iop, 4);
-		memcpy(p, cells, 4 * sizeof *p);
-		return true;
-	}
-	if (iop >= WASM_IOP_i32_add_ldk && iop <= WASM_IOP_f64_mul_ldk) {
-		/* [d a ea_lo ea_hi] */
-		uint64_t ea = (uint64_t)(uint32_t)a->val + ma->offset;
-		if (a->kind != VK_CONST || (uint32_t)ea != q[2] ||
-		    (uint32_t)(ea >> 32) != q[3])
-			return false;
-		iop = iop - WASM_IOP_i32_add_ldk + WASM_IOP_i32_add_rmwk;
-		cells[0] = q[1];
-		cells[1] = q[2];
-		cells[2] = q[3];
-		c->ncode = c->last;
-		forget(c);
-		p = emit(c, iop, 3);
-		memcpy(p, cells, 3 * sizeof *p);
-		return true;
-	}
-	switch (iop) {
-	case WASM_IOP_f32_add_ss:
-		iop = WASM_IOP_f32_add_st;
-		break;
-	case WASM_IOP_f32_sub_ss:
-		iop = WASM_IOP_f32_sub_st;
-		break;
-	case WASM_IOP_f32_mul_ss:
-		iop = WASM_IOP_f32_mul_st;
-		break;
-	case WASM_IOP_f64_add_ss:
-		iop = WASM_IOP_f64_add_st;
-		break;
-	case WASM_IOP_f64_sub_ss:
-		iop = WASM_IOP_f64_sub_st;
-		break;
-	case WASM_IOP_f64_mul_ss:
-		iop = WASM_IOP_f64_mul_st;
-		break;
-	default:
-		return false;
-	}
-	/* [d a b] */
-	if (!as_addi(a, &x, &imm) || x == v->slot)
-		return false;
-	cells[0] = x;
-	cells[1] = imm;
-	cells[2] = (uint32_t)ma->offset;
-	cells[3] = q[1];
-	cells[4] = q[2];
-	c->ncode = c->last;
-	forget(c);
-	p = emit(c, iop, 5);
-	memcpy(p, cells, 5 * sizeof *p);
-	return true;
-}
-
-/*
- * `*p op= expr` for floats: the load of *p was emitted before expr, the
- * op (add, sub, mul, or add/sub of a product) combines it with expr's
- * value and the store writes the result back to the same address.  The
- * load moves down into one read-modify-write op: only pure ops came in
- * between (ldrec.ok), none of them read the loaded slot (it was below their
- * operands on the stack) and the address local kept its value, so only
- * the load's timing changes, and a trap of a load in between is the same
- * trap as this load's.
- */
-static bool fuse_store_late(struct cc *c, struct ldrec *l, const struct vent *a,
-			    const struct vent *v, const struct memarg *ma)
-{
-	uint32_t iop = c->last_iop, *q, *p, x, imm, n, cut, cells[6];
-	bool f64;
-
-	if (l == NULL || v->kind != VK_STACK || c->last == NONE ||
-	    !c->last_dest || c->last <= l->pos)
-		return false;
-	q = &c->code[c->last + 1];
-	if (q[0] != v->slot || q[0] != l->d || q[1] != l->d)
-		return false;
-	switch (iop) {
-	case WASM_IOP_f32_add_ss:
-	case WASM_IOP_f32_sub_ss:
-	case WASM_IOP_f32_mul_ss:
-		n = 1;
-		f64 = false;
-		iop = WASM_IOP_f32_add_rmwl + (iop - WASM_IOP_f32_add_ss) / 2;
-		break;
-	case WASM_IOP_f64_add_ss:
-	case WASM_IOP_f64_sub_ss:
-	case WASM_IOP_f64_mul_ss:
-		n = 1;
-		f64 = true;
-		iop = WASM_IOP_f64_add_rmwl + (iop - WASM_IOP_f64_add_ss) / 2;
-		break;
-	case WASM_IOP_f32_add_mul:
-		n = 2, f64 = false, iop = WASM_IOP_f32_add_mul_rmwl;
-		break;
-	case WASM_IOP_f32_sub_mul:
-		n = 2, f64 = false, iop = WASM_IOP_f32_sub_mul_rmwl;
-		break;
-	case WASM_IOP_f64_add_mul:
-		n = 2, f64 = true, iop = WASM_IOP_f64_add_mul_rmwl;
-		break;
-	case WASM_IOP_f64_sub_mul:
-		n = 2, f64 = true, iop = WASM_IOP_f64_sub_mul_rmwl;
-		break;
-	default:
-		return false;
-	}
-	if (l->iop != (f64 ? WASM_IOP_load64 : WASM_IOP_load32) &&
-	    l->iop != (f64 ? WASM_IOP_load64_a : WASM_IOP_load32_a))
-		return false;
-	if (q[2] == l->d || (n == 2 && q[3] == l->d))
-		return false;
-	if (!as_addi(a, &x, &imm) || x != l->x || imm != l->imm ||
-	    ma->offset != l->off)
-		return false;
-	cells[0] = x;
-	cells[1] = imm;
-	cells[2] = l->off;
-	cells[3] = q[2];
-	cells[4] = n == 2 ? q[3] : 0;
-	cut = c->last;
-	if (n == 1 && f64 && iop != WASM_IOP_f64_mul_rmwl &&
-	    mm_operand(c, q[2], x, &cells[3]) && c->prev >= l->pos + l->len) {
-		/* `*p -= a * b * c` */
-		cut = c->prev;
-		n = 3;
-		iop = iop == WASM_IOP_f64_add_rmwl ? WASM_IOP_f64_add_mm_rmwl
-						   : WASM_IOP_f64_sub_mm_rmwl;
-	}
-	memmove(&c->code[l->pos], &c->code[l->pos + l->len],
-		(cut - l->pos - l->len) * sizeof *c->code);
-	c->ncode = cut - l->len;
-	c->nld = 0;
-	forget(c);
-	p = emit(c, iop, 3 + n);
-	memcpy(p, cells, (3 + n) * sizeof *p);
-	return true;
-}
-
 static int op_store(struct cc *c, uint8_t op)
 {
-	static const uint8_t nat[] = {2, 3, 2, 3, 0, 1, 0, 1, 2};
-	static const uint8_t val[] = {WASM_I32, WASM_I64, WASM_F32,
-				      WASM_F64, WASM_I32, WASM_I32,
-				      WASM_I64, WASM_I64, WASM_I64};
-	static const uint16_t iops[] = {
-		WASM_IOP_store32, WASM_IOP_store64, WASM_IOP_store32,
-		WASM_IOP_store64, WASM_IOP_store8,  WASM_IOP_store16,
-		WASM_IOP_store8,  WASM_IOP_store16, WASM_IOP_store32};
-	unsigned k = op - 0x36;
+	const struct memop *mo = &stores[op - WASM_OP_i32_store];
 	struct memarg ma;
 	struct vent a, v;
 	uint32_t sa, sv, *p;
 	struct ldrec *late;
 
-	if (read_memarg(c, nat[k], &ma))
+	if (read_memarg(c, mo->align_log2, &ma))
 		return -1;
-	/*
-	 * The loaded entry was popped once (by the op emitted last, whose
-	 * result took its slot) and is the value stored here.
-	 */
-	late = NULL;
-	for (uint32_t i = 0; i < c->nld; i++)
-		if (c->ld[i].ok && c->ld[i].pops == 1 &&
-		    c->nvs == c->ld[i].vs + 1)
-			late = &c->ld[i];
-	if (pop(c, val[k], &v) || pop(c, addr_type(&ma), &a))
+	late = fuse_late_load(c);
+	if (pop(c, mo->type, &v) || pop(c, addr_type(&ma), &a))
 		return -1;
 	if (!live(c))
 		return 0;
-	if (ma.memidx == 0 && !ma.is64 && (k == 2 || k == 3) &&
-	    fuse_store_late(c, late, &a, &v, &ma))
-		return c->oom ? -1 : 0;
-	if (ma.memidx == 0 && !ma.is64 && k < 4 && fuse_store(c, &a, &v, &ma))
+	if (ma.memidx == 0 && !ma.is64 && fuse_store(c, op, late, &a, &v, &ma))
 		return c->oom ? -1 : 0;
 	sv = src_of(c, &v);
 	if (ma.memidx == 0 && !ma.is64 && a.kind == VK_CONST) {
 		uint64_t ea = (uint64_t)(uint32_t)a.val + ma.offset;
-		p = emit(c, iops[k] + 2u, 3);
+		p = cc_emit(c, mo->iop + 2u, 3);
 		p[0] = sv;
 		p[1] = (uint32_t)ea;
 		p[2] = (uint32_t)(ea >> 32);
@@ -2663,7 +1762,7 @@ static int op_store(struct cc *c, uint8_t op)
 	}
 	if (ma.memidx == 0 && !ma.is64 &&
 	    (a.kind == VK_ADDI || a.kind == VK_ADDS)) {
-		p = emit(c, iops[k] + (a.kind == VK_ADDI ? 1u : 3u), 4);
+		p = cc_emit(c, mo->iop + (a.kind == VK_ADDI ? 1u : 3u), 4);
 		p[0] = (uint32_t)a.val;
 		p[1] = (uint32_t)(a.val >> 32);
 		p[2] = sv;
@@ -2672,12 +1771,12 @@ static int op_store(struct cc *c, uint8_t op)
 	}
 	sa = src_of(c, &a);
 	if (ma.memidx == 0 && !ma.is64) {
-		p = emit(c, iops[k], 3);
+		p = cc_emit(c, mo->iop, 3);
 	} else {
-		p = emit(c, WASM_IOP_store_m, 6);
+		p = cc_emit(c, WASM_IOP_store_m, 6);
 		p[3] = (uint32_t)(ma.offset >> 32);
 		p[4] = ma.memidx;
-		p[5] = iops[k] | (ma.is64 ? WASM_MEM_ADDR64 : 0);
+		p[5] = mo->iop | (ma.is64 ? WASM_MEM_ADDR64 : 0);
 	}
 	p[0] = sa;
 	p[1] = sv;
@@ -2724,16 +1823,16 @@ static int op_memory_size_grow(struct cc *c, bool grow_op)
 		return -1;
 	if (grow_op && pop_ints(c, 1, &at, &s))
 		return -1;
-	if (push(c, at))
+	if (cc_push(c, at))
 		return -1;
 	if (grow_op) {
-		p = emit_d(c, WASM_IOP_memory_grow, 4);
+		p = cc_emit_d(c, WASM_IOP_memory_grow, 4);
 		p[0] = top_slot(c);
 		p[1] = s;
 		p[2] = x;
 		p[3] = at == WASM_I64;
 	} else {
-		p = emit_d(c, WASM_IOP_memory_size, 2);
+		p = cc_emit_d(c, WASM_IOP_memory_size, 2);
 		p[0] = top_slot(c);
 		p[1] = x;
 	}
@@ -2774,33 +1873,33 @@ static int op_ref(struct cc *c, uint8_t op)
 	struct vent e;
 
 	switch (op) {
-	case 0xd0:
+	case WASM_OP_ref_null:
 		if (read_heaptype(c, &t))
 			return -1;
 		return push_ent(c, t, VK_CONST, 0);
-	case 0xd1:
+	case WASM_OP_ref_is_null:
 		if (pop(c, T_UNKNOWN, &e))
 			return -1;
 		if (!is_ref(e.type))
 			return type_mismatch(c);
 		if (live(c))
 			s = src_of(c, &e);
-		if (push(c, WASM_I32))
+		if (cc_push(c, WASM_I32))
 			return -1;
-		p = emit_d(c, WASM_IOP_ref_is_null, 2);
+		p = cc_emit_d(c, WASM_IOP_ref_is_null, 2);
 		p[0] = top_slot(c);
 		p[1] = s;
 		return 0;
-	default: /* 0xd2 ref.func */
+	default: /* ref.func */
 		if (wasm_read_u32(&c->r, &x))
 			return -1;
 		if (x >= wasm_module_nfuncs(c->m))
 			return invalidx(c, "unknown function %u", x);
 		if (!c->refs[x])
 			return invalid(c, "undeclared function reference");
-		if (push(c, WASM_FUNCREF))
+		if (cc_push(c, WASM_FUNCREF))
 			return -1;
-		p = emit_d(c, WASM_IOP_ref_func, 2);
+		p = cc_emit_d(c, WASM_IOP_ref_func, 2);
 		p[0] = top_slot(c);
 		p[1] = x;
 		return 0;
@@ -2822,7 +1921,7 @@ static int op_table_get_set(struct cc *c, bool set)
 			return 0;
 		sv = src_of(c, &v);
 		si = src_of(c, &i);
-		p = emit(c, WASM_IOP_table_set, 3);
+		p = cc_emit(c, WASM_IOP_table_set, 3);
 		p[0] = x;
 		p[1] = si;
 		p[2] = sv;
@@ -2832,9 +1931,9 @@ static int op_table_get_set(struct cc *c, bool set)
 		return -1;
 	if (live(c))
 		si = src_of(c, &i);
-	if (push(c, t))
+	if (cc_push(c, t))
 		return -1;
-	p = emit_d(c, WASM_IOP_table_get, 3);
+	p = cc_emit_d(c, WASM_IOP_table_get, 3);
 	p[0] = top_slot(c);
 	p[1] = x;
 	p[2] = si;
@@ -2885,7 +1984,7 @@ static int op_misc(struct cc *c)
 	case subop:                                                            \
 		return op_unop(c, WASM_IOP_##name, VT_##A, VT_##R);
 #include "wasm/ops_numeric.def"
-	case 8: /* memory.init dataidx memidx: [at i32 i32] */
+	case WASM_OP_FC_memory_init: /* dataidx memidx: [at i32 i32] */
 		if (read_dataidx(c, &y, c->op_off) || read_memidx(c, &x, &at) ||
 		    check_dataidx(c, y))
 			return -1;
@@ -2893,18 +1992,18 @@ static int op_misc(struct cc *c)
 		ty[1] = ty[2] = WASM_I32;
 		if (pop_ints(c, 3, ty, s))
 			return -1;
-		p = emit(c, WASM_IOP_memory_init, 5);
+		p = cc_emit(c, WASM_IOP_memory_init, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 9: /* data.drop */
+	case WASM_OP_FC_data_drop:
 		if (read_dataidx(c, &x, c->op_off) || check_dataidx(c, x))
 			return -1;
-		p = emit(c, WASM_IOP_data_drop, 1);
+		p = cc_emit(c, WASM_IOP_data_drop, 1);
 		p[0] = x;
 		return 0;
-	case 10: /* memory.copy dst src: [at_dst at_src narrower] */
+	case WASM_OP_FC_memory_copy: /* dst src: [at_dst at_src narrower] */
 		if (read_memidx(c, &x, &at) || read_memidx(c, &y, &at2))
 			return -1;
 		ty[0] = at;
@@ -2912,23 +2011,23 @@ static int op_misc(struct cc *c)
 		ty[2] = narrower(at, at2);
 		if (pop_ints(c, 3, ty, s))
 			return -1;
-		p = emit(c, WASM_IOP_memory_copy, 5);
+		p = cc_emit(c, WASM_IOP_memory_copy, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 11: /* memory.fill: [at i32 at] */
+	case WASM_OP_FC_memory_fill: /* [at i32 at] */
 		if (read_memidx(c, &x, &at))
 			return -1;
 		ty[0] = ty[2] = at;
 		ty[1] = WASM_I32;
 		if (pop_ints(c, 3, ty, s))
 			return -1;
-		p = emit(c, WASM_IOP_memory_fill, 4);
+		p = cc_emit(c, WASM_IOP_memory_fill, 4);
 		p[0] = x;
 		memcpy(p + 1, s, sizeof s);
 		return 0;
-	case 12: /* table.init elemidx tableidx: [at i32 i32] */
+	case WASM_OP_FC_table_init: /* elemidx tableidx: [at i32 i32] */
 		if (read_elemidx(c, &y) || wasm_read_u32(&c->r, &x) ||
 		    table_elem(c, x, &t))
 			return -1;
@@ -2938,18 +2037,18 @@ static int op_misc(struct cc *c)
 		ty[1] = ty[2] = WASM_I32;
 		if (pop_ints(c, 3, ty, s))
 			return -1;
-		p = emit(c, WASM_IOP_table_init, 5);
+		p = cc_emit(c, WASM_IOP_table_init, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 13: /* elem.drop */
+	case WASM_OP_FC_elem_drop:
 		if (read_elemidx(c, &x))
 			return -1;
-		p = emit(c, WASM_IOP_elem_drop, 1);
+		p = cc_emit(c, WASM_IOP_elem_drop, 1);
 		p[0] = x;
 		return 0;
-	case 14: /* table.copy dst src: [at_dst at_src narrower] */
+	case WASM_OP_FC_table_copy: /* dst src: [at_dst at_src narrower] */
 		if (wasm_read_u32(&c->r, &x) || wasm_read_u32(&c->r, &y) ||
 		    table_elem(c, x, &t) || table_elem(c, y, &t2))
 			return -1;
@@ -2960,12 +2059,12 @@ static int op_misc(struct cc *c)
 		ty[2] = narrower(ty[0], ty[1]);
 		if (pop_ints(c, 3, ty, s))
 			return -1;
-		p = emit(c, WASM_IOP_table_copy, 5);
+		p = cc_emit(c, WASM_IOP_table_copy, 5);
 		p[0] = x;
 		p[1] = y;
 		memcpy(p + 2, s, sizeof s);
 		return 0;
-	case 15: /* table.grow: [t at] -> [at] */
+	case WASM_OP_FC_table_grow: /* [t at] -> [at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
 		at = table_at(c, x);
@@ -2975,25 +2074,25 @@ static int op_misc(struct cc *c)
 			s[1] = src_of(c, &n);
 			s[0] = src_of(c, &v);
 		}
-		if (push(c, at))
+		if (cc_push(c, at))
 			return -1;
-		p = emit_d(c, WASM_IOP_table_grow, 5);
+		p = cc_emit_d(c, WASM_IOP_table_grow, 5);
 		p[0] = top_slot(c);
 		p[1] = x;
 		p[2] = s[0];
 		p[3] = s[1];
 		p[4] = at == WASM_I64;
 		return 0;
-	case 16: /* table.size */
+	case WASM_OP_FC_table_size:
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
-		if (push(c, table_at(c, x)))
+		if (cc_push(c, table_at(c, x)))
 			return -1;
-		p = emit_d(c, WASM_IOP_table_size, 2);
+		p = cc_emit_d(c, WASM_IOP_table_size, 2);
 		p[0] = top_slot(c);
 		p[1] = x;
 		return 0;
-	case 17: /* table.fill: [at t at] */
+	case WASM_OP_FC_table_fill: /* [at t at] */
 		if (wasm_read_u32(&c->r, &x) || table_elem(c, x, &t))
 			return -1;
 		at = table_at(c, x);
@@ -3004,7 +2103,7 @@ static int op_misc(struct cc *c)
 		s[2] = src_of(c, &n);
 		s[1] = src_of(c, &v);
 		s[0] = src_of(c, &i);
-		p = emit(c, WASM_IOP_table_fill, 4);
+		p = cc_emit(c, WASM_IOP_table_fill, 4);
 		p[0] = x;
 		memcpy(p + 1, s, sizeof s);
 		return 0;
@@ -3027,9 +2126,9 @@ static int simd_pure(struct cc *c, uint32_t iop, uint32_t nin,
 	if (live(c))
 		for (uint32_t i = nin; i-- > 0;)
 			s[i] = src_of(c, &e[i]);
-	if (push(c, outt))
+	if (cc_push(c, outt))
 		return -1;
-	p = emit_d(c, iop, 1 + nin);
+	p = cc_emit_d(c, iop, 1 + nin);
 	p[0] = top_slot(c);
 	for (uint32_t i = 0; i < nin; i++)
 		p[1 + i] = s[i];
@@ -3096,7 +2195,7 @@ static int simd_lane(struct cc *c, uint32_t iop, uint32_t nlanes, uint32_t nin,
 		uint32_t cells[4], n = 1 + nin;
 		memcpy(cells, &c->code[c->ncode - n], n * sizeof(uint32_t));
 		c->ncode -= n + 1;
-		p = emit_d(c, iop, n + 1);
+		p = cc_emit_d(c, iop, n + 1);
 		memcpy(p, cells, n * sizeof(uint32_t));
 		p[n] = lane;
 	}
@@ -3121,7 +2220,7 @@ static int simd_mem(struct cc *c, uint32_t iop, bool store, uint32_t align_log2)
 			return 0;
 		sv = src_of(c, &v);
 		sa = src_of(c, &a);
-		p = emit(c, iop, 4);
+		p = cc_emit(c, iop, 4);
 		p[0] = sa;
 		p[1] = sv;
 		p[2] = (uint32_t)ma.offset;
@@ -3132,9 +2231,9 @@ static int simd_mem(struct cc *c, uint32_t iop, bool store, uint32_t align_log2)
 		return -1;
 	if (live(c))
 		sa = src_of(c, &a);
-	if (push(c, V))
+	if (cc_push(c, V))
 		return -1;
-	p = emit_d(c, iop, 4);
+	p = cc_emit_d(c, iop, 4);
 	p[0] = top_slot(c);
 	p[1] = sa;
 	p[2] = (uint32_t)ma.offset;
@@ -3161,7 +2260,7 @@ static int simd_memlane(struct cc *c, uint32_t iop, bool store,
 		sa = src_of(c, &a);
 	}
 	if (store) {
-		p = emit(c, iop, 5);
+		p = cc_emit(c, iop, 5);
 		p[0] = sa;
 		p[1] = sv;
 		p[2] = (uint32_t)ma.offset;
@@ -3169,9 +2268,9 @@ static int simd_memlane(struct cc *c, uint32_t iop, bool store,
 		p[4] = lane;
 		return 0;
 	}
-	if (push(c, V))
+	if (cc_push(c, V))
 		return -1;
-	p = emit_d(c, iop, 6);
+	p = cc_emit_d(c, iop, 6);
 	p[0] = top_slot(c);
 	p[1] = sa;
 	p[2] = sv;
@@ -3208,17 +2307,17 @@ static int op_simd(struct cc *c)
 #define SIMD_IS_STORE_LOAD_LANE	 false
 #define SIMD_IS_STORE_STORE_LANE true
 #include "wasm/ops_simd.def"
-	case 0x0c: /* v128.const */
+	case WASM_OP_FD_v128_const:
 		if (wasm_read_bytes(&c->r, 16, &b))
 			return -1;
 		memcpy(w, b, 16);
-		if (push(c, V))
+		if (cc_push(c, V))
 			return -1;
-		p = emit_d(c, WASM_IOP_const128, 5);
+		p = cc_emit_d(c, WASM_IOP_const128, 5);
 		p[0] = top_slot(c);
 		memcpy(p + 1, w, 16);
 		return 0;
-	case 0x0d: { /* i8x16.shuffle */
+	case WASM_OP_FD_i8x16_shuffle: {
 		struct vent a, bb;
 		uint32_t sa = 0, sb = 0;
 		if (wasm_read_bytes(&c->r, 16, &b))
@@ -3233,9 +2332,9 @@ static int op_simd(struct cc *c)
 			sb = src_of(c, &bb);
 			sa = src_of(c, &a);
 		}
-		if (push(c, V))
+		if (cc_push(c, V))
 			return -1;
-		p = emit_d(c, WASM_IOP_i8x16_shuffle, 7);
+		p = cc_emit_d(c, WASM_IOP_i8x16_shuffle, 7);
 		p[0] = top_slot(c);
 		p[1] = sa;
 		p[2] = sb;
@@ -3257,93 +2356,100 @@ static int compile_instr(struct cc *c, uint8_t op)
 	uint32_t *p;
 
 	switch (op) {
-	case 0x00: /* unreachable */
-		emit(c, WASM_IOP_unreachable, 0);
+	case WASM_OP_unreachable:
+		cc_emit(c, WASM_IOP_unreachable, 0);
 		set_unreachable(c);
 		return 0;
-	case 0x01: /* nop */
+	case WASM_OP_nop:
 		return 0;
-	case 0x02:
+	case WASM_OP_block:
 		return op_block(c, BK_BLOCK);
-	case 0x03:
+	case WASM_OP_loop:
 		return op_block(c, BK_LOOP);
-	case 0x04:
+	case WASM_OP_if:
 		return op_if(c);
-	case 0x05:
+	case WASM_OP_else:
 		return op_else(c);
-	case 0x08:
+	case WASM_OP_throw:
 		return op_throw(c);
-	case 0x0a: /* throw_ref */
+	case WASM_OP_throw_ref:
 		if (pop(c, WASM_EXNREF, &e))
 			return -1;
 		if (live(c)) {
 			uint32_t s = src_of(c, &e);
-			p = emit(c, WASM_IOP_throw_ref, 1);
+			p = cc_emit(c, WASM_IOP_throw_ref, 1);
 			p[0] = s;
 		}
 		set_unreachable(c);
 		return 0;
-	case 0x0b:
+	case WASM_OP_end:
 		return op_end(c);
-	case 0x0c:
+	case WASM_OP_br:
 		return op_br(c);
-	case 0x0d:
+	case WASM_OP_br_if:
 		return op_br_if(c);
-	case 0x0e:
+	case WASM_OP_br_table:
 		return op_br_table(c);
-	case 0x0f:
+	case WASM_OP_return:
 		return op_return(c);
-	case 0x10:
+	case WASM_OP_call:
 		return op_call(c, false);
-	case 0x11:
+	case WASM_OP_call_indirect:
 		return op_call_indirect(c, false);
-	case 0x12:
+	case WASM_OP_return_call:
 		return op_call(c, true);
-	case 0x13:
+	case WASM_OP_return_call_indirect:
 		return op_call_indirect(c, true);
-	case 0x1a: /* drop */
+	case WASM_OP_drop:
 		return pop(c, T_UNKNOWN, &e);
-	case 0x1b:
+	case WASM_OP_select:
 		return op_select(c, false);
-	case 0x1c:
+	case WASM_OP_select_t:
 		return op_select(c, true);
-	case 0x1f:
+	case WASM_OP_try_table:
 		return op_try_table(c);
-	case 0x20:
-	case 0x21:
-	case 0x22:
+	case WASM_OP_local_get:
+	case WASM_OP_local_set:
+	case WASM_OP_local_tee:
 		return op_local(c, op);
-	case 0x23:
-	case 0x24:
+	case WASM_OP_global_get:
+	case WASM_OP_global_set:
 		return op_global(c, op);
-	case 0x25:
+	case WASM_OP_table_get:
 		return op_table_get_set(c, false);
-	case 0x26:
+	case WASM_OP_table_set:
 		return op_table_get_set(c, true);
-	case 0x3f:
+	case WASM_OP_memory_size:
 		return op_memory_size_grow(c, false);
-	case 0x40:
+	case WASM_OP_memory_grow:
 		return op_memory_size_grow(c, true);
-	case 0x41:
-	case 0x42:
-	case 0x43:
-	case 0x44:
+	case WASM_OP_i32_const:
+	case WASM_OP_i64_const:
+	case WASM_OP_f32_const:
+	case WASM_OP_f64_const:
 		return op_const(c, op);
-	case 0xd0:
-	case 0xd1:
-	case 0xd2:
+	case WASM_OP_ref_null:
+	case WASM_OP_ref_is_null:
+	case WASM_OP_ref_func:
 		return op_ref(c, op);
-	case 0xfc:
+	case WASM_OP_prefix_misc:
 		return op_misc(c);
-	case 0xfd:
+	case WASM_OP_prefix_simd:
 		return op_simd(c);
+#define INSTR_LOAD(opc, name, T, align_log2, iop) case opc:
+#include "wasm/ops.def"
+		return op_load(c, op);
+#define INSTR_STORE(opc, name, T, align_log2, iop) case opc:
+#include "wasm/ops.def"
+		return op_store(c, op);
+#define NUMOP_UN(opc, name, R, A, fn)	    case opc:
+#define NUMOP_BIN(opc, name, R, A, fn)	    case opc:
+#define NUMOP_UN_TRAP(opc, name, R, A, fn)  case opc:
+#define NUMOP_BIN_TRAP(opc, name, R, A, fn) case opc:
+#include "wasm/ops_numeric.def"
+		return op_numeric(c, op);
 	default:
-		if (op >= 0x28 && op <= 0x35)
-			return op_load(c, op);
-		if (op >= 0x36 && op <= 0x3e)
-			return op_store(c, op);
-		if (op >= 0x45 && op <= 0xc4)
-			return op_numeric(c, op);
+		/* the instructions of ops.def's INSTR_UNSUP, 0xfb, no opcode */
 		return wasm_error_set(c->err, WASM_ERR_MALFORMED, c->op_off,
 				      "illegal opcode %02x", op);
 	}

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wasm/ops.h"
+
 typedef struct reader {
 	const uint8_t *p, *end;
 } reader;
@@ -124,22 +126,22 @@ static bool binop(cstack *st, uint8_t op)
 	b = st->v[st->n - 1][0];
 	st->n -= 2;
 	switch (op) {
-	case 0x6a: /* i32.add */
+	case WASM_OP_i32_add:
 		r = (uint32_t)(a + b);
 		break;
-	case 0x6b: /* i32.sub */
+	case WASM_OP_i32_sub:
 		r = (uint32_t)(a - b);
 		break;
-	case 0x6c: /* i32.mul */
+	case WASM_OP_i32_mul:
 		r = (uint32_t)((uint32_t)a * (uint32_t)b);
 		break;
-	case 0x7c: /* i64.add */
+	case WASM_OP_i64_add:
 		r = a + b;
 		break;
-	case 0x7d: /* i64.sub */
+	case WASM_OP_i64_sub:
 		r = a - b;
 		break;
-	default: /* 0x7e i64.mul */
+	default: /* i64.mul */
 		r = a * b;
 		break;
 	}
@@ -158,39 +160,39 @@ static int step(const wasm_instance *inst, uint32_t nglobals, reader *r,
 	if (!read_byte(r, &op))
 		return -1;
 	switch (op) {
-	case 0x0b: /* end */
+	case WASM_OP_end:
 		return 1;
-	case 0x41: /* i32.const */
+	case WASM_OP_i32_const:
 		if (!read_sleb(r, 32, &s))
 			return -1;
 		u = (uint32_t)s;
 		break;
-	case 0x42: /* i64.const */
+	case WASM_OP_i64_const:
 		if (!read_sleb(r, 64, &s))
 			return -1;
 		u = (uint64_t)s;
 		break;
-	case 0x43: /* f32.const */
+	case WASM_OP_f32_const:
 		if (!read_fixed(r, 4, &u))
 			return -1;
 		break;
-	case 0x44: /* f64.const */
+	case WASM_OP_f64_const:
 		if (!read_fixed(r, 8, &u))
 			return -1;
 		break;
-	case 0xd0: /* ref.null heaptype */
+	case WASM_OP_ref_null: /* heaptype */
 		if (!read_sleb(r, 33, &s))
 			return -1;
 		u = 0;
 		break;
-	case 0xd2: /* ref.func funcidx */
+	case WASM_OP_ref_func: /* funcidx */
 		if (!read_uleb(r, 32, &u) ||
 		    u >= wasm_module_nfuncs(inst->module) ||
 		    inst->funcs[u] == NULL)
 			return -1;
 		u = (uint64_t)(uintptr_t)inst->funcs[u];
 		break;
-	case 0x23: /* global.get */
+	case WASM_OP_global_get:
 		if (!read_uleb(r, 32, &u) || u >= nglobals ||
 		    inst->globals[u] == NULL)
 			return -1;
@@ -198,16 +200,16 @@ static int step(const wasm_instance *inst, uint32_t nglobals, reader *r,
 		u = g->slots[0];
 		hi = g->slots[1];
 		break;
-	case 0x6a:
-	case 0x6b:
-	case 0x6c:
-	case 0x7c:
-	case 0x7d:
-	case 0x7e:
+	case WASM_OP_i32_add:
+	case WASM_OP_i32_sub:
+	case WASM_OP_i32_mul:
+	case WASM_OP_i64_add:
+	case WASM_OP_i64_sub:
+	case WASM_OP_i64_mul:
 		return binop(st, op) ? 0 : -1;
-	case 0xfd: /* v128.const is 0xfd 12 then 16 bytes */
-		if (!read_uleb(r, 32, &u) || u != 12 || !read_fixed(r, 8, &u) ||
-		    !read_fixed(r, 8, &hi))
+	case WASM_OP_prefix_simd: /* v128.const: 16 bytes */
+		if (!read_uleb(r, 32, &u) || u != WASM_OP_FD_v128_const ||
+		    !read_fixed(r, 8, &u) || !read_fixed(r, 8, &hi))
 			return -1;
 		break;
 	default:

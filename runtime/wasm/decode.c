@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wasm/ops.h"
 #include "wasm/reader.h"
 
 /* Engine limits on locals: per function, and expanded over a module. */
@@ -405,93 +406,36 @@ static int illegal_opcode(wasm_reader *r, size_t off, const char *prefix,
 	return -1;
 }
 
-/* Immediates of the instructions, by kind. */
-enum wasm_imm {
-	IMM_ILLEGAL = 0, /* no such opcode */
-	IMM_NONE,
-	IMM_U32,
-	IMM_U32_U32,
-	IMM_BLOCK,     /* block type; opens a block */
-	IMM_TRY_TABLE, /* block type and catch clauses; opens a block */
-	IMM_DELEGATE,  /* label; closes a legacy try block */
-	IMM_BR_TABLE,
-	IMM_SELECT_T,
-	IMM_MEMARG,
-	IMM_I32,
-	IMM_I64,
-	IMM_F32,
-	IMM_F64,
-	IMM_HEAPTYPE,
-	IMM_BR_ON_CAST, /* flags, label, two heap types */
-	IMM_PREFIX_FB,	/* gc */
-	IMM_PREFIX_FC,	/* misc: saturating truncation, bulk memory/table */
-	IMM_PREFIX_FD,	/* simd */
-};
-
-/* Single-byte opcodes (0x00-0xff). */
+/*
+ * The immediates of every one-byte opcode and of the 0xfb and 0xfc
+ * subopcodes, from the instruction tables (WASM_IMM_ILLEGAL: none such).
+ */
 static const uint8_t opcode_imm[256] = {
-	[0x00 ... 0x01] = IMM_NONE,   /* unreachable nop */
-	[0x02 ... 0x04] = IMM_BLOCK,  /* block loop if */
-	[0x05] = IMM_NONE,	      /* else */
-	[0x06] = IMM_BLOCK,	      /* try (legacy) */
-	[0x07 ... 0x09] = IMM_U32,    /* catch throw rethrow */
-	[0x0a] = IMM_NONE,	      /* throw_ref */
-	[0x0c ... 0x0d] = IMM_U32,    /* br br_if */
-	[0x0e] = IMM_BR_TABLE,	      /* br_table */
-	[0x0f] = IMM_NONE,	      /* return */
-	[0x10] = IMM_U32,	      /* call */
-	[0x11] = IMM_U32_U32,	      /* call_indirect */
-	[0x12] = IMM_U32,	      /* return_call */
-	[0x13] = IMM_U32_U32,	      /* return_call_indirect */
-	[0x14 ... 0x15] = IMM_U32,    /* call_ref return_call_ref */
-	[0x18] = IMM_DELEGATE,	      /* delegate (legacy) */
-	[0x19 ... 0x1b] = IMM_NONE,   /* catch_all drop select */
-	[0x1c] = IMM_SELECT_T,	      /* select t* */
-	[0x1f] = IMM_TRY_TABLE,	      /* try_table */
-	[0x20 ... 0x26] = IMM_U32,    /* local.*, global.*, table.get/set */
-	[0x28 ... 0x3e] = IMM_MEMARG, /* loads and stores */
-	[0x3f ... 0x40] = IMM_U32,    /* memory.size memory.grow */
-	[0x41] = IMM_I32,	      /* i32.const */
-	[0x42] = IMM_I64,	      /* i64.const */
-	[0x43] = IMM_F32,	      /* f32.const */
-	[0x44] = IMM_F64,	      /* f64.const */
-	[0x45 ... 0xc4] = IMM_NONE,   /* numeric */
-	[0xd0] = IMM_HEAPTYPE,	      /* ref.null */
-	[0xd1] = IMM_NONE,	      /* ref.is_null */
-	[0xd2] = IMM_U32,	      /* ref.func */
-	[0xd3 ... 0xd4] = IMM_NONE,   /* ref.eq ref.as_non_null */
-	[0xd5 ... 0xd6] = IMM_U32,    /* br_on_null br_on_non_null */
-	[0xfb] = IMM_PREFIX_FB,
-	[0xfc] = IMM_PREFIX_FC,
-	[0xfd] = IMM_PREFIX_FD,
+#define INSTR(op, name, IMM)		     [op] = WASM_IMM_##IMM,
+#define INSTR_LOAD(op, name, T, align, iop)  [op] = WASM_IMM_MEMARG,
+#define INSTR_STORE(op, name, T, align, iop) [op] = WASM_IMM_MEMARG,
+#define INSTR_PREFIX(op, name, IMM)	     [op] = WASM_IMM_##IMM,
+#define INSTR_UNSUP(op, name, IMM)	     [op] = WASM_IMM_##IMM,
+#include "wasm/ops.def"
+#define NUMOP_UN(op, name, R, A, fn)	   [op] = WASM_IMM_NONE,
+#define NUMOP_BIN(op, name, R, A, fn)	   [op] = WASM_IMM_NONE,
+#define NUMOP_UN_TRAP(op, name, R, A, fn)  [op] = WASM_IMM_NONE,
+#define NUMOP_BIN_TRAP(op, name, R, A, fn) [op] = WASM_IMM_NONE,
+#include "wasm/ops_numeric.def"
 };
 
-/* 0xfb (gc) subopcodes 0-30. */
-static const uint8_t gc_imm[31] = {
-	[0 ... 1] = IMM_U32,	    /* struct.new(_default) */
-	[2 ... 5] = IMM_U32_U32,    /* struct.get(_s/_u) struct.set */
-	[6 ... 7] = IMM_U32,	    /* array.new(_default) */
-	[8 ... 10] = IMM_U32_U32,   /* array.new_fixed/_data/_elem */
-	[11 ... 14] = IMM_U32,	    /* array.get(_s/_u) array.set */
-	[15] = IMM_NONE,	    /* array.len */
-	[16] = IMM_U32,		    /* array.fill */
-	[17 ... 19] = IMM_U32_U32,  /* array.copy array.init_data/_elem */
-	[20 ... 23] = IMM_HEAPTYPE, /* ref.test ref.cast (null) */
-	[24 ... 25] = IMM_BR_ON_CAST,
-	[26 ... 30] = IMM_NONE, /* conversions, i31 */
+/* 0xfb (gc) subopcodes. */
+static const uint8_t gc_imm[] = {
+#define INSTR_FB(sub, name, IMM) [sub] = WASM_IMM_##IMM,
+#include "wasm/ops.def"
 };
 
-/* 0xfc subopcodes 0-17. */
-static const uint8_t misc_imm[18] = {
-	[0 ... 7] = IMM_NONE,  /* saturating truncations */
-	[8] = IMM_U32_U32,     /* memory.init */
-	[9] = IMM_U32,	       /* data.drop */
-	[10] = IMM_U32_U32,    /* memory.copy */
-	[11] = IMM_U32,	       /* memory.fill */
-	[12] = IMM_U32_U32,    /* table.init */
-	[13] = IMM_U32,	       /* elem.drop */
-	[14] = IMM_U32_U32,    /* table.copy */
-	[15 ... 17] = IMM_U32, /* table.grow table.size table.fill */
+/* 0xfc subopcodes. */
+static const uint8_t misc_imm[] = {
+#define NUMOP_FC_UN(sub, name, R, A, fn) [sub] = WASM_IMM_NONE,
+#include "wasm/ops_numeric.def"
+#define INSTR_FC(sub, name, IMM) [sub] = WASM_IMM_##IMM,
+#include "wasm/ops.def"
 };
 
 static int skip_simd_instr(wasm_reader *r, size_t off)
@@ -500,17 +444,25 @@ static int skip_simd_instr(wasm_reader *r, size_t off)
 
 	if (wasm_read_u32(r, &sub))
 		return -1;
-	if (sub <= 11 || sub == 92 || sub == 93)
+	switch (sub) {
+#define SIMDOP_MEM(sub, name, KIND, align, fn) case sub:
+#include "wasm/ops_simd.def"
 		return skip_memarg(r);
-	if (sub == 12 || sub == 13)
-		return skip_bytes(r, 16); /* v128.const, i8x16.shuffle */
-	if (sub >= 21 && sub <= 34)
+	case WASM_OP_FD_v128_const:
+	case WASM_OP_FD_i8x16_shuffle:
+		return skip_bytes(r, 16);
+#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn) case sub:
+#include "wasm/ops_simd.def"
 		return skip_bytes(r, 1); /* lane index */
-	if (sub >= 84 && sub <= 91)
+#define SIMDOP_MEMLANE(sub, name, KIND, lane, nlanes, fn) case sub:
+#include "wasm/ops_simd.def"
 		return skip_memarg(r) || skip_bytes(r, 1) ? -1 : 0;
-	if (sub <= 0x113)
-		return 0;
-	return illegal_opcode(r, off, "fd ", sub);
+	default:
+		/* a gap in the table is left for validation to refuse */
+		if (sub <= WASM_OP_FD_i32x4_relaxed_dot_i8x16_i7x16_add_s)
+			return 0;
+		return illegal_opcode(r, off, "fd ", sub);
+	}
 }
 
 static int skip_try_table(wasm_reader *r)
@@ -541,16 +493,17 @@ static int skip_imm(wasm_reader *r, uint8_t kind, uint32_t *depth);
 static int skip_prefixed(wasm_reader *r, uint8_t prefix, size_t off,
 			 uint32_t *depth)
 {
-	const uint8_t *table = prefix == 0xfb ? gc_imm : misc_imm;
-	uint32_t size = prefix == 0xfb ? sizeof gc_imm : sizeof misc_imm;
+	const uint8_t *table = prefix == WASM_OP_prefix_gc ? gc_imm : misc_imm;
+	uint32_t size =
+		prefix == WASM_OP_prefix_gc ? sizeof gc_imm : sizeof misc_imm;
 	uint32_t sub;
 	char name[4];
 
-	if (prefix == 0xfd)
+	if (prefix == WASM_OP_prefix_simd)
 		return skip_simd_instr(r, off);
 	if (wasm_read_u32(r, &sub))
 		return -1;
-	if (sub >= size || table[sub] == IMM_ILLEGAL) {
+	if (sub >= size || table[sub] == WASM_IMM_ILLEGAL) {
 		snprintf(name, sizeof name, "%02x ", prefix);
 		return illegal_opcode(r, off, name, sub);
 	}
@@ -569,59 +522,59 @@ static int skip_imm(wasm_reader *r, uint8_t kind, uint32_t *depth)
 	uint8_t flags;
 
 	switch (kind) {
-	case IMM_NONE:
+	case WASM_IMM_NONE:
 		return 0;
-	case IMM_U32:
+	case WASM_IMM_U32:
 		return skip_u32(r);
-	case IMM_U32_U32:
+	case WASM_IMM_U32_U32:
 		return skip_u32(r) || skip_u32(r) ? -1 : 0;
-	case IMM_BLOCK:
+	case WASM_IMM_BLOCK:
 		(*depth)++;
 		return skip_blocktype(r);
-	case IMM_TRY_TABLE:
+	case WASM_IMM_TRY_TABLE:
 		(*depth)++;
 		return skip_try_table(r);
-	case IMM_DELEGATE:
+	case WASM_IMM_DELEGATE:
 		if (*depth > 0)
 			(*depth)--;
 		return skip_u32(r);
-	case IMM_BR_TABLE:
+	case WASM_IMM_BR_TABLE:
 		if (read_count(r, &n))
 			return -1;
 		for (uint32_t i = 0; i <= n; i++)
 			if (skip_u32(r))
 				return -1;
 		return 0;
-	case IMM_SELECT_T:
+	case WASM_IMM_SELECT_T:
 		if (read_count(r, &n))
 			return -1;
 		for (uint32_t i = 0; i < n; i++)
 			if (skip_valtype(r))
 				return -1;
 		return 0;
-	case IMM_MEMARG:
+	case WASM_IMM_MEMARG:
 		return skip_memarg(r);
-	case IMM_I32: {
+	case WASM_IMM_I32: {
 		int32_t v;
 		return wasm_read_s32(r, &v);
 	}
-	case IMM_I64: {
+	case WASM_IMM_I64: {
 		int64_t v;
 		return wasm_read_s64(r, &v);
 	}
-	case IMM_F32:
+	case WASM_IMM_F32:
 		return skip_bytes(r, 4);
-	case IMM_F64:
+	case WASM_IMM_F64:
 		return skip_bytes(r, 8);
-	case IMM_HEAPTYPE:
+	case WASM_IMM_HEAPTYPE:
 		return skip_s33(r);
-	case IMM_BR_ON_CAST:
+	case WASM_IMM_BR_ON_CAST:
 		if (wasm_read_u8(r, &flags) || skip_u32(r) || skip_s33(r) ||
 		    skip_s33(r))
 			return -1;
 		return 0;
 	default:
-		return -1; /* not reached: callers map IMM_ILLEGAL first */
+		return -1; /* not reached: callers map WASM_IMM_ILLEGAL first */
 	}
 }
 
@@ -629,9 +582,9 @@ static int skip_instr(wasm_reader *r, uint8_t op, size_t off, uint32_t *depth)
 {
 	uint8_t kind = opcode_imm[op];
 
-	if (kind == IMM_ILLEGAL)
+	if (kind == WASM_IMM_ILLEGAL)
 		return illegal_opcode(r, off, "", op);
-	if (kind >= IMM_PREFIX_FB)
+	if (kind >= WASM_IMM_PREFIX_FB)
 		return skip_prefixed(r, op, off, depth);
 	return skip_imm(r, kind, depth);
 }
@@ -648,7 +601,7 @@ static int read_constexpr(wasm_reader *r, wasm_constexpr *out)
 
 		if (wasm_read_u8(r, &op))
 			return -1;
-		if (op == 0x0b) {
+		if (op == WASM_OP_end) {
 			if (depth == 0)
 				break;
 			depth--;

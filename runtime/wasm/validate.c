@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "wasm/code.h"
+#include "wasm/ops.h"
 #include "wasm/reader.h"
 #include "wasm/validate.h"
 #include "wasm/wasm.h"
@@ -59,39 +60,40 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 		if (wasm_read_u8(&r, &op))
 			return -1;
 		switch (op) {
-		case 0x0b:
+		case WASM_OP_end:
 			if (n != 1 || st[0] != expect)
 				return wasm_error_set(err, WASM_ERR_INVALID,
 						      off, "type mismatch");
 			return 0;
-		case 0x41: {
+		case WASM_OP_i32_const: {
 			int32_t v;
 			if (wasm_read_s32(&r, &v))
 				return -1;
 			push = WASM_I32;
 			break;
 		}
-		case 0x42: {
+		case WASM_OP_i64_const: {
 			int64_t v;
 			if (wasm_read_s64(&r, &v))
 				return -1;
 			push = WASM_I64;
 			break;
 		}
-		case 0x43:
-		case 0x44: {
+		case WASM_OP_f32_const:
+		case WASM_OP_f64_const: {
 			const uint8_t *b;
-			if (wasm_read_bytes(&r, op == 0x43 ? 4 : 8, &b))
+			if (wasm_read_bytes(&r, op == WASM_OP_f32_const ? 4 : 8,
+					    &b))
 				return -1;
-			push = op == 0x43 ? WASM_F32 : WASM_F64;
+			push = op == WASM_OP_f32_const ? WASM_F32 : WASM_F64;
 			break;
 		}
-		case 0xfd: {
+		case WASM_OP_prefix_simd: {
 			uint32_t sub;
 			const uint8_t *b;
 			if (wasm_read_u32(&r, &sub))
 				return -1;
-			if (sub != 0x0c)
+			if (sub != WASM_OP_FD_v128_const)
 				return wasm_error_set(
 					err, WASM_ERR_INVALID, off,
 					"constant expression required");
@@ -100,7 +102,7 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			push = WASM_V128;
 			break;
 		}
-		case 0xd0: {
+		case WASM_OP_ref_null: {
 			int64_t ht;
 			if (wasm_read_s33(&r, &ht))
 				return -1;
@@ -116,7 +118,7 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 					"unsupported reference type");
 			break;
 		}
-		case 0xd2: {
+		case WASM_OP_ref_func: {
 			uint32_t x;
 			if (wasm_read_u32(&r, &x))
 				return -1;
@@ -126,7 +128,7 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			push = WASM_FUNCREF;
 			break;
 		}
-		case 0x23: {
+		case WASM_OP_global_get: {
 			uint32_t x;
 			const wasm_globaltype *gt;
 			if (wasm_read_u32(&r, &x))
@@ -141,14 +143,14 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			push = gt->type;
 			break;
 		}
-		case 0x6a:
-		case 0x6b:
-		case 0x6c:
+		case WASM_OP_i32_add:
+		case WASM_OP_i32_sub:
+		case WASM_OP_i32_mul:
 			pop = WASM_I32;
 			break;
-		case 0x7c:
-		case 0x7d:
-		case 0x7e:
+		case WASM_OP_i64_add:
+		case WASM_OP_i64_sub:
+		case WASM_OP_i64_mul:
 			pop = WASM_I64;
 			break;
 		default:
@@ -188,39 +190,40 @@ static void refs_of_expr(const wasm_module *m, const wasm_constexpr *ce,
 		if (wasm_read_u8(&r, &op))
 			return;
 		switch (op) {
-		case 0xd2:
+		case WASM_OP_ref_func:
 			if (wasm_read_leb(&r, 32, false, &v))
 				return;
 			if (v < wasm_module_nfuncs(m))
 				refs[v] = true;
 			break;
-		case 0x41:
-		case 0x42:
-		case 0xd0:
+		case WASM_OP_i32_const:
+		case WASM_OP_i64_const:
+		case WASM_OP_ref_null:
 			if (wasm_read_leb(&r, 64, true, &v))
 				return;
 			break;
-		case 0x23:
+		case WASM_OP_global_get:
 			if (wasm_read_leb(&r, 32, false, &v))
 				return;
 			break;
-		case 0x43:
-		case 0x44:
-			if (wasm_read_bytes(&r, op == 0x43 ? 4 : 8, &b))
+		case WASM_OP_f32_const:
+		case WASM_OP_f64_const:
+			if (wasm_read_bytes(&r, op == WASM_OP_f32_const ? 4 : 8,
+					    &b))
 				return;
 			break;
-		case 0xfd:
+		case WASM_OP_prefix_simd:
 			if (wasm_read_leb(&r, 32, false, &v) ||
 			    wasm_read_bytes(&r, 16, &b))
 				return;
 			break;
-		case 0x0b:
-		case 0x6a:
-		case 0x6b:
-		case 0x6c:
-		case 0x7c:
-		case 0x7d:
-		case 0x7e:
+		case WASM_OP_end:
+		case WASM_OP_i32_add:
+		case WASM_OP_i32_sub:
+		case WASM_OP_i32_mul:
+		case WASM_OP_i64_add:
+		case WASM_OP_i64_sub:
+		case WASM_OP_i64_mul:
 			break;
 		default:
 			return; /* validation reports it */
