@@ -327,6 +327,13 @@ typedef struct cabi_hooks {
 typedef struct cabi_budget {
 	uint64_t limit; /* 0: no limit */
 	uint64_t used;
+	/*
+	 * Bytes of host work ever done for the store's guests: every byte
+	 * charged, and every byte a copy moved without lifting.  It only
+	 * grows; the built-ins that do the work bill its growth to the
+	 * calling guest as fuel (cm_store_bill_host_work, sched/store.h).
+	 */
+	uint64_t work;
 } cabi_budget;
 
 void cabi_budget_release(cabi_budget *b, uint64_t bytes);

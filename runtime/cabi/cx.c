@@ -105,6 +105,7 @@ int cabi_charge(cabi_cx *cx, uint64_t bytes)
 	if (bytes > b->limit || b->used > b->limit - bytes)
 		return cabi_budget_trap(cx);
 	b->used += bytes;
+	b->work += bytes;
 	cx->charged += bytes;
 	return 0;
 }

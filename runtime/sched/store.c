@@ -211,3 +211,13 @@ wasm_exec_status cm_store_exec_call(cm_store *s, wasm_exec *e, wasm_func *f,
 		s->fuel = wasm_exec_fuel(e);
 	return st;
 }
+
+void cm_store_bill_host_work(cm_store *s, wasm_exec *x, uint64_t since)
+{
+	uint64_t cost = (s->host_bytes.work - since) / CM_HOST_WORK_BYTES_PER_FUEL;
+	uint64_t fuel = wasm_exec_fuel(x);
+
+	if (cost == 0 || fuel == UINT64_MAX)
+		return;
+	wasm_exec_set_fuel(x, fuel > cost ? fuel - cost : 0);
+}

@@ -260,6 +260,19 @@ void cm_store_track(cm_store *s, cm_store_obj *o,
 /* o is being freed normally (no-op when it was never tracked). */
 void cm_store_untrack(cm_store_obj *o);
 
+/*
+ * The host work a built-in or a lowered call did for the guest running
+ * on x since the budget's work counter read `since` (cabi_budget.work)
+ * costs that guest fuel: one unit per CM_HOST_WORK_BYTES_PER_FUEL bytes,
+ * about what the interpreter runs in the time a lift takes for them.
+ * Without it a loop of a few instructions that copies a value just under
+ * limits.hostBytes (0.6 s of host work a copy) would hold a service turn
+ * of 20,000 fuel for hours; billed, the turn ends after one copy and
+ * fuelPerCall counts the copies.  An exec with unlimited fuel is left so.
+ */
+#define CM_HOST_WORK_BYTES_PER_FUEL 16u
+void cm_store_bill_host_work(cm_store *s, wasm_exec *x, uint64_t since);
+
 /* Fuel for the next host call (UINT64_MAX: unlimited). */
 void cm_store_set_fuel(cm_store *s, uint64_t fuel);
 uint64_t cm_store_fuel(const cm_store *s);

@@ -100,6 +100,7 @@ static int move_numbers(cm_end *w, cm_end *r, uint32_t n, uint32_t sz,
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_LIST_OOB);
 	memmove(wasm_memory_data(r->opts.memory) + rp,
 		wasm_memory_data(w->opts.memory) + wp, (size_t)len);
+	w->binst->store->host_bytes.work += len;
 	return 0;
 }
 
@@ -526,7 +527,7 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	cabi_error ce;
 	cm_end *e;
 	uint64_t ptr = arg_u(&args[1]);
-	uint64_t len = future ? 1 : arg_u(&args[2]);
+	uint64_t len = future ? 1 : arg_u(&args[2]), work;
 	const cm_type *t;
 	int rc;
 
@@ -571,7 +572,9 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	e->length = (uint32_t)len;
 	e->progress = 0;
 	e->state = END_COPYING;
+	work = s->host_bytes.work;
 	rc = readable ? do_read(e, &ce) : do_write(e, &ce);
+	cm_store_bill_host_work(s, x, work);
 	if (rc)
 		return trap_err(x, s, &ce);
 	return finish(x, inst, cn, e, async, results);

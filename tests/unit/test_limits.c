@@ -520,6 +520,33 @@ START_TEST(held_results_share_the_host_budget)
 }
 END_TEST
 
+/* Host work a built-in does for a guest costs the guest fuel
+ * (cm_store_bill_host_work): the 196,608 bytes a stream copy moves are
+ * 12,288 fuel, where a call of a few instructions is some tens. */
+START_TEST(host_work_is_billed_as_fuel)
+{
+	uint64_t used_ping, used_copy;
+	guest g;
+
+	guest_load(&g, "hostile/bomb.wasm", NULL);
+	cm_store_set_fuel(g.s, 1000000);
+	ck_assert_uint_eq(call_ok(&g, "ping", NULL, 0), 1);
+	used_ping = 1000000 - cm_store_fuel(g.s);
+	cm_store_set_fuel(g.s, 1000000);
+	ck_assert_uint_eq(call_ok(&g, "bytes-stream", NULL, 0), 196608u << 4);
+	used_copy = 1000000 - cm_store_fuel(g.s);
+	ck_assert_uint_lt(used_ping, 100);
+	ck_assert_uint_ge(used_copy, 196608 / CM_HOST_WORK_BYTES_PER_FUEL);
+	/* (the producer's fill loop is some 8,000 more) */
+	ck_assert_uint_lt(used_copy, 196608 / CM_HOST_WORK_BYTES_PER_FUEL + 20000);
+	/* a store without a fuel bound stays without one */
+	cm_store_set_fuel(g.s, UINT64_MAX);
+	ck_assert_uint_eq(call_ok(&g, "bytes-stream", NULL, 0), 196608u << 4);
+	ck_assert_uint_eq(cm_store_fuel(g.s), UINT64_MAX);
+	guest_free(&g);
+}
+END_TEST
+
 /* ---- the daemon: service config and the trap storm back-off ------------ */
 
 START_TEST(service_limits_parse)
@@ -645,6 +672,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, nested_values_trap_on_the_host_budget);
 	tcase_add_test(tc, nested_values_trap_on_the_default_budget);
 	tcase_add_test(tc, number_streams_copy_without_host_values);
+	tcase_add_test(tc, host_work_is_billed_as_fuel);
 	tcase_add_test(tc, held_results_share_the_host_budget);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("daemon");
