@@ -266,7 +266,8 @@ check "... while half a MiB fits" \
 	eq "$?/$(H call small 'calls()')" "0/1"
 
 # ---- queued calls' arguments within limits.hostBytes ------------------------
-# One call in flight (sleep-then waits 2 s), one queued with 600,000
+# One call in flight (sleep-then waits 2 s, HOSTEL_SLOW times that under
+# Valgrind), one queued with 600,000
 # bytes of argument: a second such call would make the queue's arguments
 # pass limits.hostBytes (1 MiB): ServiceBusy, before call.started.
 QJS=$S/tests/guests/js/qjs/async.component.wasm
@@ -281,12 +282,13 @@ check "a service with hostBytes 1 MiB and one call at a time is created" \
 	quoted 600000
 	printf ']'
 } >"$T/args600k"
-hcall --json qb "$SLEEPTHEN" '[2000, "first"]' >"$T/qb1.out" 2>&1 &
+# (a client call under Valgrind takes seconds: the first call waits longer)
+hcall --json qb "$SLEEPTHEN" "[$((2000 * ${HOSTEL_SLOW:-1})), \"first\"]" >"$T/qb1.out" 2>&1 &
 q1=$!
-wait_for 10 sh -c "'$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | grep -q first"
+wait_for $((10 * ${HOSTEL_SLOW:-1})) sh -c "'$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | grep -q first"
 hcall --json qb "$SLEEPTHEN" - <"$T/args600k" >"$T/qb2.out" 2>&1 &
 q2=$!
-wait_for 10 sh -c "test \$('$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | wc -l) -ge 2"
+wait_for $((10 * ${HOSTEL_SLOW:-1})) sh -c "test \$('$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | wc -l) -ge 2"
 hcall --json qb "$SLEEPTHEN" - <"$T/args600k" >"$T/qb3.out" 2>"$T/qb3.err"
 check "a second 600,000-byte argument in the queue: ServiceBusy, the bytes queued and the bound" \
 	has "$T/qb3.err" 'ServiceBusy {"name":"qb","queued":1,"limit":1024,"queuedBytes":600081,"bytesLimit":1048576}'
