@@ -5,7 +5,7 @@
  * The daemon reports what happens (a call starts or ends, a host call
  * starts or settles, a store is created, poisoned or recreated, a guest
  * writes a line) through struct history_hooks.  The store-backed
- * implementation (daemon/history.c) adds each event to the current loop
+ * implementation (daemon/history*.c) adds each event to the current loop
  * turn's batch (store/history.h); the batch is committed once, at the end
  * of the turn, in one transaction.
  *

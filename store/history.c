@@ -13,8 +13,8 @@
  *  - history_value_bounded: the bounded form, about HISTORY_VALUE_HEAD
  *    (4096) bytes escaped at most six-fold plus the digest: < 25 KiB.
  *  - payload builders (history_add_*): the payload text, refused past
- *    HISTORY_PAYLOAD_MAX; callers bound what they pass (daemon/history.c
- *    audit).
+ *    HISTORY_PAYLOAD_MAX; callers bound what they pass
+ *    (daemon/history-events.c audit).
  *  - reading: each event a row's text, delivered and freed one at a time;
  *    a query has at most HISTORY_KINDS_MAX kinds;
  *    the caller's limit and max_scan (method-history.c: READ_LIMIT_MAX,
