@@ -177,18 +177,20 @@ struct daemon_history_status {
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
 
 /*
- * A retention pass on request (io.hostel.History.Prune), run by the
- * writer thread one bounded step at a time between batches, as the
- * background pass is: on the loop's connection its deletes held the
- * write lock beside the writer's commits, and with synchronous = full
- * the loop waited for their fsyncs.  `done` runs on the loop's thread,
+ * A retention pass on request (io.hostel.History.Prune), run the way
+ * the minutely pass is, one bounded step at a time: by the writer
+ * thread between batches (on the loop's connection its deletes held
+ * the write lock beside the writer's commits, and with synchronous =
+ * full the loop waited for their fsyncs), or by the loop, a step per
+ * turn, when there is no writer.  `done` runs on the loop's thread,
  * once, when the pass ends: rc 0 and the events removed, with what the
  * pass kept when the spec asked it to explain (store/history.h; else
  * NULL), or a negative errno and the reason (-EINVAL: a malformed
  * service name; -ESHUTDOWN: the daemon stops; the count is what went
  * before; kept NULL).  It does not run for a dropped request.  Returns
- * 0, -ENOMEM, or -ENOTSUP when there is no writer thread (the caller
- * steps a history_pruner on the loop then).
+ * 0, -ENOMEM, -ENOTSUP when the history is not open, or, without a
+ * writer, the error of planning the pass (db_errmsg() of
+ * daemon_history_db() says why).
  */
 struct daemon_prune;
 typedef void (*daemon_prune_done_fn)(void *arg, int rc, uint64_t deleted,

@@ -59,7 +59,8 @@ struct writer {
 	 * Retention passes (the minutely one and those on request), oldest
 	 * first, run here a step at a time while no batch waits: on the
 	 * loop's connection their deletes held the write lock turn after
-	 * turn, and the writer's commits starved (see prune_cb).
+	 * turn, and the writer's commits starved (history-retention.c).
+	 * Without the thread the loop steps them (and mu guards nothing).
 	 */
 	struct daemon_prune *requests;
 	uint64_t pruned_total; /* Stats' "pruned" */
@@ -100,7 +101,9 @@ struct daemon_history {
 	/* Checkpoints off the commit path (NULL: SQLite's automatic ones). */
 	struct checkpointer *ckpt;
 	struct history_hooks hooks;
-	struct event *ev_commit, *ev_retry, *ev_prune, *ev_checkpoint;
+	struct event *ev_commit, *ev_retry, *ev_checkpoint;
+	/* The minutely pass; a pass's next step without a writer. */
+	struct event *ev_prune, *ev_prune_step;
 	struct history_listener *listeners;
 	uint64_t n_listeners;
 	struct history_retention retention;
@@ -115,7 +118,6 @@ struct daemon_history {
 	uint64_t batch_first_us; /* when the batch got its first event */
 	uint64_t fail_since_ms, retry_ms;
 	struct daemon_prune *retention_pass; /* the minutely one, queued */
-	size_t pruned_in_pass;
 	size_t autostart; /* services to recreate, counted at start */
 	/*
 	 * `history = off` (hostel.conf(5)): nothing is recorded.  The
@@ -172,8 +174,9 @@ void hist_writer_wait(struct daemon_history *h);
 
 /* ---- retention (history-retention.c) */
 
-/* The minutely timer, ev_prune (arg: the history). */
-void hist_prune_cb(evutil_socket_t fd, short what, void *arg);
+/* Its timers, made (-ENOMEM) and freed; freeing ends the passes left. */
+int hist_retention_init(struct daemon_history *h);
+void hist_retention_free(struct daemon_history *h);
 /* Answer and free the passes the writer ended (all of them, with `why`
  * as their error, when it no longer runs). */
 void hist_prune_requests_finish(struct daemon_history *h, const char *why);

@@ -2,10 +2,13 @@
  * history-retention.c - retention of the daemon's history: the minutely
  * pass over the configured limits and the passes on request
  * (io.hostel.History.Prune, history-hooks.h: daemon_history_prune()).
- * Both are queued to the writer thread, which steps the oldest one a
- * bounded step at a time between batches; without a writer the
- * minutely pass takes a step per loop turn (store/history.h:
- * history_prune_step()).
+ * Both take one path: a request in one queue, a store/history.h
+ * history_pruner each, stepped oldest first a bounded step at a time:
+ * by the writer thread between batches (WRITER_PRUNE_ROWS), or, when
+ * there is no writer, by the loop, a step per loop turn
+ * (PRUNE_STEP_ROWS).  A pass plans with the retention configured when
+ * it was asked for; one on request brings its own limits and says what
+ * it kept when it removed nothing.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - prune requests (daemon_prune): one per History.Prune call in
@@ -26,9 +29,27 @@
 #include "daemon/daemon.h"
 #include "daemon/history-internal.h"
 
+/* Rows of one step on the loop: one short transaction. */
 #define PRUNE_STEP_ROWS 1000
 /* On the writer a step delays the next batch: fewer rows (about 1 ms). */
 #define WRITER_PRUNE_ROWS 250
+
+/*
+ * The queue of passes and the fields of a pass the writer shares are
+ * guarded by its mutex while the thread runs; without it (it could not
+ * start, or it has stopped) the loop is alone with them.
+ */
+static void queue_lock(struct daemon_history *h)
+{
+	if (h->w.running)
+		pthread_mutex_lock(&h->w.mu);
+}
+
+static void queue_unlock(struct daemon_history *h)
+{
+	if (h->w.running)
+		pthread_mutex_unlock(&h->w.mu);
+}
 
 static void prune_request_free(struct daemon_prune *r)
 {
@@ -38,15 +59,15 @@ static void prune_request_free(struct daemon_prune *r)
 }
 
 /*
- * Answer and free the requests the writer ended (all of them when it
- * no longer runs, `why` their error then).  Callbacks run outside mu:
- * they may ask for another pass.
+ * Answer and free the passes that ended (all of them when the history
+ * goes away, `why` their error then).  Callbacks run outside mu: they
+ * may ask for another pass.
  */
 void hist_prune_requests_finish(struct daemon_history *h, const char *why)
 {
 	struct daemon_prune *ended = NULL, **tail = &ended, **pp;
 
-	pthread_mutex_lock(&h->w.mu);
+	queue_lock(h);
 	for (pp = &h->w.requests; *pp;) {
 		struct daemon_prune *r = *pp;
 
@@ -59,7 +80,7 @@ void hist_prune_requests_finish(struct daemon_history *h, const char *why)
 			pp = &r->next;
 		}
 	}
-	pthread_mutex_unlock(&h->w.mu);
+	queue_unlock(h);
 	while (ended) {
 		struct daemon_prune *r = ended;
 
@@ -84,10 +105,30 @@ struct daemon_prune *hist_prune_request_due(const struct writer *w)
 }
 
 /*
- * One step of a pass on request: plan it on the first step (its ages
- * count from when it was asked), then at most WRITER_PRUNE_ROWS rows in
- * one transaction.  A dropped request ends before its next step.
+ * One step of pass r on `hist` (its owner's thread): plan it first if
+ * it is not yet (its ages count from when it was asked), then at most
+ * max_rows rows in one transaction.  1 while more remains, else how
+ * the pass ended (r->err set on a failure); *n: what the step removed.
  */
+static int pass_step(struct daemon_prune *r, struct history *hist,
+		     struct db *db, size_t max_rows, size_t *n)
+{
+	int rc = 0;
+
+	*n = 0;
+	if (!r->pr) {
+		history_set_retention(hist, &r->retention);
+		rc = history_pruner_new(hist, &r->spec, r->now, &r->pr);
+	}
+	if (rc == 0)
+		rc = history_pruner_step(r->pr, max_rows, n);
+	r->deleted += *n;
+	if (rc < 0)
+		snprintf(r->err, sizeof(r->err), "%s", db_errmsg(db));
+	return rc;
+}
+
+/* A dropped request ends before its next step. */
 void hist_prune_request_step(struct writer *w, struct daemon_prune *r)
 {
 	size_t n = 0;
@@ -97,15 +138,8 @@ void hist_prune_request_step(struct writer *w, struct daemon_prune *r)
 	pthread_mutex_lock(&w->mu);
 	dropped = r->dropped;
 	pthread_mutex_unlock(&w->mu);
-	if (!dropped && !r->pr) {
-		history_set_retention(w->hist, &r->retention);
-		rc = history_pruner_new(w->hist, &r->spec, r->now, &r->pr);
-	}
-	if (!dropped && rc == 0)
-		rc = history_pruner_step(r->pr, WRITER_PRUNE_ROWS, &n);
-	r->deleted += n;
-	if (rc < 0)
-		snprintf(r->err, sizeof(r->err), "%s", db_errmsg(w->db));
+	if (!dropped)
+		rc = pass_step(r, w->hist, w->db, WRITER_PRUNE_ROWS, &n);
 	pthread_mutex_lock(&w->mu);
 	w->pruned_total += n;
 	if (rc != 1) {
@@ -121,12 +155,38 @@ void hist_prune_request_step(struct writer *w, struct daemon_prune *r)
 }
 
 /*
- * Retention, every PRUNE_INTERVAL_SEC: on the writer thread when there
- * is one (a pass still under way goes on), else a step per loop turn
- * here.  Measured on the loop's connection, 64 clients, 4.8 million
- * events over the limit: steps back to back held the write lock, the
- * writer's commits failed with "database is locked" after the busy
- * timeout, and calls had no reply for more than 10 s.
+ * Without a writer: a step of the oldest pass per loop turn (a zero
+ * timer, so I/O and commits go on between steps).
+ */
+static void loop_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = {0, 0};
+	struct daemon_history *h = arg;
+	struct daemon_prune *r = hist_prune_request_due(&h->w);
+	size_t n;
+	int rc = 0;
+
+	if (!r)
+		return;
+	if (!r->dropped)
+		rc = pass_step(r, h->hist, h->db, PRUNE_STEP_ROWS, &n);
+	if (rc != 1) {
+		r->rc = rc;
+		r->ended = true;
+		hist_prune_requests_finish(h, NULL);
+	}
+	if (hist_prune_request_due(&h->w))
+		evtimer_add(h->ev_prune_step, &now);
+}
+
+/*
+ * Retention, every PRUNE_INTERVAL_SEC: the configured limits as a pass
+ * of its own, queued like any other (one at a time: a pass still under
+ * way goes on).  On the writer when there is one: measured on the
+ * loop's connection, 64 clients, 4.8 million events over the limit,
+ * steps back to back held the write lock, the writer's commits failed
+ * with "database is locked" after the busy timeout, and calls had no
+ * reply for more than 10 s.
  */
 static void retention_pass_done(void *arg, int rc, uint64_t deleted,
 				const struct history_prune_kept *kept,
@@ -142,7 +202,7 @@ static void retention_pass_done(void *arg, int rc, uint64_t deleted,
 			 (unsigned long long)deleted);
 }
 
-void hist_prune_cb(evutil_socket_t fd, short what, void *arg)
+static void prune_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct history_prune_spec configured = {
 		.keep_events = -1,
@@ -150,35 +210,32 @@ void hist_prune_cb(evutil_socket_t fd, short what, void *arg)
 	};
 	struct daemon_history *h = arg;
 	struct timeval tv = {PRUNE_INTERVAL_SEC, 0};
-	size_t deleted = 0;
 	int rc;
 
-	if (h->w.running) {
-		if (!h->retention_pass &&
-		    (rc = daemon_history_prune(h->d, &configured,
-					       retention_pass_done, h,
-					       &h->retention_pass)) < 0)
-			log_warn(&h->d->log, "history: pruning: %s",
-				 strerror(-rc));
-		evtimer_add(h->ev_prune, &tv);
-		return;
-	}
-	rc = history_prune_step(h->hist, PRUNE_STEP_ROWS, db_now_ns(),
-				&deleted);
-
-	h->pruned_in_pass += deleted;
-	if (rc < 0) {
-		log_warn(&h->d->log, "history: pruning: %s", db_errmsg(h->db));
-	} else if (rc == 1) {
-		/* More to do: go on after the loop has looked at I/O. */
-		tv.tv_sec = 0;
-	} else if (h->pruned_in_pass) {
-		log_info(&h->d->log, "history: retention removed %zu event(s)",
-			 h->pruned_in_pass);
-	}
-	if (rc != 1)
-		h->pruned_in_pass = 0;
+	if (!h->retention_pass &&
+	    (rc = daemon_history_prune(h->d, &configured, retention_pass_done,
+				       h, &h->retention_pass)) < 0)
+		log_warn(&h->d->log, "history: pruning: %s",
+			 rc == -ENOMEM ? strerror(-rc) : db_errmsg(h->db));
 	evtimer_add(h->ev_prune, &tv);
+}
+
+int hist_retention_init(struct daemon_history *h)
+{
+	h->ev_prune = evtimer_new(h->d->base, prune_cb, h);
+	h->ev_prune_step = evtimer_new(h->d->base, loop_step_cb, h);
+	return h->ev_prune && h->ev_prune_step ? 0 : -ENOMEM;
+}
+
+void hist_retention_free(struct daemon_history *h)
+{
+	/* The writer's passes ended with it (hist_writer_stop()). */
+	hist_prune_requests_finish(h, "hosteld is stopping");
+	if (h->ev_prune)
+		event_free(h->ev_prune);
+	if (h->ev_prune_step)
+		event_free(h->ev_prune_step);
+	h->ev_prune = h->ev_prune_step = NULL;
 }
 
 int daemon_history_prune(struct daemon *d,
@@ -186,11 +243,13 @@ int daemon_history_prune(struct daemon *d,
 			 daemon_prune_done_fn done, void *arg,
 			 struct daemon_prune **out)
 {
+	static const struct timeval now = {0, 0};
 	struct daemon_history *h = d->history;
 	struct daemon_prune *r, **pp;
+	int rc;
 
 	*out = NULL;
-	if (!h || !h->w.running)
+	if (!h)
 		return -ENOTSUP;
 	r = calloc(1, sizeof(*r));
 	if (!r || (spec->service && !(r->service = strdup(spec->service)))) {
@@ -203,12 +262,21 @@ int daemon_history_prune(struct daemon *d,
 	r->now = db_now_ns();
 	r->done = done;
 	r->arg = arg;
-	pthread_mutex_lock(&h->w.mu);
+	/* On the loop, planned at once: its error is the caller's now. */
+	if (!h->w.running &&
+	    (rc = history_pruner_new(h->hist, &r->spec, r->now, &r->pr))) {
+		prune_request_free(r);
+		return rc;
+	}
+	queue_lock(h);
 	for (pp = &h->w.requests; *pp; pp = &(*pp)->next)
 		;
 	*pp = r;
-	pthread_cond_signal(&h->w.cv);
-	pthread_mutex_unlock(&h->w.mu);
+	if (h->w.running)
+		pthread_cond_signal(&h->w.cv);
+	queue_unlock(h);
+	if (!h->w.running)
+		evtimer_add(h->ev_prune_step, &now);
 	*out = r;
 	return 0;
 }
@@ -219,15 +287,16 @@ void daemon_history_prune_drop(struct daemon *d, struct daemon_prune *r)
 
 	if (!h || !r)
 		return;
-	pthread_mutex_lock(&h->w.mu);
+	queue_lock(h);
 	r->dropped = true;
 	r->done = NULL;
-	pthread_cond_signal(&h->w.cv);
-	pthread_mutex_unlock(&h->w.mu);
+	if (h->w.running)
+		pthread_cond_signal(&h->w.cv);
+	queue_unlock(h);
 }
 
 void daemon_history_retention_now(struct daemon *d)
 {
 	if (d->history)
-		hist_prune_cb(-1, EV_TIMEOUT, d->history);
+		prune_cb(-1, EV_TIMEOUT, d->history);
 }

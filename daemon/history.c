@@ -108,14 +108,13 @@ static void history_free_state(struct daemon_history *h)
 		event_free(h->ev_commit);
 	if (h->ev_retry)
 		event_free(h->ev_retry);
-	if (h->ev_prune)
-		event_free(h->ev_prune);
 	if (h->ev_checkpoint)
 		event_free(h->ev_checkpoint);
 	hist_off_flush(h); /* none are left in practice: the loop ran them */
 	free(h->dones);
 	json_text_free(&h->text);
 	hist_writer_stop(h);
+	hist_retention_free(h);
 	checkpointer_end(h);
 	history_batch_free(h->batch);
 	history_batch_free(h->spare);
@@ -159,15 +158,14 @@ int daemon_history_open(struct daemon *d)
 	h->batch = history_batch_new(h->hist);
 	h->ev_commit = evtimer_new(d->base, hist_commit_cb, h);
 	h->ev_retry = evtimer_new(d->base, hist_retry_cb, h);
-	h->ev_prune = evtimer_new(d->base, hist_prune_cb, h);
 	h->ev_checkpoint = evtimer_new(d->base, hist_checkpoint_cb, h);
 	if (h->ev_commit && !h->off &&
 	    event_priority_set(h->ev_commit, DAEMON_PRIO_FIRST) < 0) {
 		event_free(h->ev_commit);
 		h->ev_commit = NULL;
 	}
-	if (!h->batch || !h->ev_commit || !h->ev_retry || !h->ev_prune ||
-	    !h->ev_checkpoint) {
+	if (!h->batch || !h->ev_commit || !h->ev_retry || !h->ev_checkpoint ||
+	    hist_retention_init(h) < 0) {
 		rc = db_failf(h->db, -ENOMEM, "out of memory");
 		goto fail;
 	}

@@ -104,11 +104,10 @@ struct prune_group {
 enum prune_phase { PRUNE_COUNT, PRUNE_DELETE, PRUNE_TALLY };
 
 /*
- * One retention pass: its groups and where it stands.  The background
- * pass lives in the history; a pass on request (history_pruner) has its
- * own, so the two never disturb each other's cursors.  Both only delete
- * events that are expired for their own limits, so running them side by
- * side is safe.
+ * One retention pass (of a history_pruner): its groups and where it
+ * stands.  Each pass has its own, so two passes never disturb each
+ * other's cursors, and each only deletes events that are expired for
+ * its own limits, so running them side by side is safe.
  */
 struct prune_pass {
 	struct history *h;
@@ -150,7 +149,6 @@ struct history {
 	void *hook_arg;
 	struct history_retention defaults;
 	struct history_stats stats;
-	struct prune_pass prune; /* the background pass */
 };
 
 /* ---- kinds ------------------------------------------------------------------
@@ -298,7 +296,6 @@ int history_open(struct db *db, struct history **out)
 	if (!h)
 		return db_failf(db, -ENOMEM, "out of memory");
 	h->db = db;
-	h->prune.h = h;
 	rc = 0;
 	for (size_t i = 0; i < INSERT_SIZES && rc == 0; i++)
 		rc = prepare_insert(h, insert_rows[i], &h->insert[i]);
@@ -320,19 +317,6 @@ int history_open(struct db *db, struct history **out)
 	return 0;
 }
 
-static void prune_reset(struct prune_pass *p)
-{
-	struct history *h = p->h;
-	struct history_prune_kept *kept = p->kept;
-
-	for (size_t i = 0; i < p->n; i++)
-		free(p->groups[i].service);
-	free(p->groups);
-	memset(p, 0, sizeof(*p));
-	p->h = h;
-	p->kept = kept;
-}
-
 void history_free(struct history *h)
 {
 	if (!h)
@@ -341,7 +325,6 @@ void history_free(struct history *h)
 		sqlite3_finalize(h->insert[i]);
 	sqlite3_finalize(h->insert_terminal);
 	open_calls_free(&h->open);
-	prune_reset(&h->prune);
 	free(h);
 }
 
@@ -1304,6 +1287,19 @@ int history_read(struct history *h, const struct history_query *q,
  * ------------------------------------------------------------------------------------
  */
 
+static void prune_reset(struct prune_pass *p)
+{
+	struct history *h = p->h;
+	struct history_prune_kept *kept = p->kept;
+
+	for (size_t i = 0; i < p->n; i++)
+		free(p->groups[i].service);
+	free(p->groups);
+	memset(p, 0, sizeof(*p));
+	p->h = h;
+	p->kept = kept;
+}
+
 static int add_group(struct prune_pass *p, const char *service,
 		     uint64_t keep_events, uint64_t keep_age, int64_t now)
 {
@@ -1703,34 +1699,6 @@ static int pass_step(struct prune_pass *p, size_t max_rows, size_t *deleted)
 fail:
 	prune_reset(p);
 	return rc;
-}
-
-int history_prune_step(struct history *h, size_t max_rows, int64_t now,
-		       size_t *deleted)
-{
-	static const struct history_prune_spec configured = {
-		.keep_events = -1,
-		.keep_age = -1,
-	};
-	struct prune_pass *p = &h->prune;
-	int rc;
-
-	*deleted = 0;
-	if (max_rows == 0)
-		max_rows = 1000;
-	if (!p->active) {
-		rc = start_pass(p, &configured, now);
-		if (rc) {
-			prune_reset(p);
-			return rc;
-		}
-		if (p->n == 0) {
-			prune_reset(p);
-			return 0;
-		}
-		group_begin(p);
-	}
-	return pass_step(p, max_rows, deleted);
 }
 
 int history_pruner_new(struct history *h, const struct history_prune_spec *spec,
