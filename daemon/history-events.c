@@ -1,9 +1,11 @@
 /*
- * history-events.c - the event kinds the daemon records: the hooks of
- * history-hooks.h, each turning what it is told into an event of the
- * batch the loop fills (store/history.h's payload builders), with the
- * accounting the commit policy needs (calls opened and closed, replies
- * waiting: history-commit.c).
+ * history-events.c - the event kinds the daemon records, each described
+ * once in kinds[] (its name, its payload's members, what it means to
+ * the commit policy), and the hooks of history-hooks.h over them: a
+ * hook names its kind's row and hands its arguments to record(), the
+ * one way an event joins the batch the loop fills (store/history.h:
+ * history_add_fields()), with the accounting the commit policy needs
+ * (calls opened and closed, replies waiting: history-commit.c).
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - the batch being filled: events of one loop turn, a payload over
@@ -86,87 +88,175 @@ static int added(struct daemon_history *h, const char *kind, int rc)
 	return rc;
 }
 
-static int hook_call_started(void *ctx, const char *service, const char *call,
-			     const char *export_name, json_t *arguments,
-			     const struct conn_cred *caller)
+/* What a kind means to the commit policy (history-commit.c). */
+enum {
+	OPENS_CALL = 1,	 /* call.started: the batch waits for its end */
+	CLOSES_CALL = 2, /* a terminal event */
+	BOUNDED = 4,	 /* its value past HISTORY_VALUE_MAX goes bounded */
+};
+
+/* The rows of kinds[]; a call's five ends in enum call_outcome's order. */
+enum event_id {
+	EV_CALL_STARTED,
+	EV_CALL_ENDED, /* + enum call_outcome */
+	EV_HOSTCALL_STARTED = EV_CALL_ENDED + CALL_INTERRUPTED + 1,
+	EV_HOSTCALL_SETTLED,
+	EV_STORE_CREATED,
+	EV_STORE_POISONED,
+	EV_STORE_RECREATED,
+	EV_OTHER, /* any other kind: the caller's payload as it is */
+};
+
+_Static_assert(CALL_RETURNED == 0 && CALL_INTERRUPTED == 4,
+	       "enum call_outcome indexes the call.* ends of kinds[]");
+
+/*
+ * Every kind the hooks record, described once: its name, what it means
+ * to the commit policy, and its payload (store/history.h: struct
+ * history_fields): the key of the name a hook passes (export, import,
+ * component), the key of its value (NULL: the value is the payload
+ * itself), and whether it carries the host call's number.  A hook only
+ * says which row and hands its arguments to record().
+ */
+static const struct event_kind {
+	const char *kind;
+	unsigned flags;
+	const char *name_key, *value_key;
+	bool hostcall;
+} kinds[] = {
+	[EV_CALL_STARTED] = {.kind = HISTORY_CALL_STARTED,
+			     .flags = OPENS_CALL,
+			     .name_key = "export",
+			     .value_key = "arguments"},
+	[EV_CALL_ENDED + CALL_RETURNED] = {.kind = HISTORY_CALL_RETURNED,
+					   .flags = CLOSES_CALL},
+	[EV_CALL_ENDED + CALL_TRAPPED] = {.kind = HISTORY_CALL_TRAPPED,
+					  .flags = CLOSES_CALL},
+	[EV_CALL_ENDED + CALL_CANCELLED] = {.kind = HISTORY_CALL_CANCELLED,
+					    .flags = CLOSES_CALL},
+	[EV_CALL_ENDED + CALL_FAILED] = {.kind = HISTORY_CALL_FAILED,
+					 .flags = CLOSES_CALL},
+	[EV_CALL_ENDED + CALL_INTERRUPTED] = {.kind = HISTORY_CALL_INTERRUPTED,
+					      .flags = CLOSES_CALL},
+	[EV_HOSTCALL_STARTED] = {.kind = HISTORY_HOSTCALL_STARTED,
+				 .flags = BOUNDED,
+				 .name_key = "import",
+				 .value_key = "arguments",
+				 .hostcall = true},
+	[EV_HOSTCALL_SETTLED] = {.kind = HISTORY_HOSTCALL_SETTLED,
+				 .flags = BOUNDED,
+				 .value_key = "result",
+				 .hostcall = true},
+	[EV_STORE_CREATED] = {.kind = HISTORY_STORE_CREATED,
+			      .name_key = "component",
+			      .value_key = "detail"},
+	[EV_STORE_POISONED] = {.kind = HISTORY_STORE_POISONED,
+			       .name_key = "component",
+			       .value_key = "detail"},
+	[EV_STORE_RECREATED] = {.kind = HISTORY_STORE_RECREATED,
+				.name_key = "component",
+				.value_key = "detail"},
+	[EV_OTHER] = {.kind = NULL}, /* the note's kind */
+};
+
+/* What a hook was told; the row of its kind picks the members. */
+struct note {
+	const char *service, *call;
+	const char *kind; /* EV_OTHER's; else the row's */
+	const char *name;
+	uint64_t hostcall;
+	const char *outcome, *message;
+	json_t *value;
+	const struct conn_cred *caller;
+	history_done_fn done;
+	void *arg;
+};
+
+/* The one way an event joins the batch (history = off: only `done`). */
+static int record(void *ctx, enum event_id id, const struct note *n)
 {
+	const struct event_kind *k = &kinds[id];
+	const char *kind = k->kind ? k->kind : n->kind;
 	struct daemon_history *h = hist_of(ctx);
 	struct history_caller who = {0};
-	const char *args;
+	const char *text;
+	char *owned = NULL;
 	int rc = 0;
 
 	if (!h)
 		return -ESHUTDOWN;
 	if (h->off)
-		return 0;
-	args = dump(h, arguments, &rc);
+		return hist_off_done(h, n->done, n->arg);
+	text = k->flags & BOUNDED ? dump_value(h, n->value, &owned, &rc)
+				  : dump(h, n->value, &rc);
 	if (rc)
 		return rc;
-	if (caller && caller->valid)
-		who = (struct history_caller){true, caller->pid, caller->uid,
-					      caller->gid};
-	rc = history_add_call_started(h->batch, service, call, export_name,
-				      args, &who, NULL, NULL);
-	if (rc == 0)
+	if (n->caller && n->caller->valid)
+		who = (struct history_caller){true, n->caller->pid,
+					      n->caller->uid, n->caller->gid};
+	rc = history_add_fields(
+		h->batch, n->service, n->call, kind,
+		&(struct history_fields){
+			.has_hostcall = k->hostcall,
+			.hostcall = n->hostcall,
+			.name_key = n->name ? k->name_key : NULL,
+			.name = n->name,
+			.outcome = n->outcome,
+			.value_key = k->value_key,
+			.value_json = text,
+			.message = n->message,
+			.caller = &who,
+		},
+		n->done, n->arg);
+	free(owned);
+	if (rc == 0 && k->flags & OPENS_CALL)
 		h->open_calls++;
-	return added(h, HISTORY_CALL_STARTED, rc);
+	rc = added(h, kind ? kind : "(null)", rc);
+	if (rc == 0 && k->flags & CLOSES_CALL)
+		hist_call_closed(h);
+	if (rc == 0 && n->done)
+		hist_waiter_added(h);
+	return rc;
 }
 
-static const char *const outcome_kinds[] = {
-	[CALL_RETURNED] = HISTORY_CALL_RETURNED,
-	[CALL_TRAPPED] = HISTORY_CALL_TRAPPED,
-	[CALL_CANCELLED] = HISTORY_CALL_CANCELLED,
-	[CALL_FAILED] = HISTORY_CALL_FAILED,
-	[CALL_INTERRUPTED] = HISTORY_CALL_INTERRUPTED,
-};
+static int hook_call_started(void *ctx, const char *service, const char *call,
+			     const char *export_name, json_t *arguments,
+			     const struct conn_cred *caller)
+{
+	return record(ctx, EV_CALL_STARTED,
+		      &(struct note){.service = service,
+				     .call = call,
+				     .name = export_name,
+				     .value = arguments,
+				     .caller = caller});
+}
 
 static int hook_call_ended(void *ctx, const char *service, const char *call,
 			   enum call_outcome outcome, json_t *detail,
 			   history_done_fn done, void *arg)
 {
-	struct daemon_history *h = hist_of(ctx);
-	const char *text;
-	int rc = 0;
-
-	if (!h)
+	if (!hist_of(ctx))
 		return -ESHUTDOWN;
 	if ((unsigned)outcome > CALL_INTERRUPTED)
 		return -EINVAL;
-	if (h->off)
-		return hist_off_done(h, done, arg);
-	text = dump(h, detail, &rc);
-	if (rc)
-		return rc;
-	rc = history_add_call_ended(h->batch, service, call,
-				    outcome_kinds[outcome], text, done, arg);
-	rc = added(h, outcome_kinds[outcome], rc);
-	if (rc == 0)
-		hist_call_closed(h);
-	if (rc == 0 && done)
-		hist_waiter_added(h);
-	return rc;
+	return record(ctx, EV_CALL_ENDED + outcome,
+		      &(struct note){.service = service,
+				     .call = call,
+				     .value = detail,
+				     .done = done,
+				     .arg = arg});
 }
 
 static int hook_hostcall_started(void *ctx, const char *service,
 				 const char *call, uint64_t hostcall,
 				 const char *import_name, json_t *arguments)
 {
-	struct daemon_history *h = hist_of(ctx);
-	const char *args;
-	char *owned;
-	int rc = 0;
-
-	if (!h)
-		return -ESHUTDOWN;
-	if (h->off)
-		return 0;
-	args = dump_value(h, arguments, &owned, &rc);
-	if (rc)
-		return rc;
-	rc = history_add_hostcall_started(h->batch, service, call, hostcall,
-					  import_name, args);
-	free(owned);
-	return added(h, HISTORY_HOSTCALL_STARTED, rc);
+	return record(ctx, EV_HOSTCALL_STARTED,
+		      &(struct note){.service = service,
+				     .call = call,
+				     .hostcall = hostcall,
+				     .name = import_name,
+				     .value = arguments});
 }
 
 static int hook_hostcall_settled(void *ctx, const char *service,
@@ -174,59 +264,33 @@ static int hook_hostcall_settled(void *ctx, const char *service,
 				 const char *outcome, json_t *result,
 				 const char *message)
 {
-	struct daemon_history *h = hist_of(ctx);
-	const char *text;
-	char *owned;
-	int rc = 0;
-
-	if (!h)
-		return -ESHUTDOWN;
-	if (h->off)
-		return 0;
-	text = dump_value(h, result, &owned, &rc);
-	if (rc)
-		return rc;
-	rc = history_add_hostcall_settled(h->batch, service, call, hostcall,
-					  outcome, text, message);
-	free(owned);
-	return added(h, HISTORY_HOSTCALL_SETTLED, rc);
-}
-
-static int store_event(void *ctx, const char *kind, const char *service,
-		       const char *component, json_t *detail)
-{
-	struct daemon_history *h = hist_of(ctx);
-	const char *text;
-	int rc = 0;
-
-	if (!h)
-		return -ESHUTDOWN;
-	if (h->off)
-		return 0;
-	text = dump(h, detail, &rc);
-	if (rc)
-		return rc;
-	rc = history_add_store_event(h->batch, kind, service, component, text);
-	return added(h, kind, rc);
+	return record(ctx, EV_HOSTCALL_SETTLED,
+		      &(struct note){.service = service,
+				     .call = call,
+				     .hostcall = hostcall,
+				     .outcome = outcome,
+				     .value = result,
+				     .message = message});
 }
 
 static int hook_store_created(void *ctx, const char *service,
 			      const char *component)
 {
-	return store_event(ctx, HISTORY_STORE_CREATED, service, component,
-			   NULL);
+	return record(ctx, EV_STORE_CREATED,
+		      &(struct note){.service = service, .name = component});
 }
 
 static int hook_store_poisoned(void *ctx, const char *service, json_t *reason)
 {
-	return store_event(ctx, HISTORY_STORE_POISONED, service, NULL, reason);
+	return record(ctx, EV_STORE_POISONED,
+		      &(struct note){.service = service, .value = reason});
 }
 
 static int hook_store_recreated(void *ctx, const char *service,
 				const char *component)
 {
-	return store_event(ctx, HISTORY_STORE_RECREATED, service, component,
-			   NULL);
+	return record(ctx, EV_STORE_RECREATED,
+		      &(struct note){.service = service, .name = component});
 }
 
 static int hook_guest_output(void *ctx, struct guest_output *out,
@@ -246,29 +310,13 @@ static int hook_event(void *ctx, const char *service, const char *call,
 		      const char *kind, json_t *payload, history_done_fn done,
 		      void *arg)
 {
-	struct daemon_history *h = hist_of(ctx);
-	const char *text;
-	int rc = 0;
-
-	if (!h)
-		return -ESHUTDOWN;
-	if (h->off)
-		return hist_off_done(h, done, arg);
-	text = dump(h, payload, &rc);
-	if (rc)
-		return rc;
-	rc = history_batch_add(h->batch,
-			       &(struct history_record){
-				       .service = service,
-				       .call = call,
-				       .kind = kind,
-				       .payload = text,
-			       },
-			       done, arg);
-	rc = added(h, kind ? kind : "(null)", rc);
-	if (rc == 0 && done)
-		hist_waiter_added(h);
-	return rc;
+	return record(ctx, EV_OTHER,
+		      &(struct note){.service = service,
+				     .call = call,
+				     .kind = kind,
+				     .value = payload,
+				     .done = done,
+				     .arg = arg});
 }
 
 void hist_hooks_init(struct daemon_history *h)

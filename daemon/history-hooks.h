@@ -37,7 +37,9 @@
  * io.hostel.History.Stats and the log).
  *
  * Payload shapes are those of store/history.h; json_t arguments are
- * borrowed (serialised at once) and may be NULL.
+ * borrowed (serialised at once) and may be NULL.  Each kind a hook
+ * records is described once, in daemon/history-events.c (kinds[]): its
+ * payload's members and what it means to the commit policy.
  */
 #ifndef HOSTEL_DAEMON_HISTORY_HOOKS_H
 #define HOSTEL_DAEMON_HISTORY_HOOKS_H

@@ -12,9 +12,9 @@
  *  - history_batch_take: the two batches' arrays, each so bounded.
  *  - history_value_bounded: the bounded form, about HISTORY_VALUE_HEAD
  *    (4096) bytes escaped at most six-fold plus the digest: < 25 KiB.
- *  - payload builders (history_add_*): the payload text, refused past
- *    HISTORY_PAYLOAD_MAX; callers bound what they pass
- *    (daemon/history-events.c audit).
+ *  - payload builders (history_add_fields, history_add_*): the payload
+ *    text, refused past HISTORY_PAYLOAD_MAX; callers bound what they
+ *    pass (daemon/history-events.c audit).
  *  - reading: each event a row's text, delivered and freed one at a time;
  *    a query has at most HISTORY_KINDS_MAX kinds;
  *    the caller's limit and max_scan (method-history.c: READ_LIMIT_MAX,
@@ -874,23 +874,41 @@ int history_batch_take(struct history_batch *into, struct history_batch *from)
 /* ---- typed events
  * ------------------------------------------------------------------------- */
 
-static int add_built(struct history_batch *b, const char *service,
-		     const char *call, const char *kind, struct payload *p,
-		     history_done_fn done, void *arg)
+int history_add_fields(struct history_batch *b, const char *service,
+		       const char *call, const char *kind,
+		       const struct history_fields *f, history_done_fn done,
+		       void *arg)
 {
-	char *text = payload_finish(p);
+	struct history_record r = {service, call, kind, f->value_json, 0};
+	struct payload p;
+	char *text = NULL;
 	int rc;
 
-	if (!text)
-		return db_failf(b->h->db, -ENOMEM, "out of memory");
-	rc = history_batch_add(b,
-			       &(struct history_record){
-				       .service = service,
-				       .call = call,
-				       .kind = kind,
-				       .payload = text,
-			       },
-			       done, arg);
+	if (f->value_key || f->has_hostcall || f->name_key || f->outcome ||
+	    f->message || (f->caller && f->caller->valid)) {
+		payload_begin(&p);
+		if (f->has_hostcall)
+			payload_int(&p, "hostcall", (int64_t)f->hostcall);
+		if (f->name_key)
+			payload_str(&p, f->name_key, f->name);
+		if (f->outcome)
+			payload_str(&p, "outcome", f->outcome);
+		if (f->value_key && f->value_json)
+			payload_raw(&p, f->value_key, f->value_json);
+		if (f->message)
+			payload_str(&p, "message", f->message);
+		if (f->caller && f->caller->valid) {
+			payload_object(&p, "caller");
+			payload_int(&p, "pid", f->caller->pid);
+			payload_int(&p, "uid", f->caller->uid);
+			payload_int(&p, "gid", f->caller->gid);
+			payload_end_object(&p);
+		}
+		if (!(text = payload_finish(&p)))
+			return db_failf(b->h->db, -ENOMEM, "out of memory");
+		r.payload = text;
+	}
+	rc = history_batch_add(b, &r, done, arg);
 	free(text);
 	return rc;
 }
@@ -901,20 +919,15 @@ int history_add_call_started(struct history_batch *b, const char *service,
 			     const struct history_caller *caller,
 			     history_done_fn done, void *arg)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_str(&p, "export", export_name);
-	if (arguments_json)
-		payload_raw(&p, "arguments", arguments_json);
-	if (caller && caller->valid) {
-		payload_object(&p, "caller");
-		payload_int(&p, "pid", caller->pid);
-		payload_int(&p, "uid", caller->uid);
-		payload_int(&p, "gid", caller->gid);
-		payload_end_object(&p);
-	}
-	return add_built(b, service, call, HISTORY_CALL_STARTED, &p, done, arg);
+	return history_add_fields(b, service, call, HISTORY_CALL_STARTED,
+				  &(struct history_fields){
+					  .name_key = "export",
+					  .name = export_name,
+					  .value_key = "arguments",
+					  .value_json = arguments_json,
+					  .caller = caller,
+				  },
+				  done, arg);
 }
 
 int history_add_call_ended(struct history_batch *b, const char *service,
@@ -926,14 +939,9 @@ int history_add_call_ended(struct history_batch *b, const char *service,
 		return db_failf(b->h->db, -EINVAL,
 				"'%.64s' is not a terminal event kind",
 				kind ? kind : "(null)");
-	return history_batch_add(b,
-				 &(struct history_record){
-					 .service = service,
-					 .call = call,
-					 .kind = kind,
-					 .payload = detail_json,
-				 },
-				 done, arg);
+	return history_add_fields(
+		b, service, call, kind,
+		&(struct history_fields){.value_json = detail_json}, done, arg);
 }
 
 char *history_value_bounded(const char *text, size_t len)
@@ -961,15 +969,16 @@ int history_add_hostcall_started(struct history_batch *b, const char *service,
 				 const char *import_name,
 				 const char *arguments_json)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_int(&p, "hostcall", (int64_t)hostcall);
-	payload_str(&p, "import", import_name);
-	if (arguments_json)
-		payload_raw(&p, "arguments", arguments_json);
-	return add_built(b, service, call, HISTORY_HOSTCALL_STARTED, &p, NULL,
-			 NULL);
+	return history_add_fields(b, service, call, HISTORY_HOSTCALL_STARTED,
+				  &(struct history_fields){
+					  .has_hostcall = true,
+					  .hostcall = hostcall,
+					  .name_key = "import",
+					  .name = import_name,
+					  .value_key = "arguments",
+					  .value_json = arguments_json,
+				  },
+				  NULL, NULL);
 }
 
 int history_add_hostcall_settled(struct history_batch *b, const char *service,
@@ -977,36 +986,35 @@ int history_add_hostcall_settled(struct history_batch *b, const char *service,
 				 const char *outcome, const char *result_json,
 				 const char *message)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_int(&p, "hostcall", (int64_t)hostcall);
-	if (outcome)
-		payload_str(&p, "outcome", outcome);
-	if (result_json)
-		payload_raw(&p, "result", result_json);
-	if (message)
-		payload_str(&p, "message", message);
-	return add_built(b, service, call, HISTORY_HOSTCALL_SETTLED, &p, NULL,
-			 NULL);
+	return history_add_fields(b, service, call, HISTORY_HOSTCALL_SETTLED,
+				  &(struct history_fields){
+					  .has_hostcall = true,
+					  .hostcall = hostcall,
+					  .outcome = outcome,
+					  .value_key = "result",
+					  .value_json = result_json,
+					  .message = message,
+				  },
+				  NULL, NULL);
 }
 
 int history_add_store_event(struct history_batch *b, const char *kind,
 			    const char *service, const char *component,
 			    const char *detail_json)
 {
-	struct payload p;
-
 	if (!kind || !starts_with(kind, "store."))
 		return db_failf(b->h->db, -EINVAL,
 				"'%.64s' is not a store event kind",
 				kind ? kind : "(null)");
-	payload_begin(&p);
-	if (component)
-		payload_str(&p, "component", component);
-	if (detail_json)
-		payload_raw(&p, "detail", detail_json);
-	return add_built(b, service, NULL, kind, &p, NULL, NULL);
+	return history_add_fields(
+		b, service, NULL, kind,
+		&(struct history_fields){
+			.name_key = component ? "component" : NULL,
+			.name = component,
+			.value_key = "detail",
+			.value_json = detail_json,
+		},
+		NULL, NULL);
 }
 
 int history_add_guest_line(struct history_batch *b, const char *service,
@@ -1014,6 +1022,8 @@ int history_add_guest_line(struct history_batch *b, const char *service,
 			   bool truncated)
 {
 	struct payload p;
+	char *text;
+	int rc;
 
 	if (stream != 1 && stream != 2)
 		return db_failf(b->h->db, -EINVAL,
@@ -1031,10 +1041,20 @@ int history_add_guest_line(struct history_batch *b, const char *service,
 	payload_strn(&p, "line", line, len);
 	if (truncated)
 		payload_bool(&p, "truncated", true);
-	return add_built(b, service, NULL,
-			 stream == 1 ? HISTORY_GUEST_STDOUT
-				     : HISTORY_GUEST_STDERR,
-			 &p, NULL, NULL);
+	text = payload_finish(&p);
+	if (!text)
+		return db_failf(b->h->db, -ENOMEM, "out of memory");
+	rc = history_batch_add(b,
+			       &(struct history_record){
+				       .service = service,
+				       .kind = stream == 1
+						       ? HISTORY_GUEST_STDOUT
+						       : HISTORY_GUEST_STDERR,
+				       .payload = text,
+			       },
+			       NULL, NULL);
+	free(text);
+	return rc;
 }
 
 /* ---- recovery

@@ -227,6 +227,31 @@ struct history_caller {
 	int64_t pid, uid, gid;
 };
 
+/*
+ * An event's payload by its members, in this order, each left out when
+ * absent (NULL; hostcall unless has_hostcall; caller unless valid):
+ *   hostcall, <name_key>: name, outcome, <value_key>: value_json
+ *   (JSON text), message, caller{pid,uid,gid}.
+ * With value_key NULL, value_json (a JSON object, or NULL: "{}") is
+ * the whole payload and the other members must be absent.  Every
+ * payload of the kinds at the top of this file is one of these.
+ */
+struct history_fields {
+	bool has_hostcall;
+	uint64_t hostcall;
+	const char *name_key, *name;
+	const char *outcome;
+	const char *value_key, *value_json;
+	const char *message;
+	const struct history_caller *caller;
+};
+
+/* Add an event of `kind` built from f (as history_batch_add()). */
+int history_add_fields(struct history_batch *b, const char *service,
+		       const char *call, const char *kind,
+		       const struct history_fields *f, history_done_fn done,
+		       void *arg);
+
 int history_add_call_started(struct history_batch *b, const char *service,
 			     const char *call, const char *export_name,
 			     const char *arguments_json,
