@@ -33,7 +33,7 @@
  * The loop's event priorities.  Everything runs at DAEMON_PRIO_DEFAULT
  * (libevent's default for a base of two) but the history's end-of-turn
  * commit, which runs first: before the I/O callbacks of the iteration
- * after the turn (daemon/history.c, schedule()).
+ * after the turn (daemon/history-commit.c, hist_schedule()).
  */
 #define DAEMON_PRIORITIES   2
 #define DAEMON_PRIO_FIRST   0

@@ -5,7 +5,7 @@
  * The daemon reports what happens (a call starts or ends, a host call
  * starts or settles, a store is created, poisoned or recreated, a guest
  * writes a line) through struct history_hooks.  The store-backed
- * implementation (daemon/history.c) adds each event to the current loop
+ * implementation (daemon/history*.c) adds each event to the current loop
  * turn's batch (store/history.h); the batch is committed once, at the end
  * of the turn, in one transaction.
  *
@@ -37,7 +37,9 @@
  * io.hostel.History.Stats and the log).
  *
  * Payload shapes are those of store/history.h; json_t arguments are
- * borrowed (serialised at once) and may be NULL.
+ * borrowed (serialised at once) and may be NULL.  Each kind a hook
+ * records is described once, in daemon/history-events.c (kinds[]): its
+ * payload's members and what it means to the commit policy.
  */
 #ifndef HOSTEL_DAEMON_HISTORY_HOOKS_H
 #define HOSTEL_DAEMON_HISTORY_HOOKS_H
@@ -177,18 +179,20 @@ struct daemon_history_status {
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);
 
 /*
- * A retention pass on request (io.hostel.History.Prune), run by the
- * writer thread one bounded step at a time between batches, as the
- * background pass is: on the loop's connection its deletes held the
- * write lock beside the writer's commits, and with synchronous = full
- * the loop waited for their fsyncs.  `done` runs on the loop's thread,
+ * A retention pass on request (io.hostel.History.Prune), run the way
+ * the minutely pass is, one bounded step at a time: by the writer
+ * thread between batches (on the loop's connection its deletes held
+ * the write lock beside the writer's commits, and with synchronous =
+ * full the loop waited for their fsyncs), or by the loop, a step per
+ * turn, when there is no writer.  `done` runs on the loop's thread,
  * once, when the pass ends: rc 0 and the events removed, with what the
  * pass kept when the spec asked it to explain (store/history.h; else
  * NULL), or a negative errno and the reason (-EINVAL: a malformed
  * service name; -ESHUTDOWN: the daemon stops; the count is what went
  * before; kept NULL).  It does not run for a dropped request.  Returns
- * 0, -ENOMEM, or -ENOTSUP when there is no writer thread (the caller
- * steps a history_pruner on the loop then).
+ * 0, -ENOMEM, -ENOTSUP when the history is not open, or, without a
+ * writer, the error of planning the pass (db_errmsg() of
+ * daemon_history_db() says why).
  */
 struct daemon_prune;
 typedef void (*daemon_prune_done_fn)(void *arg, int rc, uint64_t deleted,

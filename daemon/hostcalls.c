@@ -12,7 +12,7 @@
  *    result, as large as the values the runtime lifted (its per-store
  *    budget for lifted values, limits.hostBytes), freed once the event
  *    is built; the event keeps a value past HISTORY_VALUE_MAX in its
- *    bounded form (daemon/history.c dump_value), so it is always
+ *    bounded form (daemon/history-events.c dump_value), so it is always
  *    recorded.  Names: fixed buffers (256 bytes, INVOCATION_ID_MAX); a
  *    trap's message: CM_ERROR_MSG_MAX.
  */

@@ -617,27 +617,21 @@ void method_history_stats(struct call *call)
 
 /* ---- Prune ------------------------------------------------------------- */
 
-/* Rows one step of a requested pass examines: one short transaction. */
-#define PRUNE_STEP_ROWS 1000
-
 /*
  * A retention pass on request, answered when the pass is complete; a
  * pass that removed nothing says why ("kept": what the limits keep, and
  * the events past them of open calls, naming the first few).  The
- * history's writer thread runs it between batches
- * (daemon_history_prune()); without a writer it runs here, one bounded
- * step per loop turn (a zero timer, so I/O and commits go on between
- * steps).  It listens to the history only to learn when the history goes
+ * history runs it, a bounded step at a time, as it runs the minutely
+ * pass (daemon_history_prune()).  It listens to the history only to
+ * learn when the history goes
  * away (its end()), because the pass must not outlive it.  A client
  * that leaves does not stop the pass.
  */
 struct prune_job {
 	struct history_listener l; /* first: listener -> job */
 	struct daemon *d;
-	struct conn *conn;	   /* NULL once the client left */
-	struct daemon_prune *req;  /* on the writer, until it answers */
-	struct history_pruner *pr; /* on the loop */
-	struct event *ev_step;
+	struct conn *conn;	  /* NULL once the client left */
+	struct daemon_prune *req; /* the history's, until it answers */
 	uint64_t deleted;
 	bool oneway;
 };
@@ -646,9 +640,6 @@ static void prune_job_free(struct prune_job *j)
 {
 	daemon_history_unlisten(j->d, &j->l);
 	daemon_history_prune_drop(j->d, j->req);
-	if (j->ev_step)
-		event_free(j->ev_step);
-	history_pruner_free(j->pr);
 	free(j);
 }
 
@@ -720,25 +711,7 @@ static void prune_ended(struct prune_job *j, int rc,
 	prune_finish(j, varlink_reply_new(reply, false));
 }
 
-static void prune_step_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct prune_job *j = arg;
-	struct timeval now = {0, 0};
-	size_t n = 0;
-	int rc = history_pruner_step(j->pr, PRUNE_STEP_ROWS, &n);
-	struct db *db;
-
-	j->deleted += n;
-	if (rc == 1) {
-		evtimer_add(j->ev_step, &now);
-		return;
-	}
-	db = daemon_history_db(j->d);
-	prune_ended(j, rc, rc == 0 ? history_pruner_kept(j->pr) : NULL,
-		    rc < 0 && db ? db_errmsg(db) : strerror(-rc));
-}
-
-/* The writer's answer (daemon_history_prune()). */
+/* The history's answer (daemon_history_prune()). */
 static void prune_done(void *arg, int rc, uint64_t deleted,
 		       const struct history_prune_kept *kept, const char *err)
 {
@@ -769,7 +742,6 @@ void method_history_prune(struct call *call)
 	struct history_prune_spec spec;
 	struct history *h;
 	struct prune_job *j;
-	struct timeval now = {0, 0};
 	json_int_t ke, ka;
 	char *service = NULL;
 	int rc;
@@ -802,17 +774,10 @@ void method_history_prune(struct call *call)
 	}
 	j->d = call->d;
 	rc = daemon_history_prune(call->d, &spec, prune_done, j, &j->req);
-	if (rc == -ENOTSUP) {
-		rc = history_pruner_new(h, &spec, db_now_ns(), &j->pr);
-		if (rc == 0 && !(j->ev_step = evtimer_new(call->d->base,
-							  prune_step_cb, j)))
-			rc = -ENOMEM;
-	}
 	free(service);
 	if (rc) {
 		struct db *db = daemon_history_db(call->d);
 
-		history_pruner_free(j->pr);
 		free(j);
 		call_error(call, HISTORY_ERROR_UNAVAILABLE,
 			   json_pack("{ss}", "reason",
@@ -825,6 +790,4 @@ void method_history_prune(struct call *call)
 	j->l.end = prune_end;
 	call_hold(call, NULL, prune_conn_freed, j);
 	daemon_history_listen(j->d, &j->l);
-	if (j->ev_step)
-		evtimer_add(j->ev_step, &now);
 }

@@ -12,9 +12,9 @@
  *  - history_batch_take: the two batches' arrays, each so bounded.
  *  - history_value_bounded: the bounded form, about HISTORY_VALUE_HEAD
  *    (4096) bytes escaped at most six-fold plus the digest: < 25 KiB.
- *  - payload builders (history_add_*): the payload text, refused past
- *    HISTORY_PAYLOAD_MAX; callers bound what they pass (daemon/history.c
- *    audit).
+ *  - payload builders (history_add_fields, history_add_*): the payload
+ *    text, refused past HISTORY_PAYLOAD_MAX; callers bound what they
+ *    pass (daemon/history-events.c audit).
  *  - reading: each event a row's text, delivered and freed one at a time;
  *    a query has at most HISTORY_KINDS_MAX kinds;
  *    the caller's limit and max_scan (method-history.c: READ_LIMIT_MAX,
@@ -104,11 +104,10 @@ struct prune_group {
 enum prune_phase { PRUNE_COUNT, PRUNE_DELETE, PRUNE_TALLY };
 
 /*
- * One retention pass: its groups and where it stands.  The background
- * pass lives in the history; a pass on request (history_pruner) has its
- * own, so the two never disturb each other's cursors.  Both only delete
- * events that are expired for their own limits, so running them side by
- * side is safe.
+ * One retention pass (of a history_pruner): its groups and where it
+ * stands.  Each pass has its own, so two passes never disturb each
+ * other's cursors, and each only deletes events that are expired for
+ * its own limits, so running them side by side is safe.
  */
 struct prune_pass {
 	struct history *h;
@@ -150,7 +149,6 @@ struct history {
 	void *hook_arg;
 	struct history_retention defaults;
 	struct history_stats stats;
-	struct prune_pass prune; /* the background pass */
 };
 
 /* ---- kinds ------------------------------------------------------------------
@@ -298,7 +296,6 @@ int history_open(struct db *db, struct history **out)
 	if (!h)
 		return db_failf(db, -ENOMEM, "out of memory");
 	h->db = db;
-	h->prune.h = h;
 	rc = 0;
 	for (size_t i = 0; i < INSERT_SIZES && rc == 0; i++)
 		rc = prepare_insert(h, insert_rows[i], &h->insert[i]);
@@ -320,19 +317,6 @@ int history_open(struct db *db, struct history **out)
 	return 0;
 }
 
-static void prune_reset(struct prune_pass *p)
-{
-	struct history *h = p->h;
-	struct history_prune_kept *kept = p->kept;
-
-	for (size_t i = 0; i < p->n; i++)
-		free(p->groups[i].service);
-	free(p->groups);
-	memset(p, 0, sizeof(*p));
-	p->h = h;
-	p->kept = kept;
-}
-
 void history_free(struct history *h)
 {
 	if (!h)
@@ -341,7 +325,6 @@ void history_free(struct history *h)
 		sqlite3_finalize(h->insert[i]);
 	sqlite3_finalize(h->insert_terminal);
 	open_calls_free(&h->open);
-	prune_reset(&h->prune);
 	free(h);
 }
 
@@ -891,23 +874,41 @@ int history_batch_take(struct history_batch *into, struct history_batch *from)
 /* ---- typed events
  * ------------------------------------------------------------------------- */
 
-static int add_built(struct history_batch *b, const char *service,
-		     const char *call, const char *kind, struct payload *p,
-		     history_done_fn done, void *arg)
+int history_add_fields(struct history_batch *b, const char *service,
+		       const char *call, const char *kind,
+		       const struct history_fields *f, history_done_fn done,
+		       void *arg)
 {
-	char *text = payload_finish(p);
+	struct history_record r = {service, call, kind, f->value_json, 0};
+	struct payload p;
+	char *text = NULL;
 	int rc;
 
-	if (!text)
-		return db_failf(b->h->db, -ENOMEM, "out of memory");
-	rc = history_batch_add(b,
-			       &(struct history_record){
-				       .service = service,
-				       .call = call,
-				       .kind = kind,
-				       .payload = text,
-			       },
-			       done, arg);
+	if (f->value_key || f->has_hostcall || f->name_key || f->outcome ||
+	    f->message || (f->caller && f->caller->valid)) {
+		payload_begin(&p);
+		if (f->has_hostcall)
+			payload_int(&p, "hostcall", (int64_t)f->hostcall);
+		if (f->name_key)
+			payload_str(&p, f->name_key, f->name);
+		if (f->outcome)
+			payload_str(&p, "outcome", f->outcome);
+		if (f->value_key && f->value_json)
+			payload_raw(&p, f->value_key, f->value_json);
+		if (f->message)
+			payload_str(&p, "message", f->message);
+		if (f->caller && f->caller->valid) {
+			payload_object(&p, "caller");
+			payload_int(&p, "pid", f->caller->pid);
+			payload_int(&p, "uid", f->caller->uid);
+			payload_int(&p, "gid", f->caller->gid);
+			payload_end_object(&p);
+		}
+		if (!(text = payload_finish(&p)))
+			return db_failf(b->h->db, -ENOMEM, "out of memory");
+		r.payload = text;
+	}
+	rc = history_batch_add(b, &r, done, arg);
 	free(text);
 	return rc;
 }
@@ -918,20 +919,15 @@ int history_add_call_started(struct history_batch *b, const char *service,
 			     const struct history_caller *caller,
 			     history_done_fn done, void *arg)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_str(&p, "export", export_name);
-	if (arguments_json)
-		payload_raw(&p, "arguments", arguments_json);
-	if (caller && caller->valid) {
-		payload_object(&p, "caller");
-		payload_int(&p, "pid", caller->pid);
-		payload_int(&p, "uid", caller->uid);
-		payload_int(&p, "gid", caller->gid);
-		payload_end_object(&p);
-	}
-	return add_built(b, service, call, HISTORY_CALL_STARTED, &p, done, arg);
+	return history_add_fields(b, service, call, HISTORY_CALL_STARTED,
+				  &(struct history_fields){
+					  .name_key = "export",
+					  .name = export_name,
+					  .value_key = "arguments",
+					  .value_json = arguments_json,
+					  .caller = caller,
+				  },
+				  done, arg);
 }
 
 int history_add_call_ended(struct history_batch *b, const char *service,
@@ -943,14 +939,9 @@ int history_add_call_ended(struct history_batch *b, const char *service,
 		return db_failf(b->h->db, -EINVAL,
 				"'%.64s' is not a terminal event kind",
 				kind ? kind : "(null)");
-	return history_batch_add(b,
-				 &(struct history_record){
-					 .service = service,
-					 .call = call,
-					 .kind = kind,
-					 .payload = detail_json,
-				 },
-				 done, arg);
+	return history_add_fields(
+		b, service, call, kind,
+		&(struct history_fields){.value_json = detail_json}, done, arg);
 }
 
 char *history_value_bounded(const char *text, size_t len)
@@ -978,15 +969,16 @@ int history_add_hostcall_started(struct history_batch *b, const char *service,
 				 const char *import_name,
 				 const char *arguments_json)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_int(&p, "hostcall", (int64_t)hostcall);
-	payload_str(&p, "import", import_name);
-	if (arguments_json)
-		payload_raw(&p, "arguments", arguments_json);
-	return add_built(b, service, call, HISTORY_HOSTCALL_STARTED, &p, NULL,
-			 NULL);
+	return history_add_fields(b, service, call, HISTORY_HOSTCALL_STARTED,
+				  &(struct history_fields){
+					  .has_hostcall = true,
+					  .hostcall = hostcall,
+					  .name_key = "import",
+					  .name = import_name,
+					  .value_key = "arguments",
+					  .value_json = arguments_json,
+				  },
+				  NULL, NULL);
 }
 
 int history_add_hostcall_settled(struct history_batch *b, const char *service,
@@ -994,36 +986,35 @@ int history_add_hostcall_settled(struct history_batch *b, const char *service,
 				 const char *outcome, const char *result_json,
 				 const char *message)
 {
-	struct payload p;
-
-	payload_begin(&p);
-	payload_int(&p, "hostcall", (int64_t)hostcall);
-	if (outcome)
-		payload_str(&p, "outcome", outcome);
-	if (result_json)
-		payload_raw(&p, "result", result_json);
-	if (message)
-		payload_str(&p, "message", message);
-	return add_built(b, service, call, HISTORY_HOSTCALL_SETTLED, &p, NULL,
-			 NULL);
+	return history_add_fields(b, service, call, HISTORY_HOSTCALL_SETTLED,
+				  &(struct history_fields){
+					  .has_hostcall = true,
+					  .hostcall = hostcall,
+					  .outcome = outcome,
+					  .value_key = "result",
+					  .value_json = result_json,
+					  .message = message,
+				  },
+				  NULL, NULL);
 }
 
 int history_add_store_event(struct history_batch *b, const char *kind,
 			    const char *service, const char *component,
 			    const char *detail_json)
 {
-	struct payload p;
-
 	if (!kind || !starts_with(kind, "store."))
 		return db_failf(b->h->db, -EINVAL,
 				"'%.64s' is not a store event kind",
 				kind ? kind : "(null)");
-	payload_begin(&p);
-	if (component)
-		payload_str(&p, "component", component);
-	if (detail_json)
-		payload_raw(&p, "detail", detail_json);
-	return add_built(b, service, NULL, kind, &p, NULL, NULL);
+	return history_add_fields(
+		b, service, NULL, kind,
+		&(struct history_fields){
+			.name_key = component ? "component" : NULL,
+			.name = component,
+			.value_key = "detail",
+			.value_json = detail_json,
+		},
+		NULL, NULL);
 }
 
 int history_add_guest_line(struct history_batch *b, const char *service,
@@ -1031,6 +1022,8 @@ int history_add_guest_line(struct history_batch *b, const char *service,
 			   bool truncated)
 {
 	struct payload p;
+	char *text;
+	int rc;
 
 	if (stream != 1 && stream != 2)
 		return db_failf(b->h->db, -EINVAL,
@@ -1048,10 +1041,20 @@ int history_add_guest_line(struct history_batch *b, const char *service,
 	payload_strn(&p, "line", line, len);
 	if (truncated)
 		payload_bool(&p, "truncated", true);
-	return add_built(b, service, NULL,
-			 stream == 1 ? HISTORY_GUEST_STDOUT
-				     : HISTORY_GUEST_STDERR,
-			 &p, NULL, NULL);
+	text = payload_finish(&p);
+	if (!text)
+		return db_failf(b->h->db, -ENOMEM, "out of memory");
+	rc = history_batch_add(b,
+			       &(struct history_record){
+				       .service = service,
+				       .kind = stream == 1
+						       ? HISTORY_GUEST_STDOUT
+						       : HISTORY_GUEST_STDERR,
+				       .payload = text,
+			       },
+			       NULL, NULL);
+	free(text);
+	return rc;
 }
 
 /* ---- recovery
@@ -1303,6 +1306,19 @@ int history_read(struct history *h, const struct history_query *q,
 /* ---- retention
  * ------------------------------------------------------------------------------------
  */
+
+static void prune_reset(struct prune_pass *p)
+{
+	struct history *h = p->h;
+	struct history_prune_kept *kept = p->kept;
+
+	for (size_t i = 0; i < p->n; i++)
+		free(p->groups[i].service);
+	free(p->groups);
+	memset(p, 0, sizeof(*p));
+	p->h = h;
+	p->kept = kept;
+}
 
 static int add_group(struct prune_pass *p, const char *service,
 		     uint64_t keep_events, uint64_t keep_age, int64_t now)
@@ -1703,34 +1719,6 @@ static int pass_step(struct prune_pass *p, size_t max_rows, size_t *deleted)
 fail:
 	prune_reset(p);
 	return rc;
-}
-
-int history_prune_step(struct history *h, size_t max_rows, int64_t now,
-		       size_t *deleted)
-{
-	static const struct history_prune_spec configured = {
-		.keep_events = -1,
-		.keep_age = -1,
-	};
-	struct prune_pass *p = &h->prune;
-	int rc;
-
-	*deleted = 0;
-	if (max_rows == 0)
-		max_rows = 1000;
-	if (!p->active) {
-		rc = start_pass(p, &configured, now);
-		if (rc) {
-			prune_reset(p);
-			return rc;
-		}
-		if (p->n == 0) {
-			prune_reset(p);
-			return 0;
-		}
-		group_begin(p);
-	}
-	return pass_step(p, max_rows, deleted);
 }
 
 int history_pruner_new(struct history *h, const struct history_prune_spec *spec,

@@ -227,6 +227,31 @@ struct history_caller {
 	int64_t pid, uid, gid;
 };
 
+/*
+ * An event's payload by its members, in this order, each left out when
+ * absent (NULL; hostcall unless has_hostcall; caller unless valid):
+ *   hostcall, <name_key>: name, outcome, <value_key>: value_json
+ *   (JSON text), message, caller{pid,uid,gid}.
+ * With value_key NULL, value_json (a JSON object, or NULL: "{}") is
+ * the whole payload and the other members must be absent.  Every
+ * payload of the kinds at the top of this file is one of these.
+ */
+struct history_fields {
+	bool has_hostcall;
+	uint64_t hostcall;
+	const char *name_key, *name;
+	const char *outcome;
+	const char *value_key, *value_json;
+	const char *message;
+	const struct history_caller *caller;
+};
+
+/* Add an event of `kind` built from f (as history_batch_add()). */
+int history_add_fields(struct history_batch *b, const char *service,
+		       const char *call, const char *kind,
+		       const struct history_fields *f, history_done_fn done,
+		       void *arg);
+
 int history_add_call_started(struct history_batch *b, const char *service,
 			     const char *call, const char *export_name,
 			     const char *arguments_json,
@@ -350,23 +375,16 @@ void history_set_retention(struct history *h,
 			   const struct history_retention *defaults);
 
 /*
- * One bounded step of retention: examines at most max_rows events and
- * deletes at most that many, in one transaction.  Events of an open
- * call are never deleted.  Returns 1 when the current pass has more to
- * do (call again soon), 0 when the pass is done (the next call starts a
- * new pass), or -errno.  *deleted counts what this step removed.  Age
- * pruning assumes event times grow with seq; after a clock step
- * backwards it stops early and catches up later.
- */
-int history_prune_step(struct history *h, size_t max_rows, int64_t now,
-		       size_t *deleted);
-
-/*
- * A retention pass on request (`hostel history prune`): the same bounded
- * steps as history_prune_step(), with state of its own, over one service
- * or all of them, with limits that may replace the configured ones for
- * this pass only.  It runs beside the background pass safely: each only
- * deletes what its own limits expire, never events of an open call.
+ * A retention pass (history_pruner): the configured limits (the
+ * daemon's minutely pass: keep_events and keep_age -1) or, on request
+ * (`hostel history prune`), limits that replace them for this pass
+ * only, over one service or all of them, in bounded steps with state
+ * of its own: each step examines at most max_rows events and deletes
+ * at most that many, in one transaction.  Events of an open call are
+ * never deleted.  Age pruning assumes event times grow with seq; after
+ * a clock step backwards it stops early and catches up later.  Passes
+ * run side by side safely: each only deletes what its own limits
+ * expire.
  */
 struct history_prune_spec {
 	const char *service; /* NULL: every service and the daemon's events */

@@ -979,20 +979,30 @@ END_TEST
  * ----------------------------------------------------------------------------
  */
 
+/* The configured limits, as the daemon's minutely pass plans them. */
+static const struct history_prune_spec configured = {
+	.keep_events = -1,
+	.keep_age = -1,
+};
+
+/* One pass over the configured limits, in steps of max_rows. */
 static size_t prune_all(struct fixture *f, size_t max_rows, int64_t now,
 			int *steps)
 {
+	struct history_pruner *pr;
 	size_t total = 0, deleted;
 	int rc;
 
 	*steps = 0;
+	ck_assert_int_eq(history_pruner_new(f->h, &configured, now, &pr), 0);
 	do {
-		rc = history_prune_step(f->h, max_rows, now, &deleted);
+		rc = history_pruner_step(pr, max_rows, &deleted);
 		ck_assert_msg(rc >= 0, "prune: %d %s", rc, db_errmsg(f->db));
 		ck_assert_uint_le(deleted, max_rows);
 		total += deleted;
 		ck_assert_int_lt(++*steps, 10000);
 	} while (rc == 1);
+	history_pruner_free(pr);
 	return total;
 }
 
@@ -1217,7 +1227,7 @@ static size_t pruner_run(struct fixture *f,
 START_TEST(pruner_on_request)
 {
 	struct fixture f;
-	struct history_pruner *pr;
+	struct history_pruner *pr, *bg_pr;
 	int64_t now = db_now_ns(), day = 86400LL * 1000000000;
 	size_t deleted, bg = 0, fg = 0;
 	int rc_bg = 1, rc_fg = 1;
@@ -1281,8 +1291,9 @@ START_TEST(pruner_on_request)
 	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events WHERE "
 				     "service IS NULL"),
 			 10);
-	/* Beside the background pass, with other limits: each deletes
-	 * only what its own limits expire; together the stricter wins. */
+	/* Beside a pass over the configured limits, with other limits:
+	 * each deletes only what its own limits expire; together the
+	 * stricter wins. */
 	history_set_retention(f.h,
 			      &(struct history_retention){.keep_events = 8});
 	ck_assert_int_eq(
@@ -1291,19 +1302,21 @@ START_TEST(pruner_on_request)
 					   .keep_events = 3, .keep_age = -1},
 				   now, &pr),
 		0);
+	ck_assert_int_eq(history_pruner_new(f.h, &configured, now, &bg_pr), 0);
 	while (rc_bg == 1 || rc_fg == 1) {
 		if (rc_fg == 1) {
 			rc_fg = history_pruner_step(pr, 2, &deleted);
 			fg += deleted;
 		}
 		if (rc_bg == 1) {
-			rc_bg = history_prune_step(f.h, 2, now, &deleted);
+			rc_bg = history_pruner_step(bg_pr, 2, &deleted);
 			bg += deleted;
 		}
 		ck_assert_int_ge(rc_fg, 0);
 		ck_assert_int_ge(rc_bg, 0);
 	}
 	history_pruner_free(pr);
+	history_pruner_free(bg_pr);
 	/* a: 5 -> 3; b: 10 closed + open -> 3 + open; daemon: 10 -> 3. */
 	ck_assert_uint_eq(bg + fg, 2 + 7 + 7);
 	ck_assert_int_eq(peek(f.dir, "SELECT count(*) FROM events"), 3 + 4 + 3);
