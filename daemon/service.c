@@ -816,7 +816,11 @@ bool service_queue_full(const struct service *s, uint64_t *limit)
 
 bool service_queue_bytes_full(const struct service *s, uint64_t bytes)
 {
-	return s->queued > 0 && bytes > service_host_bytes(s) - s->queued_bytes;
+	uint64_t limit = service_host_bytes(s);
+
+	/* a reload may have lowered the limit below what already waits */
+	return s->queued > 0 &&
+	       (s->queued_bytes >= limit || bytes > limit - s->queued_bytes);
 }
 
 bool service_dequeue(struct service *s, struct invocation *inv)

@@ -121,7 +121,6 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 	cabi_cx cx;
 	cabi_error ce;
 	wasm_exec *gx = NULL;
-	uint64_t work;
 	int rc;
 
 	memset(&ce, 0, sizeof ce);
@@ -154,12 +153,11 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 
 	if (s->fuel != UINT64_MAX)
 		s->fuel = wasm_exec_fuel(e);
-	work = s->host_bytes.work;
 	rc = cm_func_call(s, lw->callee, inst, s->current, &cbs, &ce);
 	if (s->fuel != UINT64_MAX)
 		wasm_exec_set_fuel(e, s->fuel);
 	/* lifting the arguments and the results was host work */
-	cm_store_bill_host_work(s, e, work);
+	cm_store_bill_host_work(s, e);
 
 	cm_subtask_deliver_resolve(&st);
 	cabi_cx_release(&cx);

@@ -114,7 +114,6 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 	cm_val result[1];
 	cabi_cx cx, *prev_returning;
 	cabi_error ce;
-	uint64_t work;
 	int rc;
 
 	memset(&ce, 0, sizeof ce);
@@ -138,7 +137,6 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 			     "wasm trap: invalid `task.return` "
 			     "signature and/or options for current task");
 	vi.n = b->cn->core_type->nparams;
-	work = s->host_bytes.work;
 	cm_cx_init(&cx, b->inst, &at->func->opts);
 	if (rt != NULL) {
 		if (cabi_lift_flat_values(&cx, CM_MAX_FLAT_PARAMS, &vi, &rt, 1,
@@ -164,7 +162,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 	cm_vals_free(result, rt != NULL);
 	cabi_cx_release(&cx);
 	/* lifting the result (and lowering it into a caller) was host work */
-	cm_store_bill_host_work(s, e, work);
+	cm_store_bill_host_work(s, e);
 	if (rc)
 		return trap_err(e, s, &ce);
 	return WASM_HOST_OK;

@@ -193,7 +193,6 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 	cm_asubtask *st;
 	cabi_error ce;
 	cabi_elem el;
-	uint64_t work;
 	int rc;
 
 	memset(&ce, 0, sizeof ce);
@@ -233,12 +232,11 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 
 	if (s->fuel != UINT64_MAX)
 		s->fuel = wasm_exec_fuel(e);
-	work = s->host_bytes.work;
 	rc = call_callee(s, callee, st, &ce);
 	if (s->fuel != UINT64_MAX)
 		wasm_exec_set_fuel(e, s->fuel);
 	/* lifting the arguments (and any result by now) was host work */
-	cm_store_bill_host_work(s, e, work);
+	cm_store_bill_host_work(s, e);
 	if (rc) {
 		subtask_free(st);
 		return trap(e, s, &ce);

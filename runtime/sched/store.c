@@ -212,12 +212,20 @@ wasm_exec_status cm_store_exec_call(cm_store *s, wasm_exec *e, wasm_func *f,
 	return st;
 }
 
-void cm_store_bill_host_work(cm_store *s, wasm_exec *x, uint64_t since)
+void cm_store_bill_host_work(cm_store *s, wasm_exec *x)
 {
-	uint64_t cost = (s->host_bytes.work - since) / CM_HOST_WORK_BYTES_PER_FUEL;
-	uint64_t fuel = wasm_exec_fuel(x);
+	uint64_t owed = (s->host_bytes.work - s->host_work_billed) /
+			CM_HOST_WORK_BYTES_PER_FUEL;
+	uint64_t fuel = wasm_exec_fuel(x), pay;
 
-	if (cost == 0 || fuel == UINT64_MAX)
+	if (owed == 0)
 		return;
-	wasm_exec_set_fuel(x, fuel > cost ? fuel - cost : 0);
+	if (fuel == UINT64_MAX) {
+		/* nothing to pay with, and nobody to owe it to later */
+		s->host_work_billed = s->host_bytes.work;
+		return;
+	}
+	pay = owed < fuel ? owed : fuel;
+	wasm_exec_set_fuel(x, fuel - pay);
+	s->host_work_billed += pay * CM_HOST_WORK_BYTES_PER_FUEL;
 }

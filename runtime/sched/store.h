@@ -229,6 +229,8 @@ typedef struct cm_store {
 	cabi_budget host_bytes;
 	/* component and core instances made (cfg.max_instances) */
 	uint32_t ninstances;
+	/* host_bytes.work billed as fuel so far (cm_store_bill_host_work) */
+	uint64_t host_work_billed;
 	/*
 	 * While a task hands on its result (task.return, a sync lift's
 	 * result: cm_task_return), the cx that lifted it: a caller that
@@ -261,17 +263,21 @@ void cm_store_track(cm_store *s, cm_store_obj *o,
 void cm_store_untrack(cm_store_obj *o);
 
 /*
- * The host work a built-in or a lowered call did for the guest running
- * on x since the budget's work counter read `since` (cabi_budget.work)
- * costs that guest fuel: one unit per CM_HOST_WORK_BYTES_PER_FUEL bytes,
+ * Host work done for the store's guests (cabi_budget.work: bytes lifted
+ * or moved) costs fuel: one unit per CM_HOST_WORK_BYTES_PER_FUEL bytes,
  * about what the interpreter runs in the time a lift takes for them.
  * Without it a loop of a few instructions that copies a value just under
  * limits.hostBytes (0.6 s of host work a copy) would hold a service turn
  * of 20,000 fuel for hours; billed, the turn ends after one copy and
- * fuelPerCall counts the copies.  An exec with unlimited fuel is left so.
+ * fuelPerCall counts the copies.  The built-ins and lowered calls that
+ * do such work bill what is owed so far to the exec of the guest that
+ * runs them: all of it once, whatever the nesting (a nested built-in
+ * that paid leaves nothing owed for its caller), as much as that exec
+ * has, the rest to the next bill.  An exec with unlimited fuel is left
+ * so, and the work it owed is forgiven.
  */
 #define CM_HOST_WORK_BYTES_PER_FUEL 16u
-void cm_store_bill_host_work(cm_store *s, wasm_exec *x, uint64_t since);
+void cm_store_bill_host_work(cm_store *s, wasm_exec *x);
 
 /* Fuel for the next host call (UINT64_MAX: unlimited). */
 void cm_store_set_fuel(cm_store *s, uint64_t fuel);

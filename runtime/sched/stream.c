@@ -527,7 +527,7 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	cabi_error ce;
 	cm_end *e;
 	uint64_t ptr = arg_u(&args[1]);
-	uint64_t len = future ? 1 : arg_u(&args[2]), work;
+	uint64_t len = future ? 1 : arg_u(&args[2]);
 	const cm_type *t;
 	int rc;
 
@@ -572,9 +572,8 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	e->length = (uint32_t)len;
 	e->progress = 0;
 	e->state = END_COPYING;
-	work = s->host_bytes.work;
 	rc = readable ? do_read(e, &ce) : do_write(e, &ce);
-	cm_store_bill_host_work(s, x, work);
+	cm_store_bill_host_work(s, x);
 	if (rc)
 		return trap_err(x, s, &ce);
 	return finish(x, inst, cn, e, async, results);
