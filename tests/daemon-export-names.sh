@@ -7,7 +7,8 @@
 # candidates and the count of exports, a name two interfaces export is
 # ExportAmbiguous with both (tests/guests/mkcomponent names), an exact
 # root name wins over an interface's; `hostel run --invoke 'greet(...)'`
-# offline.
+# offline; and a core module deployed (tests/guests/core/demo.wasm) is
+# InvalidComponent saying it is a core module, not a component.
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.  KEEP=1 keeps the temporary directory.
@@ -135,6 +136,24 @@ rc=$?
 check "hostel run: a misspelt name, exit 2, did you mean" \
 	eq "$rc/$(cat "$T/r3.err")" "2/hostel: $T/names.wasm: no exported function \`vlaue\` (6 exported functions); did you mean: hostel:names/a@1.0.0#value"
 
+# ---- a core module where a component is expected ------------------------------
+CORE=$S/tests/guests/core/demo.wasm
+MSG='this is a core WebAssembly module, not a component (hostel run runs core modules directly; wasm-tools component new makes a component from one)'
+H deploy "$CORE" --name demo >"$T/core.out" 2>&1
+rc=$?
+check "deploying a core module: InvalidComponent, exit 3" eq "$rc" 3
+check "its message says it is a core module and what to do" \
+	eq "$(cat "$T/core.out")" "hostel deploy: InvalidComponent: $MSG"
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Component.Add\",\"parameters\":{\"bytes\":\"$(base64 -w0 "$CORE")\"}}" >"$T/add.json" 2>&1
+check "Component.Add's reason says so" \
+	has "$T/add.json" "\"kind\":\"malformed\",\"reason\":\"$MSG\",\"offset\":4"
+"$HOSTEL" inspect --world root "$CORE" >/dev/null 2>"$T/insp.err"
+rc=$?
+check "hostel inspect --world of a core module says so, exit 2" \
+	eq "$rc/$(cat "$T/insp.err")" "2/hostel inspect: $CORE: --world root: $MSG"
+"$HOSTEL" inspect "$CORE" >"$T/insp.out" 2>&1
+check "hostel inspect of a core module lists its exports" \
+	grep -q '^export "' "$T/insp.out"
 check "daemon still serves" alive
 
 tap_finish
