@@ -107,6 +107,7 @@ int daemon_client_error_exit(const char *error)
 	    !ends_with(error, "InterfaceNotFound"))
 		return HOSTEL_EXIT_NOT_FOUND;
 	if (ends_with(error, ".InvalidArguments") ||
+	    ends_with(error, ".ExportAmbiguous") ||
 	    ends_with(error, ".InvalidParameter") ||
 	    ends_with(error, ".InvalidName") ||
 	    ends_with(error, ".InvalidConfig"))
@@ -127,6 +128,45 @@ int daemon_client_error_exit(const char *error)
 	    ends_with(error, "InterfaceNotFound"))
 		return HOSTEL_EXIT_UNAVAILABLE;
 	return HOSTEL_EXIT_FAILURE;
+}
+
+/*
+ * ExportNotFound {name, export, candidates, exports} and ExportAmbiguous
+ * {name, export, matches, count} in words, the names on one line.
+ */
+static void report_export(const char *prog, const char *short_name, json_t *p)
+{
+	bool ambiguous = !strcmp(short_name, "ExportAmbiguous");
+	const char *svc = json_string_value(json_object_get(p, "name"));
+	const char *exp = json_string_value(json_object_get(p, "export"));
+	json_t *list = json_object_get(p, ambiguous ? "matches" : "candidates");
+	json_int_t count = json_integer_value(
+		json_object_get(p, ambiguous ? "count" : "exports"));
+	size_t i;
+	json_t *v;
+
+	if (ambiguous)
+		fprintf(stderr,
+			"hostel %s: ExportAmbiguous: `%s` names "
+			"%" JSON_INTEGER_FORMAT " exports of service %s:",
+			prog, exp ? exp : "", count, svc ? svc : "");
+	else
+		fprintf(stderr,
+			"hostel %s: ExportNotFound: service %s has no export "
+			"`%s`",
+			prog, svc ? svc : "", exp ? exp : "");
+	if (!ambiguous && json_object_get(p, "exports"))
+		fprintf(stderr,
+			" (%" JSON_INTEGER_FORMAT " exported function%s)",
+			count, count == 1 ? "" : "s");
+	if (!ambiguous && json_array_size(list))
+		fprintf(stderr, "; did you mean:");
+	json_array_foreach(list, i, v)
+		fprintf(stderr, "%s %s", i ? "," : "",
+			json_string_value(v) ? json_string_value(v) : "?");
+	if (ambiguous && (json_int_t)json_array_size(list) < count)
+		fprintf(stderr, ", ...");
+	fprintf(stderr, "\n");
 }
 
 int daemon_client_report(const char *prog, const struct varlink_reply *reply)
@@ -166,6 +206,9 @@ int daemon_client_report(const char *prog, const struct varlink_reply *reply)
 				result ? " (the call ran: its result is in "
 					 "the history in a bounded form)"
 				       : " (nothing ran)");
+	} else if (!strcmp(reply->error, "io.hostel.Call.ExportNotFound") ||
+		   !strcmp(reply->error, "io.hostel.Call.ExportAmbiguous")) {
+		report_export(prog, short_name, p);
 	} else if (msg) {
 		fprintf(stderr, "hostel %s: %s: %s\n", prog, short_name, msg);
 	} else {

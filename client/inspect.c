@@ -9,6 +9,8 @@
  * with their core types, in text-format syntax:
  *   import "env" "log" (func (param i32 i32))
  *   export "memory" (memory 1)
+ * --world with a core module is a usage error that says the file is a
+ * core module (CM_CORE_MODULE_MSG).
  * Exit status: 0 on success; 2 on a usage error; 3 when the file cannot
  * be read or is not a valid module/component ("hostel inspect: FILE:
  * malformed|invalid at offset N: MESSAGE" on stderr).
@@ -218,6 +220,7 @@ static void usage(FILE *f)
 int cmd_inspect(int argc, char **argv)
 {
 	const char *world = "root", *path = NULL;
+	bool world_given = false;
 	uint8_t *bytes;
 	size_t len = 0;
 	int rc;
@@ -229,6 +232,7 @@ int cmd_inspect(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "--world") && i + 1 < argc) {
 			world = argv[++i];
+			world_given = true;
 			continue;
 		}
 		if (argv[i][0] == '-' || path != NULL) {
@@ -254,10 +258,16 @@ int cmd_inspect(int argc, char **argv)
 	 * what is wrong with it). */
 	if (cm_is_component_binary(bytes, len) ||
 	    (len >= 8 && !memcmp(bytes, "\0asm", 4) && bytes[6] == 1 &&
-	     bytes[7] == 0))
+	     bytes[7] == 0)) {
 		rc = inspect_component(path, bytes, len, world);
-	else
+	} else if (world_given && len >= 8 && !memcmp(bytes, "\0asm", 4)) {
+		/* a world is a component's: say what this is instead */
+		fprintf(stderr, "hostel inspect: %s: --world %s: %s\n", path,
+			world, CM_CORE_MODULE_MSG);
+		rc = HOSTEL_EXIT_USAGE;
+	} else {
 		rc = inspect_module(path, bytes, len);
+	}
 	free(bytes);
 	return rc;
 }

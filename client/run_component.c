@@ -9,14 +9,17 @@
  * HOST::GUEST preopens, the process's stdio; any other import fails to
  * instantiate, and the message names it), then one export is called.
  * NAME is a root export ("add") or a function of an exported instance
- * ("wasi:cli/run@0.2.0#run"); ARGS are WAVE values typed by the export's
- * declared parameters.  Without --invoke, wasi:cli/run@0.2.x's (or the
- * async @0.3.x's) `run` is called when exported.  The result, if the
- * function has one, is printed as WAVE on one line.  An async export is
- * driven until it returns: when nothing is ready but WASI 0.3 waits are
- * pending, the process sleeps to the next deadline (wasi_ctx_wait_host).
- * Streams: a stream<T> argument is written as a WAVE list of T, which
- * the host writes into a stream it holds the other end of and then
+ * ("wasi:cli/run@0.2.0#run"), or a name that resolves to exactly one
+ * of them ("run", "wasi:cli/run#run": component/exportname.h; when
+ * none or several match, the message lists the candidates); ARGS are
+ * WAVE values typed by the export's declared parameters.  Without
+ * --invoke, wasi:cli/run@0.2.x's (or the async @0.3.x's) `run` is
+ * called when exported.  The result, if the function has one, is
+ * printed as WAVE on one line.  An async export is driven until it
+ * returns: when nothing is ready but WASI 0.3 waits are pending, the
+ * process sleeps to the next deadline (wasi_ctx_wait_host).  Streams: a
+ * stream<T> argument is written as a WAVE list of T, which the host
+ * writes into a stream it holds the other end of and then
  * drops; a stream<T> result is read to its end (the guest dropping its
  * end) and printed as the list of what it carried, a future<T> result as
  * its value.  Such calls run in service turns (cm_call_start).
@@ -44,6 +47,7 @@
 #include "client/commands.h"
 #include "client/run_component.h"
 #include "component/component.h"
+#include "component/exportname.h"
 #include "component/instance.h"
 #include "wasi/wasi.h"
 
@@ -95,33 +99,15 @@ static uint8_t *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-/* "iface#name" -> the instance export's function; "name" -> root. */
-static cm_func *lookup_func(cm_component_instance *inst, const char *name,
-			    size_t len)
-{
-	char *s = strndup(name, len);
-	char *hash;
-	cm_func *f;
-
-	if (s == NULL)
-		return NULL;
-	hash = strrchr(s, '#');
-	if (hash != NULL) {
-		*hash = '\0';
-		f = cm_instance_export(inst, s, hash + 1);
-	} else {
-		f = cm_instance_export(inst, NULL, s);
-	}
-	free(s);
-	return f;
-}
-
 /*
  * What wave_parse_call sees of the function: its type, except that each
  * stream<T> parameter reads as list<T> (the values to send).
  */
 typedef struct invoke_env {
 	cm_component_instance *inst;
+	cm_func *f;		/* the function the name resolved to */
+	char *name;		/* the name asked for, when it did not */
+	cm_name_resolution res; /* component/exportname.h */
 	cm_type func;
 	cm_field *params;
 	cm_type *lists;
@@ -135,12 +121,17 @@ static bool is_stream_param(const cm_field *p)
 static const cm_type *lookup_type(void *env, const char *name, size_t len)
 {
 	invoke_env *ie = env;
-	cm_func *f = lookup_func(ie->inst, name, len);
+	cm_func *f = cm_instance_resolve_export(ie->inst, name, len, &ie->res);
 	const cm_type *ft;
 	uint32_t n, i;
 
-	if (f == NULL)
+	ie->f = f;
+	if (f == NULL) {
+		/* wave_parse_call frees its copy of the name on failure */
+		free(ie->name);
+		ie->name = strndup(name, len);
 		return NULL;
+	}
 	ft = cm_func_type(f);
 	n = ft->u.func.nparams;
 	for (i = 0; i < n && !is_stream_param(&ft->u.func.params[i]); i++)
@@ -182,6 +173,40 @@ static cm_func *find_run(cm_component_instance *inst, const char **name)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * The --invoke name resolved to no function or to several
+ * (component/exportname.h): say so, with the candidates.
+ */
+static int export_error(const char *path, const char *name,
+			const cm_name_resolution *res)
+{
+	char full[512];
+
+	if (name == NULL || res->match == CM_NAME_NOMEM) {
+		fprintf(stderr, "hostel: out of memory\n");
+		return HOSTEL_EXIT_FAILURE;
+	}
+	if (res->match == CM_NAME_AMBIGUOUS)
+		fprintf(stderr,
+			"hostel: %s: `%s` is ambiguous: %u exported functions "
+			"match:",
+			path, name, res->nmatches);
+	else
+		fprintf(stderr,
+			"hostel: %s: no exported function `%s` (%u exported "
+			"function%s)%s",
+			path, name, res->total, res->total == 1 ? "" : "s",
+			res->ncandidates ? "; did you mean:" : "");
+	for (uint32_t i = 0; i < res->ncandidates; i++) {
+		cm_export_ref_format(&res->candidates[i], full, sizeof full);
+		fprintf(stderr, "%s %s", i ? "," : "", full);
+	}
+	if (res->match == CM_NAME_AMBIGUOUS && res->nmatches > res->ncandidates)
+		fprintf(stderr, ", ...");
+	fprintf(stderr, "\n");
+	return HOSTEL_EXIT_USAGE;
 }
 
 static int print_result(const cm_type *ft, const cm_val *results)
@@ -512,19 +537,20 @@ static int call(const char *path, cm_store *s, cm_component_instance *inst,
 				     &wc, &werr);
 		free(ie.params);
 		free(ie.lists);
+		if (rc && ie.f == NULL && !werr.nomem) {
+			rc = export_error(path, ie.name, &ie.res);
+			free(ie.name);
+			wave_call_free(&wc);
+			return rc;
+		}
+		free(ie.name);
 		if (rc) {
 			fprintf(stderr, "hostel: bad --invoke: %u:%u: %s\n",
 				werr.line, werr.column, werr.msg);
 			wave_call_free(&wc);
 			return HOSTEL_EXIT_USAGE;
 		}
-		f = lookup_func(inst, wc.name, wc.name_len);
-		if (f == NULL) {
-			fprintf(stderr, "hostel: %s: no exported function %s\n",
-				path, wc.name);
-			wave_call_free(&wc);
-			return HOSTEL_EXIT_USAGE;
-		}
+		f = ie.f;
 	}
 	if (invoke != NULL && needs_streams(cm_func_type(f))) {
 		rc = call_streams(s, f, &wc, fuel, wasi, &err);

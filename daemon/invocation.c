@@ -514,7 +514,8 @@ void invocation_run(struct invocation *inv)
 		return;
 	}
 	f = svc->state == SERVICE_RUNNING
-		    ? service_export(svc, inv->export_name)
+		    ? service_export(svc, inv->export_name,
+				     strlen(inv->export_name), NULL)
 		    : NULL;
 	if (!f) {
 		bool running = svc->state == SERVICE_RUNNING;

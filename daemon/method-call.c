@@ -1,6 +1,10 @@
 /*
  * method-call.c - io.hostel.Call: Invoke (arguments as canonical JSON or
- * WAVE text, parsed against the export's real type) and Cancel.  The
+ * WAVE text, parsed against the export's real type; the export named in
+ * full or by a shorter name that matches one export,
+ * component/exportname.h, recorded in call.started by its full name;
+ * none: ExportNotFound with the closest names, several:
+ * ExportAmbiguous with the matches) and Cancel.  The
  * handler validates everything it can before call.started is recorded,
  * so a refused call leaves no trace in the history; after that the call
  * belongs to daemon/invocation.c.  Cancel finds a call queued or in
@@ -8,7 +12,12 @@
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - lookup_type: a copy of the export name in the request's WAVE text
- *    (at most VARLINK_MESSAGE_MAX, 16 MiB).
+ *    (at most VARLINK_MESSAGE_MAX, 16 MiB), and of the full name it
+ *    resolved to (a guest's export name, bounded by its component).
+ *  - service_export: a list of the instance's function exports while
+ *    it resolves (component/exportname.h); ExportNotFound and
+ *    ExportAmbiguous replies carry at most CM_NAME_CANDIDATES_MAX (5)
+ *    full names.
  *  - the call's arguments: parsed from the request's WAVE or JSON, at
  *    most that message's size (ipc/; while parsed, one request at a
  *    time on the loop, up to about 20 times the text as cm_vals), and
@@ -64,26 +73,101 @@ static bool args_fit(struct call *call, struct service *svc, cm_val *vals,
 	return false;
 }
 
+/*
+ * The full name of an export (component/exportname.h) as a JSON string;
+ * NULL: no memory.
+ */
+static char *export_name_dup(const cm_export_ref *ref);
+
+static json_t *export_json(const cm_export_ref *ref)
+{
+	char *s = export_name_dup(ref);
+	json_t *j = s ? json_string(s) : NULL;
+
+	free(s);
+	return j;
+}
+
+/* The resolved full name, malloc'd; NULL: no memory. */
+static char *export_name_dup(const cm_export_ref *ref)
+{
+	size_t n = cm_export_ref_format(ref, NULL, 0);
+	char *s = malloc(n + 1);
+
+	if (s)
+		cm_export_ref_format(ref, s, n + 1);
+	return s;
+}
+
+/*
+ * The export name resolved to no function or to several: ExportNotFound
+ * {name, export, candidates (the closest names, at most
+ * CM_NAME_CANDIDATES_MAX), exports (how many functions the service
+ * exports)} or ExportAmbiguous {name, export, matches (the first
+ * CM_NAME_CANDIDATES_MAX), count (how many match)}.  Before
+ * call.started: nothing of the call is in the history.
+ */
+static void export_error(struct call *call, struct service *svc,
+			 const char *export, size_t len,
+			 const cm_name_resolution *res)
+{
+	bool ambiguous = res->match == CM_NAME_AMBIGUOUS;
+	json_t *list, *p;
+
+	if (res->match == CM_NAME_NOMEM) {
+		call_reply(call, NULL);
+		return;
+	}
+	list = json_array();
+	for (uint32_t i = 0; list && i < res->ncandidates; i++)
+		if (json_array_append_new(list,
+					  export_json(&res->candidates[i])))
+			json_decref(list), list = NULL;
+	p = list ? json_pack(
+			   "{ss,ss%,so,sI}", "name", svc->name, "export",
+			   export, len, ambiguous ? "matches" : "candidates",
+			   list, ambiguous ? "count" : "exports",
+			   (json_int_t)(ambiguous ? res->nmatches : res->total))
+		 : NULL;
+	if (!p) {
+		call_reply(call, NULL);
+		return;
+	}
+	call_error(call,
+		   ambiguous ? ERR("ExportAmbiguous") : ERR("ExportNotFound"),
+		   p);
+}
+
 struct lookup {
 	struct service *svc;
 	cm_func *f;
-	char *missing; /* the name asked for when absent */
+	char *full;    /* the resolved full name */
+	char *missing; /* the name asked for, when it resolved to none */
+	bool failed;   /* the name resolved to nothing or to several */
+	cm_name_resolution res;
 };
 
 static const cm_type *lookup_type(void *env, const char *name, size_t len)
 {
 	struct lookup *lk = env;
-	char *s = strndup(name, len);
 
-	if (!s)
-		return NULL;
-	lk->f = service_export(lk->svc, s);
+	lk->f = service_export(lk->svc, name, len, &lk->res);
 	if (!lk->f) {
+		/* wave_parse_call frees its copy of the name on failure */
+		lk->failed = true;
 		free(lk->missing);
-		lk->missing = s;
+		lk->missing = strndup(name, len);
+		if (!lk->missing)
+			lk->res.match = CM_NAME_NOMEM;
 		return NULL;
 	}
-	free(s);
+	free(lk->full);
+	lk->full = export_name_dup(&lk->res.found);
+	if (!lk->full) {
+		lk->failed = true;
+		lk->res.match = CM_NAME_NOMEM;
+		return NULL;
+	}
 	return cm_func_type(lk->f);
 }
 
@@ -97,7 +181,7 @@ void method_call_invoke(struct call *call)
 	json_t *jwave = json_object_get(p, "wave");
 	struct lookup lk = {0};
 	struct service *svc;
-	const char *export_name;
+	char *export_name;
 	cm_val *vals = NULL;
 	uint32_t n = 0;
 	char why[300];
@@ -146,53 +230,55 @@ void method_call_invoke(struct call *call)
 		if (wave_parse_call(json_string_value(jwave),
 				    json_string_length(jwave), lookup_type, &lk,
 				    &wc, &werr)) {
-			wave_call_free(&wc);
-			if (lk.missing && !werr.nomem) {
-				call_error(call, ERR("ExportNotFound"),
-					   json_pack("{ss,ss}", "name",
-						     svc->name, "export",
-						     lk.missing));
+			if (lk.failed && !werr.nomem) {
+				export_error(call, svc, lk.missing,
+					     lk.missing ? strlen(lk.missing)
+							: 0,
+					     &lk.res);
 			} else {
 				snprintf(why, sizeof(why), "%u:%u: %s",
 					 werr.line, werr.column, werr.msg);
 				invalid_args(call, why);
 			}
+			wave_call_free(&wc);
+			free(lk.full);
 			free(lk.missing);
 			return;
 		}
-		free(lk.missing);
+		/* export, when given too, names the same function */
 		if (json_is_string(jexp) &&
-		    strcmp(json_string_value(jexp), wc.name)) {
+		    service_export(svc, json_string_value(jexp),
+				   json_string_length(jexp), NULL) != lk.f) {
 			wave_call_free(&wc);
+			free(lk.full);
 			invalid_args(call,
 				     "export and the name in wave differ");
 			return;
 		}
-		lk.f = service_export(svc, wc.name);
 		vals = wc.args;
 		n = wc.nargs;
 		wc.args = NULL;
 		wc.nargs = 0;
+		wave_call_free(&wc);
 		if (!args_fit(call, svc, vals, n)) {
-			wave_call_free(&wc);
+			free(lk.full);
 			return;
 		}
-		/* The call owns the name from here. */
-		invocation_begin(call, svc, wc.name, cm_func_type(lk.f), vals,
+		/* The history records the resolved full name. */
+		invocation_begin(call, svc, lk.full, cm_func_type(lk.f), vals,
 				 n);
-		wave_call_free(&wc);
+		free(lk.full);
 		return;
 	}
 	if (!json_is_string(jexp)) {
 		call_invalid_parameter(call, "export");
 		return;
 	}
-	export_name = json_string_value(jexp);
-	lk.f = service_export(svc, export_name);
+	lk.f = service_export(svc, json_string_value(jexp),
+			      json_string_length(jexp), &lk.res);
 	if (!lk.f) {
-		call_error(call, ERR("ExportNotFound"),
-			   json_pack("{ss,ss}", "name", svc->name, "export",
-				     export_name));
+		export_error(call, svc, json_string_value(jexp),
+			     json_string_length(jexp), &lk.res);
 		return;
 	}
 	switch (value_args_from_json(json_object_get(p, "args"),
@@ -209,7 +295,16 @@ void method_call_invoke(struct call *call)
 	}
 	if (!args_fit(call, svc, vals, n))
 		return;
+	export_name = export_name_dup(&lk.res.found);
+	if (!export_name) {
+		cm_vals_free(vals, n);
+		free(vals);
+		call_reply(call, NULL);
+		return;
+	}
+	/* The history records the resolved full name. */
 	invocation_begin(call, svc, export_name, cm_func_type(lk.f), vals, n);
+	free(export_name);
 }
 
 void method_call_cancel(struct call *call)

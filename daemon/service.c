@@ -9,7 +9,8 @@
  *  - service_new: copies of the name (HISTORY_NAME_MAX) and the config;
  *    one service per services row (bounded by who holds the deploy
  *    role, docs/limits.md).
- *  - service_export: the interface part of an export name (a request's).
+ *  - service_export: the list of the instance's function exports
+ *    (component/exportname.h), as long as its component defines.
  *  - the queue: service_enqueue links invocations that invocation_begin
  *    admitted: at most limits.maxQueuedCalls waiting beyond the room
  *    under limits.maxConcurrentCalls (service_queue_full).
@@ -842,23 +843,19 @@ bool service_dequeue(struct service *s, struct invocation *inv)
 	return true;
 }
 
-cm_func *service_export(struct service *s, const char *name)
+cm_func *service_export(struct service *s, const char *name, size_t len,
+			cm_name_resolution *res)
 {
-	const char *hash;
-	cm_func *f;
-	char *iface;
+	cm_name_resolution own;
 
-	if (!s->inst)
+	if (!res)
+		res = &own;
+	if (!s->inst) {
+		memset(res, 0, sizeof(*res));
+		res->match = CM_NAME_NOT_FOUND;
 		return NULL;
-	hash = strrchr(name, '#');
-	if (!hash)
-		return cm_instance_export(s->inst, NULL, name);
-	iface = strndup(name, (size_t)(hash - name));
-	if (!iface)
-		return NULL;
-	f = cm_instance_export(s->inst, iface, hash + 1);
-	free(iface);
-	return f;
+	}
+	return cm_instance_resolve_export(s->inst, name, len, res);
 }
 
 /* ---- the registry ---------------------------------------------------------

@@ -65,6 +65,7 @@
 #include <jansson.h>
 
 #include "component/component.h"
+#include "component/exportname.h"
 #include "component/instance.h"
 #include "store/services.h"
 
@@ -237,8 +238,15 @@ void service_note_trap(struct service *s, const char *call_id, const char *msg);
 void service_running_add(struct service *s, struct invocation *inv);
 void service_running_remove(struct service *s, struct invocation *inv);
 
-/* Resolve "f" / "iface#f" in the running instance; NULL if absent. */
-cm_func *service_export(struct service *s, const char *name);
+/*
+ * Resolve an export name in the running instance (component/exportname.h:
+ * exact "f" / "iface#f", else an unqualified or unversioned name that
+ * matches exactly one export); NULL if none or several match, with *res
+ * (when not NULL) saying which and the candidates.  Without an instance,
+ * NOT_FOUND with no candidates.
+ */
+cm_func *service_export(struct service *s, const char *name, size_t len,
+			cm_name_resolution *res);
 
 /* {name, component, state, autostart, config, ...}; NULL: no memory. */
 json_t *service_info_json(const struct service *s);

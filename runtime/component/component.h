@@ -8,7 +8,11 @@
  * does not decode), WASM_ERR_INVALID (it decodes but validation rejects
  * it) or WASM_ERR_RESOURCE (out of memory / over the memory budget); the
  * byte offset; wasmparser's message text.  Embedded core modules are
- * decoded and validated by the core engine (runtime/wasm).
+ * decoded and validated by the core engine (runtime/wasm).  A core
+ * module given where the component is expected (its preamble at offset
+ * 0 says version 1, layer 0) is MALFORMED at offset 4 with
+ * CM_CORE_MODULE_MSG, which says what it is and what to do; a nested
+ * one keeps the suite's "expected a version header for a component".
  *
  * A loaded component is immutable and owns everything reachable from it
  * (see component/types.h for the representation, the contract the linker
@@ -23,6 +27,11 @@
 
 #include "component/types.h"
 #include "wasm/error.h"
+
+#define CM_CORE_MODULE_MSG                                                     \
+	"this is a core WebAssembly module, not a component (hostel run "      \
+	"runs core modules directly; wasm-tools component new makes a "        \
+	"component from one)"
 
 int cm_component_load(const uint8_t *bytes, size_t len, cm_component **out,
 		      wasm_error *err);

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "component/component.h"
 #include "component/decode.h"
 #include "wasm/reader.h"
 
@@ -1088,6 +1089,10 @@ static int preamble(rd *d, bool want_component)
 	version = (uint16_t)(p[4] | p[5] << 8);
 	layer = (uint16_t)(p[6] | p[7] << 8);
 	if (layer == 0 && version == 1) {
+		/* At the top, the binary as a whole: say what it is, and
+		 * what to do with it (nested, the suite's words). */
+		if (want_component && off == 0)
+			return fail(d, off + 4, "%s", CM_CORE_MODULE_MSG);
 		if (want_component)
 			return fail(d, off + 4,
 				    "expected a version header "

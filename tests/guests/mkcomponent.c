@@ -2,7 +2,7 @@
  * mkcomponent.c - write a small, valid component binary byte by byte, so
  * the daemon tests need no text assembler and no external suite.
  *
- *   mkcomponent counter OUT.wasm
+ *   mkcomponent counter|names OUT.wasm
  *
  * The component (a counter kept in a mutable core global, no memory):
  *   (component
@@ -22,8 +22,19 @@
  *     (export "inc" (func 0)) (export "get" (func 1)) (export "add" (func 2))
  *     (export "boom" (func 3)) (export "spin" (func 4)))
  *
+ * `names` is the same core module with its functions in two exported
+ * instances and one at the root, for the resolver of export names
+ * (component/exportname.h; tests/daemon-export-names.sh):
+ *     (instance $a (export "count" (func $inc)) (export "value" (func $get))
+ *                  (export "get" (func $get)))
+ *     (instance $b (export "count" (func $inc)) (export "total" (func $add)))
+ *     (export "get" (func $get))
+ *     (export "hostel:names/a@1.0.0" (instance $a))
+ *     (export "hostel:names/b@2.0.0" (instance $b))
+ *
  * Exit status: 0, or 1 when the file cannot be written, 2 on usage.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,7 +144,51 @@ static void core_module(struct buf *m)
 	section(m, 10, &s);
 }
 
-static void counter(struct buf *c)
+/* An inline export (exportname' sortidx) of func `idx`. */
+static void inline_func(struct buf *o, const char *n, uint32_t idx)
+{
+	byte(o, 0x00);
+	name(o, n);
+	byte(o, 0x01); /* func */
+	uleb(o, idx);
+}
+
+/* An export of `sort` idx with no ascribed type. */
+static void export_item(struct buf *o, const char *n, uint8_t sort,
+			uint32_t idx)
+{
+	byte(o, 0x00);
+	name(o, n);
+	byte(o, sort);
+	uleb(o, idx);
+	byte(o, 0x00);
+}
+
+/* The `names` kind's instances and exports (see the top). */
+static void names(struct buf *c)
+{
+	struct buf s = {.n = 0};
+
+	uleb(&s, 2);
+	byte(&s, 0x01); /* instance from exports */
+	uleb(&s, 3);
+	inline_func(&s, "count", 0);
+	inline_func(&s, "value", 1);
+	inline_func(&s, "get", 1);
+	byte(&s, 0x01);
+	uleb(&s, 2);
+	inline_func(&s, "count", 0);
+	inline_func(&s, "total", 2);
+	section(c, 5, &s);
+	s.n = 0;
+	uleb(&s, 3);
+	export_item(&s, "get", 0x01, 1);
+	export_item(&s, "hostel:names/a@1.0.0", 0x05, 0);
+	export_item(&s, "hostel:names/b@2.0.0", 0x05, 1);
+	section(c, 11, &s);
+}
+
+static void counter(struct buf *c, bool names_kind)
 {
 	static const uint8_t head[] = {0x00, 0x61, 0x73, 0x6d,
 				       0x0d, 0x00, 0x01, 0x00};
@@ -172,6 +227,10 @@ static void counter(struct buf *c)
 		uleb(&s, funcs[i].comp_type);
 	}
 	section(c, 8, &s);
+	if (names_kind) {
+		names(c);
+		return;
+	}
 	s.n = 0;
 	uleb(&s, NFUNCS);
 	for (size_t i = 0; i < NFUNCS; i++) {
@@ -189,11 +248,12 @@ int main(int argc, char **argv)
 	struct buf c = {.n = 0};
 	FILE *f;
 
-	if (argc != 3 || strcmp(argv[1], "counter")) {
-		fprintf(stderr, "usage: mkcomponent counter OUT.wasm\n");
+	if (argc != 3 ||
+	    (strcmp(argv[1], "counter") && strcmp(argv[1], "names"))) {
+		fprintf(stderr, "usage: mkcomponent counter|names OUT.wasm\n");
 		return 2;
 	}
-	counter(&c);
+	counter(&c, !strcmp(argv[1], "names"));
 	f = fopen(argv[2], "wb");
 	if (!f || fwrite(c.b, 1, c.n, f) != c.n || fclose(f)) {
 		perror(argv[2]);

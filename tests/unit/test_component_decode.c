@@ -283,7 +283,14 @@ START_TEST(malformed_preamble_and_sections)
 	PUT(&b, 0x00, 0x61, 0x73, 0x6d, 0x0c, 0x00, 0x01, 0x00);
 	expect_err(&b, WASM_ERR_MALFORMED, "unknown binary version");
 	b.n = 0;
+	/* a core module where the component is expected: said so */
 	PUT(&b, 0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00);
+	expect_err(&b, WASM_ERR_MALFORMED,
+		   "this is a core WebAssembly module, not a component");
+	expect_err(&b, WASM_ERR_MALFORMED, "hostel run runs core modules");
+	/* nested in a component section: the suite's words */
+	preamble(&b);
+	PUT(&b, 0x04, 0x08, 0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00);
 	expect_err(&b, WASM_ERR_MALFORMED,
 		   "expected a version header for a component");
 	preamble(&b);
