@@ -193,16 +193,20 @@ int daemon_client_report(const char *prog, const struct varlink_reply *reply)
 				"memory as values, more than the service's "
 				"limits.hostBytes of %" JSON_INTEGER_FORMAT
 				" bytes (nothing ran)\n",
-				prog, json_integer_value(json_object_get(p, "size")),
-				json_integer_value(json_object_get(p, "limit")));
+				prog,
+				json_integer_value(json_object_get(p, "size")),
+				json_integer_value(
+					json_object_get(p, "limit")));
 		else
 			fprintf(stderr,
-			"hostel %s: ValueTooLarge: the %s needs a message of "
-			"%" JSON_INTEGER_FORMAT " bytes, more than the limit "
-			"of %" JSON_INTEGER_FORMAT " bytes%s\n",
-			prog, result ? "result" : "call's argument",
-			json_integer_value(json_object_get(p, "size")),
-			json_integer_value(json_object_get(p, "limit")),
+				"hostel %s: ValueTooLarge: the %s needs a "
+				"message of "
+				"%" JSON_INTEGER_FORMAT
+				" bytes, more than the limit "
+				"of %" JSON_INTEGER_FORMAT " bytes%s\n",
+				prog, result ? "result" : "call's argument",
+				json_integer_value(json_object_get(p, "size")),
+				json_integer_value(json_object_get(p, "limit")),
 				result ? " (the call ran: its result is in "
 					 "the history in a bounded form)"
 				       : " (nothing ran)");

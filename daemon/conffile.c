@@ -232,7 +232,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "unknown key '%.*s' (known: socket, state-dir, "
 			    "log-level, database-synchronous, "
 			    "history-keep-events, history-keep-age, "
-			    "service-host-bytes, socket-group, allow-call, allow-deploy, "
+			    "service-host-bytes, socket-group, allow-call, "
+			    "allow-deploy, "
 			    "allow-admin, history)",
 			    (int)(ke - k), k);
 	if (v == ve)
@@ -280,9 +281,9 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		return 0;
 	}
 	if (lslot) {
-		n = lslot == &out->keep_age	 ? duration_parse(value)
+		n = lslot == &out->keep_age	? duration_parse(value)
 		    : lslot == &out->host_bytes ? size_parse(value)
-						 : count_parse(value);
+						: count_parse(value);
 		free(value);
 		if (n == -2)
 			return -ENOMEM;

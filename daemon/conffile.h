@@ -51,7 +51,7 @@ struct config {
 	/* service-host-bytes: limits.hostBytes of services that set none;
 	 * -1 when not set (the runtime's default) */
 	long long host_bytes;
-	int history;	       /* `history`: 1 on, 0 off, -1 when not set */
+	int history; /* `history`: 1 on, 0 off, -1 when not set */
 	/* Access (daemon/access.h); NULL when not set. */
 	char *socket_group; /* group name or number owning the socket */
 	char *allow_call, *allow_deploy, *allow_admin;

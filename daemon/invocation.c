@@ -289,7 +289,8 @@ int invocation_begin(struct call *call, struct service *svc,
 			   json_pack("{ss,sI,sI,sI,sI}", "name", svc->name,
 				     "queued", (json_int_t)svc->queued, "limit",
 				     (json_int_t)limit, "queuedBytes",
-				     (json_int_t)svc->queued_bytes, "bytesLimit",
+				     (json_int_t)svc->queued_bytes,
+				     "bytesLimit",
 				     (json_int_t)service_host_bytes(svc)));
 		return -1;
 	}

@@ -63,7 +63,7 @@ struct invocation {
 	cm_val *args; /* until the call starts (the runtime has a copy) */
 	uint32_t nargs;
 	uint64_t arg_bytes; /* the args as host values (cm_vals_host_bytes) */
-	struct conn *conn; /* NULL: oneway, or the client left */
+	struct conn *conn;  /* NULL: oneway, or the client left */
 	bool more;
 	bool queued;
 	bool ended;

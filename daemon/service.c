@@ -229,9 +229,10 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		if (json_object_get(limits, "hostBytes") &&
 		    !json_is_null(json_object_get(limits, "hostBytes")) &&
 		    out->host_bytes < CONFIG_HOST_BYTES_MIN) {
-			snprintf(why, whylen,
-				 "limits.hostBytes: at least %lld bytes (1 MiB)",
-				 CONFIG_HOST_BYTES_MIN);
+			snprintf(
+				why, whylen,
+				"limits.hostBytes: at least %lld bytes (1 MiB)",
+				CONFIG_HOST_BYTES_MIN);
 			goto out;
 		}
 		if (out->memory && out->memory < WASM_PAGE) {

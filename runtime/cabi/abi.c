@@ -198,8 +198,9 @@ static int load_list_from_range(cabi_cx *cx, uint64_t ptr, uint64_t length,
 		return cabi_budget_trap(cx);
 	cx->sized = true;
 	rc = lift_seq(cx, out, t->kind, (uint32_t)length);
-	if (rc == 0 && cabi_load_list_from_valid_range(cx, ptr, (uint32_t)length,
-						       elem, out->u.list.elems)) {
+	if (rc == 0 &&
+	    cabi_load_list_from_valid_range(cx, ptr, (uint32_t)length, elem,
+					    out->u.list.elems)) {
 		free(out->u.list.elems);
 		*out = cm_val_bool(false);
 		rc = -1;

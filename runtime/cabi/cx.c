@@ -89,11 +89,12 @@ void cabi_budget_release(cabi_budget *b, uint64_t bytes)
 
 int cabi_budget_trap(cabi_cx *cx)
 {
-	return cabi_trap(cx,
-			 CABI_MSG_HOST_BYTES
-			 ": lifting this value needs more than the store's "
-			 "limit of %llu bytes (limits.hostBytes)",
-			 (unsigned long long)(cx->budget ? cx->budget->limit : 0));
+	return cabi_trap(
+		cx,
+		CABI_MSG_HOST_BYTES
+		": lifting this value needs more than the store's "
+		"limit of %llu bytes (limits.hostBytes)",
+		(unsigned long long)(cx->budget ? cx->budget->limit : 0));
 }
 
 int cabi_charge(cabi_cx *cx, uint64_t bytes)

@@ -158,8 +158,8 @@ static void value(sizing *z, uint64_t ptr, const cm_type *t)
 		       cabi_load_int(cx, ptr + p, p));
 		return;
 	case CM_MAP:
-		list(z, cabi_load_int(cx, ptr, p), cabi_load_int(cx, ptr + p, p),
-		     t->u.map.entry);
+		list(z, cabi_load_int(cx, ptr, p),
+		     cabi_load_int(cx, ptr + p, p), t->u.map.entry);
 		return;
 	case CM_LIST:
 		if (t->u.list.len != 0)

@@ -22,16 +22,16 @@
 #define HOSTEL_WASM_OPS_H
 
 enum wasm_op {
-#define INSTR(op, name, IMM)		      WASM_OP_##name = op,
-#define INSTR_LOAD(op, name, T, align, iop)   WASM_OP_##name = op,
-#define INSTR_STORE(op, name, T, align, iop)  WASM_OP_##name = op,
-#define INSTR_PREFIX(op, name, IMM)	      WASM_OP_##name = op,
-#define INSTR_UNSUP(op, name, IMM)	      WASM_OP_##name = op,
+#define INSTR(op, name, IMM)		     WASM_OP_##name = op,
+#define INSTR_LOAD(op, name, T, align, iop)  WASM_OP_##name = op,
+#define INSTR_STORE(op, name, T, align, iop) WASM_OP_##name = op,
+#define INSTR_PREFIX(op, name, IMM)	     WASM_OP_##name = op,
+#define INSTR_UNSUP(op, name, IMM)	     WASM_OP_##name = op,
 #include "wasm/ops.def"
-#define NUMOP_UN(op, name, R, A, fn)	      WASM_OP_##name = op,
-#define NUMOP_BIN(op, name, R, A, fn)	      WASM_OP_##name = op,
-#define NUMOP_UN_TRAP(op, name, R, A, fn)     WASM_OP_##name = op,
-#define NUMOP_BIN_TRAP(op, name, R, A, fn)    WASM_OP_##name = op,
+#define NUMOP_UN(op, name, R, A, fn)	   WASM_OP_##name = op,
+#define NUMOP_BIN(op, name, R, A, fn)	   WASM_OP_##name = op,
+#define NUMOP_UN_TRAP(op, name, R, A, fn)  WASM_OP_##name = op,
+#define NUMOP_BIN_TRAP(op, name, R, A, fn) WASM_OP_##name = op,
 #include "wasm/ops_numeric.def"
 };
 
@@ -45,11 +45,11 @@ enum wasm_op_fc {
 
 /* Subopcodes after 0xfd: SIMD and relaxed SIMD. */
 enum wasm_op_fd {
-#define SIMDOP(sub, name, SHAPE, fn)		       WASM_OP_FD_##name = sub,
-#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)      WASM_OP_FD_##name = sub,
-#define SIMDOP_MEM(sub, name, KIND, align, fn)	       WASM_OP_FD_##name = sub,
-#define SIMDOP_MEMLANE(sub, name, KIND, lane, n, fn)   WASM_OP_FD_##name = sub,
-#define SIMDOP_SPECIAL(sub, name)		       WASM_OP_FD_##name = sub,
+#define SIMDOP(sub, name, SHAPE, fn)		     WASM_OP_FD_##name = sub,
+#define SIMDOP_LANE(sub, name, SHAPE, nlanes, fn)    WASM_OP_FD_##name = sub,
+#define SIMDOP_MEM(sub, name, KIND, align, fn)	     WASM_OP_FD_##name = sub,
+#define SIMDOP_MEMLANE(sub, name, KIND, lane, n, fn) WASM_OP_FD_##name = sub,
+#define SIMDOP_SPECIAL(sub, name)		     WASM_OP_FD_##name = sub,
 #include "wasm/ops_simd.def"
 };
 
@@ -78,8 +78,8 @@ enum wasm_imm {
 	WASM_IMM_HEAPTYPE,
 	WASM_IMM_BR_ON_CAST, /* flags, label, two heap types */
 	WASM_IMM_PREFIX_FB,  /* gc */
-	WASM_IMM_PREFIX_FC,  /* misc: saturating truncation, bulk memory/table */
-	WASM_IMM_PREFIX_FD,  /* simd */
+	WASM_IMM_PREFIX_FC, /* misc: saturating truncation, bulk memory/table */
+	WASM_IMM_PREFIX_FD, /* simd */
 };
 
 #endif

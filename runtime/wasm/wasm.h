@@ -101,7 +101,7 @@ typedef struct wasm_store_limits {
 	/* Elements per table; 0 = WASM_DEFAULT_MAX_TABLE_ELEMS, UINT64_MAX =
 	 * the type's own limit (up to 2^32 - 1: 32 GiB of references). */
 	uint64_t max_table_elems;
-	uint64_t start_fuel;	   /* fuel for start functions; 0 = unlimited */
+	uint64_t start_fuel; /* fuel for start functions; 0 = unlimited */
 	/* Bytes of exception objects alive at once; 0 = 64 MiB.  Throwing
 	 * past it traps with WASM_TRAP_OUT_OF_MEMORY. */
 	uint64_t max_exception_bytes;

@@ -416,11 +416,11 @@ static void bomb_traps(const char *name, uint64_t limit)
 					    : CM_STORE_DEFAULT_MAX_HOST_BYTES));
 	call_traps(&g, name, NULL, 0, want);
 	ck_assert_uint_eq(g.s->host_bytes.used, 0);
-	ck_assert_int_le(peak_rss_kb() - before,
-			 (long)((limit ? limit
-				       : CM_STORE_DEFAULT_MAX_HOST_BYTES) /
-				1024) +
-				 32 * 1024);
+	ck_assert_int_le(
+		peak_rss_kb() - before,
+		(long)((limit ? limit : CM_STORE_DEFAULT_MAX_HOST_BYTES) /
+		       1024) +
+			32 * 1024);
 	guest_free(&g);
 }
 
@@ -509,9 +509,9 @@ START_TEST(held_results_share_the_host_budget)
 	ck_assert_int_eq(d.returned, 1);
 	ck_assert_int_eq(d.trapped, 1);
 	ck_assert_msg(strstr(d.msg, CABI_MSG_HOST_BYTES
-			      ": lifting this value needs more than the "
-			      "store's limit of 1048576 bytes "
-			      "(limits.hostBytes)") != NULL,
+			     ": lifting this value needs more than the "
+			     "store's limit of 1048576 bytes "
+			     "(limits.hostBytes)") != NULL,
 		      "trapped \"%s\"", d.msg);
 	ck_assert_uint_eq(s->host_bytes.used, 0);
 	cm_store_free(s);
@@ -538,7 +538,8 @@ START_TEST(host_work_is_billed_as_fuel)
 	ck_assert_uint_lt(used_ping, 100);
 	ck_assert_uint_ge(used_copy, 196608 / CM_HOST_WORK_BYTES_PER_FUEL);
 	/* (the producer's fill loop is some 8,000 more) */
-	ck_assert_uint_lt(used_copy, 196608 / CM_HOST_WORK_BYTES_PER_FUEL + 20000);
+	ck_assert_uint_lt(used_copy,
+			  196608 / CM_HOST_WORK_BYTES_PER_FUEL + 20000);
 	/* a store without a fuel bound stays without one */
 	cm_store_set_fuel(g.s, UINT64_MAX);
 	ck_assert_uint_eq(call_ok(&g, "bytes-stream", NULL, 0), 196608u << 4);
@@ -584,30 +585,31 @@ START_TEST(service_limits_parse)
 	ck_assert_ptr_nonnull(strstr(why, "maxPendingHostCalls"));
 	ck_assert_ptr_nonnull(strstr(why, "hostBytes"));
 	ck_assert_ptr_nonnull(strstr(why, "tableElements"));
-	ck_assert_int_eq(service_parse_limits(
-				 "{\"limits\":{\"tableElements\":5000}}", &l,
-				 why, sizeof why),
-			 0);
+	ck_assert_int_eq(
+		service_parse_limits("{\"limits\":{\"tableElements\":5000}}",
+				     &l, why, sizeof why),
+		0);
 	ck_assert_uint_eq(l.table_elements, 5000);
-	ck_assert_int_eq(service_parse_limits(
-				 "{\"limits\":{\"tableElements\":0}}", &l,
-				 why, sizeof why),
-			 -1);
+	ck_assert_int_eq(
+		service_parse_limits("{\"limits\":{\"tableElements\":0}}", &l,
+				     why, sizeof why),
+		-1);
 	ck_assert_str_eq(why, "limits.tableElements: expected 1 to 4294967295");
-	ck_assert_int_eq(service_parse_limits(
-				 "{\"limits\":{\"hostBytes\":67108864}}", &l,
-				 why, sizeof why),
-			 0);
+	ck_assert_int_eq(
+		service_parse_limits("{\"limits\":{\"hostBytes\":67108864}}",
+				     &l, why, sizeof why),
+		0);
 	ck_assert_uint_eq(l.host_bytes, 64u << 20);
-	ck_assert_int_eq(service_parse_limits(
-				 "{\"limits\":{\"hostBytes\":1000}}", &l,
-				 why, sizeof why),
-			 -1);
-	ck_assert_str_eq(why, "limits.hostBytes: at least 1048576 bytes (1 MiB)");
-	ck_assert_int_eq(service_parse_limits(
-				 "{\"limits\":{\"hostBytes\":\"1G\"}}", &l,
-				 why, sizeof why),
-			 -1);
+	ck_assert_int_eq(
+		service_parse_limits("{\"limits\":{\"hostBytes\":1000}}", &l,
+				     why, sizeof why),
+		-1);
+	ck_assert_str_eq(why,
+			 "limits.hostBytes: at least 1048576 bytes (1 MiB)");
+	ck_assert_int_eq(
+		service_parse_limits("{\"limits\":{\"hostBytes\":\"1G\"}}", &l,
+				     why, sizeof why),
+		-1);
 	ck_assert_ptr_nonnull(strstr(why, "non-negative integer"));
 }
 END_TEST
