@@ -302,6 +302,26 @@ check "... and the refused one left no call.started" \
 	>"$T/qb4.out" 2>&1
 check "with the queue empty the service answers" has "$T/qb4.out" '"state":"returned"'
 
+# ---- a returned stream the client cannot read ------------------------------
+# count-up returns a stream<u8> its task then writes; the daemon does not
+# read it, and drops its end, so the task ends (before, every such call
+# left a task and a thread waiting: past limits.maxThreads 20 the 21st
+# trapped "handle table full (limit 20)").
+QG=$S/tests/guests/qjs/guest.component.wasm
+H deploy "$QG" --name streamer-src >/dev/null 2>&1
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.Service.Create\",\"parameters\":{\"name\":\"streamer\",\"component\":\"$(sha "$QG")\",\"config\":{\"limits\":{\"maxThreads\":20}}}}" \
+	>"$T/create-streamer" 2>&1
+check "a service with maxThreads 20 is created" \
+	has "$T/create-streamer" '"state":"running"'
+sfail=0
+for i in $(seq 1 30); do
+	H call streamer 'count-up(5)' >"$T/streamer.out" 2>&1 || sfail=$((sfail + 1))
+done
+check "30 calls that return an unread stream: all answered (stream<0>)" \
+	eq "$sfail/$(cat "$T/streamer.out")" "0/stream<0>"
+check "... and the service goes on" \
+	eq "$(H call streamer 'join-words(["a", "b"], "-")')" '"a-b"'
+
 check "never HistoryUnavailable" no_history_unavailable
 check "no call is left open in the history" \
 	eq "$(H logs --json --kind call.started values | wc -l)" \

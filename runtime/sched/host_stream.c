@@ -258,3 +258,34 @@ void cm_host_end_drop(cm_host_end *e)
 		cm_end_complete(sh->pending, COPY_DROPPED);
 	cm_end_free(e);
 }
+
+void cm_vals_drop_ends(cm_store *s, cm_val *vs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		cm_val *v = &vs[i];
+		cm_host_end *e;
+
+		switch (v->kind) {
+		case CM_STREAM:
+		case CM_FUTURE:
+			e = cm_host_end_take(s, v);
+			if (e != NULL)
+				cm_host_end_drop(e);
+			break;
+		case CM_LIST:
+		case CM_MAP:
+		case CM_RECORD:
+		case CM_TUPLE:
+			cm_vals_drop_ends(s, v->u.list.elems, v->u.list.n);
+			break;
+		case CM_VARIANT:
+		case CM_OPTION:
+		case CM_RESULT:
+			if (v->u.variant.payload != NULL)
+				cm_vals_drop_ends(s, v->u.variant.payload, 1);
+			break;
+		default:
+			break;
+		}
+	}
+}
