@@ -46,8 +46,9 @@
  * (An exec that is inside a host call cannot take another call, so the
  * exec running the canon-lower trampoline is never the one to supply.)
  * While realloc runs, *cx->may_leave is false (digest 2.12).  A guest call
- * that BLOCKs or runs out of cx->fuel is a trap for now (async comes
- * later); the exec's outstanding call is then unwound.
+ * the ABI makes runs to completion: one that BLOCKs ("guest code called
+ * by the canonical ABI cannot block") or runs out of cx->fuel is a trap;
+ * the exec's outstanding call is then unwound.
  *
  * Memory: cx->opts.memory's data pointer may move whenever guest code
  * runs (memory.grow in realloc), so nothing here keeps it across a call.

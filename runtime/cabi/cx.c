@@ -5,7 +5,7 @@
  *
  * Contract (cabi.h): a guest call runs on cx->exec when supplied (it must
  * be idle), else on an exec created on first use and freed with the cx.
- * BLOCKED and OUT_OF_FUEL are traps for now; the exec is left idle either
+ * BLOCKED and OUT_OF_FUEL are traps; the exec is left idle either
  * way so that it can take the next call.  may_leave is false while realloc
  * runs.
  *

@@ -1,7 +1,10 @@
 /*
- * canon_lower.c - `canon lower` (sync): the core function a component
- * imports to call a component-level function (another component's lifted
- * export or a host function).  definitions.py canon_lower, sync branch.
+ * canon_lower.c - `canon lower`: the core function a component imports
+ * to call a component-level function (another component's lifted export
+ * or a host function).  definitions.py canon_lower; this file is its
+ * sync branch with a sync-typed callee, and hands every other call (an
+ * `async` lower, or an async-typed callee) to runtime/sched
+ * (canon_lower_async.c).
  *
  * Contract (digest 2.13): the trampoline
  *   1. traps "cannot leave component instance" when the caller's
@@ -15,7 +18,7 @@
  * A non-async callee always resolves before returning, so the caller
  * never blocks here.  Traps come back to the caller's exec as a host trap
  * carrying the message, so they cross any number of nested calls
- * unchanged.  An `async` lower traps "async lower not implemented".
+ * unchanged.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - cm_canon_lower: one trampoline per canon lower, in the store's arena

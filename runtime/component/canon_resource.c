@@ -1,6 +1,6 @@
 /*
- * canon_resource.c - run-time resource types and the resource built-ins
- * of the sync path: `canon resource.new`, `resource.rep`,
+ * canon_resource.c - run-time resource types and the resource built-ins:
+ * `canon resource.new`, `resource.rep`,
  * `resource.drop` as core functions of an instance, and the destructor
  * call that dropping an owned handle makes (definitions.py
  * canon_resource_*; digest 2.8).

@@ -10,7 +10,8 @@
  *    comes back as a cm_error: TRAP (guest trap or ABI trap; `msg` holds
  *    the message the conformance suite matches as a substring), LINK (an
  *    import the linker does not provide, named in the message),
- *    UNSUPPORTED (async built-ins and async calls: not implemented yet),
+ *    UNSUPPORTED (what the runtime does not do, e.g. component values and
+ *    start functions (🪙), too many or too deeply nested instances),
  *    NOMEM, VALUE (a host value that does not match its type).
  *  - A trap poisons the component instances the failing call had entered
  *    (digest 2.15); the host-instantiated root is always among them, so
@@ -18,8 +19,10 @@
  *    component instance".  Instances are freed with their store.
  *  - Resource values at the host boundary are cm_handle values carrying
  *    the runtime resource type (cabi_resource_type) and the rep.
- *  - Only the synchronous path exists: calling an export lifted with the
- *    `async` option fails with UNSUPPORTED "async not implemented".
+ *  - Sync- and async-typed exports, lifted with or without the `async`
+ *    option, are called the same way: cm_invoke drives the store's
+ *    scheduler until the call resolves (sched/invoke.c); cm_call_start
+ *    runs the call in the store's service turns instead (below).
  */
 #ifndef HOSTEL_COMPONENT_INSTANCE_H
 #define HOSTEL_COMPONENT_INSTANCE_H
@@ -258,7 +261,7 @@ bool cm_instance_poisoned(const cm_component_instance *inst);
 
 /* The CM_FUNC type of f, in the terms of the component that exports it. */
 const cm_type *cm_func_type(const cm_func *f);
-/* Lifted with the `async` option (not callable yet). */
+/* Lifted with the `async` option (stackless or stackful). */
 bool cm_func_async_lifted(const cm_func *f);
 
 /*
@@ -297,9 +300,9 @@ int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
  *    turn (nothing ready, no host call pending, no guest copy pending on
  *    a stream or future end the host holds: the host may still move
  *    that) traps as the deadlock.
- *  - Not covered: a sync-typed callee nested under the call on the
- *    synchronous path has no thread, so it still traps when the turn's
- *    fuel runs out under it (sched.h).
+ *  - Not covered: a sync-typed callee nested under the call (its
+ *    caller waits for it on the C stack) cannot be parked, so it still
+ *    traps when the turn's fuel runs out under it (sched.h).
  */
 typedef struct cm_call cm_call;
 

@@ -11,9 +11,12 @@
  * Contract (instance.h): cm_instantiate fails, never aborts, on anything
  * it cannot do: LINK for imports the linker does not provide (named),
  * TRAP for a trap in a core start function (with its message),
- * UNSUPPORTED for async built-ins ("async builtin `X` not
- * implemented", unless the store defers that to call time, see
- * runtime/sched/canon_builtins.c) and 🪙 values/start, NOMEM.  Every
+ * UNSUPPORTED for 🪙 values/start and for too many or too deeply nested
+ * instances, NOMEM.  Every built-in gets its core function here (the
+ * async model's from runtime/sched/canon_builtins.c); one the runtime
+ * does not implement (thread.spawn-ref, thread.spawn-indirect,
+ * thread.available-parallelism) traps "async builtin (canon op N) not
+ * implemented" when called.  Every
  * definition pushes its entries in the order validation pushed them; the
  * entries whose index is implicit (modules, core instances, components,
  * instances, aliases) are checked against the validator's record of their

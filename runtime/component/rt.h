@@ -1,8 +1,9 @@
 /*
  * rt.h - the run-time objects of the component layer, shared by the
  * files that instantiate components and run calls (instantiate.c,
- * component_instance.c, linker.c, canon_lift.c, canon_lower.c,
- * canon_resource.c).  Not a public contract: embedders use instance.h.
+ * component_instance.c, linker.c, call.c, canon_lower.c,
+ * canon_resource.c, canon_task_builtins.c, and runtime/sched, which runs
+ * the lifted calls).  Not a public contract: embedders use instance.h.
  *
  * Objects (all allocated in the store's arena, freed with the store):
  *  - cm_component_instance: definitions.py ComponentInstance (handle
@@ -178,7 +179,7 @@ extern const cabi_hooks cm_cabi_hooks;
 void cm_cx_init(cabi_cx *cx, cm_component_instance *inst,
 		const cabi_options *opts);
 
-/* ---- canon_lift.c ------------------------------------------------------ */
+/* ---- call.c (canon lift: runtime/sched/canon_lift_async.c) ---------- */
 
 /*
  * Call f (lifted or host) on behalf of caller (NULL: host) in the task
@@ -231,7 +232,7 @@ int cm_run_dtor(cabi_cx *cx, const cabi_resource_type *rt, uint64_t rep);
 
 /* ---- canon_task_builtins.c -------------------------------------------- */
 
-/* context.get/set, backpressure.inc/dec: provided by the sync path. */
+/* context.get/set, backpressure.inc/dec: built-ins that never block. */
 bool cm_is_task_builtin(cm_canon_op op);
 wasm_func *cm_canon_task_builtin(cm_component_instance *inst,
 				 const cm_canon *cn);

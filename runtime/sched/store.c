@@ -6,8 +6,9 @@
  * first (newest first: they may still look at tracked objects, e.g. a
  * pending host call detaching its subtask), then the tracked objects,
  * then the execs, the wasm_store and the arena.
- * The exec pool is a LIFO stack: nested sync calls acquire and release in
- * strict nesting order.
+ * The exec pool is a LIFO stack: the guest calls the host makes around a
+ * call (a caller's realloc in a sync lower) acquire and release in strict
+ * nesting order.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - cm_store_on_free: one cleanup per instance handle table and

@@ -12,13 +12,13 @@
  *    destroyed as whole trees, digest 2.15/3.15).
  *  - Guest code of a store runs only under a call into that store (one
  *    driver per store, ARCHITECTURE invariant 2).  Nothing here is global.
- *  - Sync path (this version): a lifted call runs its core function on an
- *    exec taken from the pool and nested calls take further execs, LIFO,
- *    so non-async calls nest on the C stack like the spec allows for
- *    calls that cannot block (digest 3.4, last paragraph).  The async
- *    issue replaces "take an exec for the duration of the call" by "the
- *    task's implicit thread owns an exec" and adds the waiting list; the
- *    fields below marked (async) are where that goes.
+ *  - Execs: every lifted call runs on its task's implicit thread, which
+ *    owns an exec (sched.h, thread.c; idle ones are kept in
+ *    thread_execs); blocked threads wait on the store's waiting list.
+ *    The pool of execs serves the guest calls the host makes around a
+ *    call (a caller's realloc in a sync lower), taken and given back
+ *    LIFO, so they nest on the C stack as the spec allows for calls that
+ *    cannot block (digest 3.4, last paragraph).
  *  - Fuel: `fuel` is what the current host call may still spend, shared
  *    by every exec the call nests (each exec is topped up from it and
  *    gives back what it did not use).  UINT64_MAX = unlimited.
@@ -70,9 +70,9 @@ typedef struct cm_store_config {
 	 */
 	bool reentrance_compat;
 	/*
-	 * Instantiate components that define async built-ins the runtime
-	 * does not implement yet; calling one traps (after its may_leave
-	 * check).  Off: such components fail to instantiate.
+	 * Not read any more: every built-in instantiates, and one the
+	 * runtime does not implement traps when called
+	 * (component/instantiate.c), whatever this says.
 	 */
 	bool lazy_unsupported;
 	/*

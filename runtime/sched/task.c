@@ -1,6 +1,7 @@
 /*
- * task.c - the Task and Subtask state machines of the sync path
- * (definitions.py Task.on_start/return_, Subtask.deliver_resolve).
+ * task.c - the common part of the Task and Subtask state machines
+ * (definitions.py Task.on_start/return_, Subtask.deliver_resolve); the
+ * async model's states (threads, cancellation, events) are sched.h's.
  *
  * Contract (task.h): a task calls on_start and on_resolve at most once
  * each, in that order; return_ checks the borrow count first.

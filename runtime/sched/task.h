@@ -1,25 +1,26 @@
 /*
- * task.h - Task (callee side of one call of a lifted function) and
- * Subtask (caller side of one call of a lowered import), as in
- * definitions.py and digest 3.5/3.7, for the synchronous path.
+ * task.h - the common part of Task (callee side of one call of a lifted
+ * function) and Subtask (caller side of one call of a lowered import), as
+ * in definitions.py and digest 3.5/3.7.  The async model's task and
+ * subtask (sched.h cm_atask, cm_asubtask) embed these as `base`.
  *
- * The shape is the async model's; the sync path is its degenerate case:
  *  - Every call of a function goes through the same interface, whatever
  *    implements it (canon lift, a host function): the caller hands over
  *    cm_call_cbs { on_start, on_resolve } and the callee calls on_start
  *    exactly once to obtain the arguments (this is when a lowering caller
  *    reads them out of its memory) and on_resolve exactly once with the
- *    result, or with NULL when cancelled (async only).  The async issue
- *    adds the returned on_cancel.
- *  - A Task walks INITIAL -> STARTED (on_start) -> RESOLVED (return_).
- *    In the sync path a task is never parked at the entry gate and never
- *    cancelled, so PENDING_CANCEL / CANCEL_DELIVERED are never entered;
- *    they exist so the async issue extends this enum, not replaces it.
- *  - A Subtask walks STARTING -> STARTED -> RETURNED; its lenders are
- *    released when the resolution is delivered (sync lower: on return).
- *  - The task's implicit thread is represented by the exec its core code
- *    runs on and the two context slots (async: a cm_thread, with a list
- *    of threads per task and per instance).
+ *    result, or with NULL when cancelled.  Cancellation is requested
+ *    through the task (sched.h cm_task_request_cancellation).
+ *  - A Task walks INITIAL -> STARTED (on_start) -> RESOLVED (return_);
+ *    a cancelled one passes PENDING_CANCEL (requested while it cannot be
+ *    told) and CANCEL_DELIVERED (told; task.cancel resolves it).
+ *  - A Subtask walks STARTING -> STARTED -> RETURNED, or ends in one of
+ *    the CANCELLED states; its lenders are released when the resolution
+ *    is delivered (sync lower: on return).
+ *  - The task's implicit thread is a cm_thread (sched.h, thread.c) with
+ *    its own exec; `context` holds the task's two context slots.  A bare
+ *    cm_task (rt.h cm_fresh_thread_enter) stands for the fresh thread of
+ *    the ABI's own guest calls (realloc).
  *
  * Contract: cm_task_return traps "borrow handles still remain at the end
  * of the call" when borrows are left, and refuses a second return.
@@ -51,8 +52,8 @@ typedef struct cm_call_cbs {
 typedef enum cm_task_state {
 	CM_TASK_INITIAL = 1,
 	CM_TASK_STARTED,
-	CM_TASK_PENDING_CANCEL,	  /* async only */
-	CM_TASK_CANCEL_DELIVERED, /* async only */
+	CM_TASK_PENDING_CANCEL,
+	CM_TASK_CANCEL_DELIVERED,
 	CM_TASK_RESOLVED,
 } cm_task_state;
 
@@ -65,7 +66,7 @@ typedef struct cm_task {
 	struct cm_task *supertask;
 	const cm_call_cbs *cbs;
 	cabi_borrow_scope borrows; /* num_borrows */
-	/* the implicit thread (sync: the exec its core code runs on) */
+	/* unused: the implicit thread (a cm_thread) owns the exec */
 	wasm_exec *exec;
 	uint64_t context[2]; /* context.get/set slots (async builtins) */
 } cm_task;
