@@ -94,6 +94,12 @@ check "Stats: synchronous and retention as reloaded" \
 		grep -q '\"keepEvents\":50,' '$T/stats'"
 check "Stats: commits and latency" \
 	grep -q '"lastSeq":3,"commits":[1-9]' "$T/stats"
+"$HOSTEL" --socket "$SOCK" varlink --more io.hostel.History.Read \
+	'{"kinds":["daemon.*"]}' >"$T/vfollow" 2>"$T/vfollow.err" &
+VPID=$!
+PIDS="$PIDS $VPID"
+check "varlink --more: the stream's replies, each on a line" wait_for 10 \
+	has "$T/vfollow" '"kind":"daemon.reloaded"'
 kill -TERM "$DPID"
 wait "$DPID"
 check "SIGTERM: daemon exits 0" test $? -eq 0
@@ -102,6 +108,11 @@ check "-f exits 0 when the daemon stops" test $? -eq 0
 check "-f saw daemon.stopped last" \
 	sh -c "tail -n 1 '$T/follow' | grep -q ' - daemon.stopped {\"uptimeMs\":'"
 check "-f printed nothing on stderr" test ! -s "$T/follow.err"
+wait "$VPID"
+check "varlink --more exits 0 after the final reply" test $? -eq 0
+check "varlink --more: the final reply last, and daemon.stopped before it" \
+	sh -c "tail -n 1 '$T/vfollow' | grep -q '^{\"events\":\[\],\"next\":' &&
+		tail -n 2 '$T/vfollow' | head -n 1 | grep -q daemon.stopped"
 
 # ---- restart ------------------------------------------------------------------------
 # More than a second between daemon.stopped and the next daemon.started,
