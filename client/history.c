@@ -44,6 +44,7 @@
 #include "client/commands.h"
 #include "client/daemon-client.h"
 #include "ipc/client.h"
+#include "ipc/timefmt.h"
 
 #define HISTORY_PAGE 1000
 
@@ -340,34 +341,13 @@ static long long count_parse(const char *v)
 	return n;
 }
 
-/* A duration in seconds: N, Ns, Nm, Nh, Nd or Nw; -1 when malformed. */
+/* A duration in seconds (ipc/timefmt.h: the one set of units that
+ * hostel.conf(5) takes too); -1 when malformed. */
 static long long duration_parse(const char *v)
 {
-	static const struct {
-		char unit;
-		long long sec;
-	} units[] = {{'s', 1},
-		     {'m', 60},
-		     {'h', 3600},
-		     {'d', 86400},
-		     {'w', 7 * 86400}};
-	char *end;
-	long long n;
+	int64_t sec;
 
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno || end == v || n < 0)
-		return -1;
-	if (!*end)
-		return n;
-	if (end[1])
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (*end == units[i].unit)
-			return n > INT64_MAX / 1000000000 / units[i].sec
-				       ? -1
-				       : n * units[i].sec;
-	return -1;
+	return hostel_duration_parse(v, &sec) < 0 ? -1 : sec;
 }
 
 /*

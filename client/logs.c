@@ -2,15 +2,20 @@
  * logs.c - `hostel logs`: print hosteld's event history
  * (io.hostel.History.Read), optionally following it.
  *
- *   hostel logs [-f] [--since SEQ] [--json] [--kind KIND]... [--call ID]
- *               [SERVICE]
+ *   hostel logs [-f] [-n N] [--since SEQ|TIME] [--until SEQ|TIME] [--json]
+ *               [--kind KIND]... [--call ID] [SERVICE]
  *
- * Without -f the history is read in pages until the last durable event.
- * With -f one Read call with "more" streams the backlog and then every
- * new event; if hosteld reports that we fell behind
+ * Without -f the history is read in pages until the end of the range
+ * the first reply names (the last durable event, or --until's), so
+ * events that happen meanwhile do not stretch it.  With -f one Read
+ * call with "more" streams the backlog and then every new event; if
+ * hosteld reports that we fell behind
  * (io.hostel.History.Lagged) the read resumes right after the last event
- * printed, so nothing is missed or printed twice.  The stream ends when
- * hosteld stops (its final reply): exit 0.  Exit codes are those of
+ * printed, so nothing is missed or printed twice.  -n and the times go
+ * to hosteld (Read's last, sinceTime, untilTime), which resolves them to
+ * seqs, on the first call only: later pages continue by seq.  TIME is
+ * one of ipc/timefmt.h's user forms, sent as RFC 3339 in UTC.  The stream ends
+ * when hosteld stops (its final reply): exit 0.  Exit codes are those of
  * `hostel status` (client/commands.h).
  *
  * Allocations sized by a guest or a client (issue 18 audit):
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -36,17 +42,21 @@
 #include "client/daemon-client.h"
 #include "ipc/client.h"
 #include "ipc/socket-path.h"
+#include "ipc/timefmt.h"
 
 #define LOGS_TIMEOUT_MS 5000
 #define LOGS_PAGE	1000
 #define LOGS_KINDS_MAX	32
 #define ERROR_LAGGED	"io.hostel.History.Lagged"
+/* hosteld's bound on Read's last (daemon/method-history.c). */
+#define LOGS_LINES_MAX 1000000
 
 struct logs {
 	const char *service, *call;
 	const char *kinds[LOGS_KINDS_MAX];
 	size_t n_kinds;
-	json_int_t since;
+	json_int_t since, until, lines;
+	char since_time[48], until_time[48]; /* RFC 3339; "" when not set */
 	bool follow, json;
 	struct varlink_client *client;
 	const char *path;
@@ -55,14 +65,22 @@ struct logs {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: hostel logs [-f] [--since SEQ] [--json] [--kind "
-		"KIND]... "
-		"[--call ID] [SERVICE]\n"
+		"usage: hostel logs [-f] [-n N] [--since SEQ|TIME] [--until "
+		"SEQ|TIME] [--json]\n"
+		"                   [--kind KIND]... [--call ID] [SERVICE]\n"
 		"\n"
 		"Print hosteld's event history, oldest first.\n"
 		"\n"
 		"  -f, --follow     keep printing new events as they happen\n"
-		"  --since SEQ      start at sequence number SEQ\n"
+		"  -n, --lines N    only the last N events (then, with -f, new "
+		"ones)\n"
+		"  --since SEQ|TIME start at sequence number SEQ, or at TIME\n"
+		"  --until SEQ|TIME stop at SEQ, or at TIME (not with -f)\n"
+		"                   TIME: 2026-12-01T20:00:00Z, \"2026-12-01 "
+		"20:00[:00]\" (local),\n"
+		"                   2026-12-01, now, today, yesterday, -10m, "
+		"\"2h ago\";\n"
+		"                   units s, m, min, h, d, w\n"
 		"  --kind KIND      only events of KIND (e.g. call.returned, "
 		"call.*);\n"
 		"                   may be given several times\n"
@@ -89,6 +107,14 @@ static int resolve_socket(const char *opt, char *buf, size_t size)
 		rc == -ENOENT ? "no default socket (XDG_RUNTIME_DIR is unset)"
 			      : "the default socket path is too long");
 	return HOSTEL_EXIT_UNAVAILABLE;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* "2024-06-01T12:00:00.123456789Z" -> "2024-06-01T12:00:00.123Z". */
@@ -151,13 +177,27 @@ static int print_events(const struct logs *lg, json_t *params,
 	return 0;
 }
 
-static json_t *read_params(const struct logs *lg, json_int_t since, bool paged)
+/*
+ * Read's parameters.  The first call carries -n and the times; later
+ * ones (first false) continue by seq, up to until (0: no bound).
+ */
+static json_t *read_params(const struct logs *lg, json_int_t since,
+			   json_int_t until, bool paged, bool first)
 {
 	json_t *p = json_object(), *kinds;
 
 	if (!p)
 		return NULL;
 	if (json_object_set_new(p, "since", json_integer(since)) ||
+	    (until && json_object_set_new(p, "until", json_integer(until))) ||
+	    (first && lg->lines &&
+	     json_object_set_new(p, "last", json_integer(lg->lines))) ||
+	    (first && *lg->since_time &&
+	     json_object_set_new(p, "sinceTime",
+				 json_string(lg->since_time))) ||
+	    (first && *lg->until_time &&
+	     json_object_set_new(p, "untilTime",
+				 json_string(lg->until_time))) ||
 	    (paged &&
 	     json_object_set_new(p, "limit", json_integer(LOGS_PAGE))) ||
 	    (lg->service &&
@@ -202,17 +242,18 @@ static int lost(const struct logs *lg, int rc)
 	return HOSTEL_EXIT_UNAVAILABLE;
 }
 
-/* Page through the history up to its last durable event. */
+/* Page through the range, up to the end the first reply gives. */
 static int read_all(struct logs *lg)
 {
-	json_int_t since = lg->since, printed = 0;
+	json_int_t since = lg->since, printed = 0, until = lg->until;
+	bool first = true;
 
 	for (;;) {
 		struct varlink_reply r = {0};
 		json_t *next, *last;
-		int rc = varlink_client_call(lg->client,
-					     "io.hostel.History.Read",
-					     read_params(lg, since, true), &r);
+		int rc = varlink_client_call(
+			lg->client, "io.hostel.History.Read",
+			read_params(lg, since, until, true, first), &r);
 
 		if (rc)
 			return lost(lg, rc);
@@ -232,7 +273,16 @@ static int read_all(struct logs *lg)
 		}
 		if (json_integer_value(next) > json_integer_value(last)) {
 			varlink_reply_clear(&r);
-			return HOSTEL_EXIT_OK; /* up to the last durable */
+			return HOSTEL_EXIT_OK; /* up to the end of the range */
+		}
+		if (first) {
+			/* Later pages: by seq, within the range resolved. */
+			first = false;
+			until = json_integer_value(last);
+			if (until < 1) {
+				varlink_reply_clear(&r);
+				return HOSTEL_EXIT_OK;
+			}
 		}
 		/* Short of the end: the cursor must move, or we would loop. */
 		rc = json_integer_value(next) <= since;
@@ -246,10 +296,10 @@ static int read_all(struct logs *lg)
 	}
 }
 
-static int send_follow(struct logs *lg, json_int_t since)
+static int send_follow(struct logs *lg, json_int_t since, bool first)
 {
 	json_t *call = varlink_call_new("io.hostel.History.Read",
-					read_params(lg, since, false),
+					read_params(lg, since, 0, false, first),
 					VARLINK_CALL_MORE);
 	int rc = call ? varlink_client_send(lg->client, call) : -ENOMEM;
 
@@ -264,7 +314,7 @@ static int follow(struct logs *lg)
 	int rc;
 
 	varlink_client_set_timeout(lg->client, -1);
-	rc = send_follow(lg, lg->since);
+	rc = send_follow(lg, lg->since, true);
 	while (rc == 0) {
 		struct varlink_reply r = {0};
 
@@ -281,7 +331,7 @@ static int follow(struct logs *lg)
 				"event %" JSON_INTEGER_FORMAT "\n",
 				printed);
 			varlink_reply_clear(&r);
-			rc = send_follow(lg, printed + 1);
+			rc = send_follow(lg, printed + 1, false);
 			continue;
 		}
 		if (r.error) {
@@ -305,11 +355,36 @@ static int follow(struct logs *lg)
 	return lost(lg, rc);
 }
 
+/* SEQ (digits) or TIME; on false a message has been printed. */
+static bool seq_or_time(const char *opt, const char *v, json_int_t *seq,
+			char *time, size_t size)
+{
+	int64_t ns;
+	char *end;
+
+	if (*v >= '0' && *v <= '9' && strspn(v, "0123456789") == strlen(v)) {
+		errno = 0;
+		*seq = strtoll(v, &end, 10);
+		if (!errno && *seq >= 1)
+			return true;
+	} else if (hostel_time_parse_user(v, now_ns(), &ns) == 0) {
+		hostel_time_format(ns, time, size);
+		return true;
+	}
+	fprintf(stderr,
+		"hostel logs: %s wants a sequence number (1 or more) or a "
+		"time (hostel(1)), not '%s'\n",
+		opt, v);
+	return false;
+}
+
 int cmd_logs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"follow", no_argument, NULL, 'f'},
+		{"lines", required_argument, NULL, 'n'},
 		{"since", required_argument, NULL, 'S'},
+		{"until", required_argument, NULL, 'U'},
 		{"json", no_argument, NULL, 'j'},
 		{"kind", required_argument, NULL, 'k'},
 		{"call", required_argument, NULL, 'c'},
@@ -323,21 +398,32 @@ int cmd_logs(int argc, char **argv)
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fn:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			lg.follow = true;
 			break;
-		case 'S':
+		case 'n':
 			errno = 0;
-			lg.since = strtoll(optarg, &end, 10);
-			if (errno || *end || end == optarg || lg.since < 1) {
+			lg.lines = strtoll(optarg, &end, 10);
+			if (errno || *end || end == optarg || lg.lines < 1 ||
+			    lg.lines > LOGS_LINES_MAX) {
 				fprintf(stderr,
-					"hostel logs: --since wants a sequence "
-					"number (1 or more), not '%s'\n",
-					optarg);
+					"hostel logs: -n wants a count from 1 "
+					"to %d, not '%s'\n",
+					LOGS_LINES_MAX, optarg);
 				return HOSTEL_EXIT_USAGE;
 			}
+			break;
+		case 'S':
+			if (!seq_or_time("--since", optarg, &lg.since,
+					 lg.since_time, sizeof(lg.since_time)))
+				return HOSTEL_EXIT_USAGE;
+			break;
+		case 'U':
+			if (!seq_or_time("--until", optarg, &lg.until,
+					 lg.until_time, sizeof(lg.until_time)))
+				return HOSTEL_EXIT_USAGE;
 			break;
 		case 'j':
 			lg.json = true;
@@ -364,6 +450,11 @@ int cmd_logs(int argc, char **argv)
 			usage(stderr);
 			return HOSTEL_EXIT_USAGE;
 		}
+	}
+	if (lg.follow && (lg.until || *lg.until_time)) {
+		fprintf(stderr,
+			"hostel logs: --until cannot be used with -f\n");
+		return HOSTEL_EXIT_USAGE;
 	}
 	if (optind < argc)
 		lg.service = argv[optind++];

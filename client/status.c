@@ -42,7 +42,8 @@ static void usage(FILE *f)
 		   "  --socket PATH   the daemon's socket (default: "
 		   "$HOSTEL_SOCKET, else the\n"
 		   "                  daemon's default path)\n"
-		   "  --json          print the daemon's reply as it came\n");
+		   "  --json          print the reply's parameters as one JSON "
+		   "object\n");
 }
 
 /* 0, or HOSTEL_EXIT_UNAVAILABLE after saying why. */
@@ -176,8 +177,18 @@ int cmd_status(int argc, char **argv)
 		rc = HOSTEL_EXIT_PROTOCOL;
 		goto out;
 	}
-	if (json) {
-		printf("%s\n", msg);
+	if (json && !reply.error) {
+		/* The parameters themselves: what a script wants, no envelope.
+		 */
+		char *text = json_dumps(reply.parameters, JSON_COMPACT);
+
+		if (!text) {
+			fprintf(stderr, "hostel: out of memory\n");
+			rc = HOSTEL_EXIT_FAILURE;
+			goto out;
+		}
+		printf("%s\n", text);
+		free(text);
 	} else if (!reply.error) {
 		print_human(reply.parameters);
 	}

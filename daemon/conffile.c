@@ -22,6 +22,7 @@
 #include "daemon/conffile.h"
 #include "daemon/log.h"
 #include "ipc/socket-path.h"
+#include "ipc/timefmt.h"
 
 void config_init(struct config *c)
 {
@@ -145,13 +146,17 @@ static long long unit_parse(const char *v, const struct unit *units,
 	return n * mult;
 }
 
-/* A duration: a count with an optional unit s, m, h or d; seconds. */
+/*
+ * A duration in seconds, in the one set of forms hostel(1) takes too
+ * (ipc/timefmt.h: s, m, min, h, d, w), at most CONFIG_COUNT_MAX.
+ */
 static long long duration_parse(const char *v)
 {
-	static const struct unit units[] = {
-		{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+	int64_t sec;
 
-	return unit_parse(v, units, sizeof(units) / sizeof(units[0]));
+	if (hostel_duration_parse(v, &sec) < 0 || sec > CONFIG_COUNT_MAX)
+		return -1;
+	return sec;
 }
 
 /*

@@ -18,7 +18,10 @@
  *  - filters: names of at most HISTORY_NAME_MAX, kinds at most
  *    HISTORY_KINDS_MAX patterns of HISTORY_KIND_MAX.
  *  - read replies: at most READ_LIMIT_MAX (10,000) events, READ_SCAN_MAX
- *    seqs examined, REPLY_BYTES_MAX (4 MiB) of payload text.
+ *    seqs examined, REPLY_BYTES_MAX (4 MiB) of payload text.  A tail
+ *    ("last", at most READ_LAST_MAX) and times (sinceTime, untilTime)
+ *    only move the range's ends: one backward index walk, a binary
+ *    search; nothing is held in memory.
  *  - followers: one per connection that follows; a follower whose
  *    unsent replies pass FOLLOW_LAG_MAX (1 MiB) is dropped (Lagged).
  */
@@ -38,6 +41,7 @@
 #include "daemon/dispatch.h"
 #include "daemon/history-hooks.h"
 #include "daemon/service.h"
+#include "ipc/timefmt.h"
 #include "store/db.h"
 #include "store/history.h"
 
@@ -46,6 +50,8 @@
 
 #define READ_LIMIT_DEFAULT 1000
 #define READ_LIMIT_MAX	   10000
+/* The most events a tail (`last`) asks for: it only moves the start. */
+#define READ_LAST_MAX 1000000
 /* Seqs one read examines at most: filters that match rarely still
  * answer quickly, with `next` saying where to go on. */
 #define READ_SCAN_MAX (64 * 1024)
@@ -158,23 +164,65 @@ static bool visible(struct call *call, struct filter *f)
 	return call_may_see(call, s->owner);
 }
 
-/* Parse Read's parameters; on false a reply has been sent. */
-static bool read_params(struct call *call, struct filter *f, uint64_t *since,
-			size_t *limit)
+/* An optional RFC 3339 time; absent/null: *set false. */
+static bool opt_time(struct call *call, const char *name, bool *set,
+		     int64_t *ns)
 {
-	static const char *const known[] = {"since", "service", "call",
-					    "kinds", "limit",	NULL};
+	json_t *v = json_object_get(call->req->parameters, name);
+
+	*set = false;
+	if (!v || json_is_null(v))
+		return true;
+	if (!json_is_string(v) ||
+	    hostel_time_parse_rfc3339(json_string_value(v), ns) < 0) {
+		call_invalid_parameter(call, name);
+		return false;
+	}
+	*set = true;
+	return true;
+}
+
+/* The range Read's parameters ask for, before it is resolved to seqs. */
+struct range {
+	uint64_t since, until; /* until 0: no bound */
+	uint64_t last;	       /* 0: no tail */
+	size_t limit;
+	bool since_time_set, until_time_set;
+	int64_t since_time, until_time;
+};
+
+/* Parse Read's parameters; on false a reply has been sent. */
+static bool read_params(struct call *call, struct filter *f, struct range *r)
+{
+	static const char *const known[] = {
+		"since",   "until", "sinceTime", "untilTime", "last",
+		"service", "call",  "kinds",	 "limit",     NULL};
 	json_t *kinds;
 	json_int_t n;
 
 	memset(f, 0, sizeof(*f));
+	memset(r, 0, sizeof(*r));
 	if (!call_check_parameters(call, known) ||
 	    !opt_int(call, "since", 0, INT64_MAX, 1, &n))
 		return false;
-	*since = n ? (uint64_t)n : 1;
+	r->since = n ? (uint64_t)n : 1;
+	if (!opt_int(call, "until", 1, INT64_MAX, 0, &n))
+		return false;
+	r->until = (uint64_t)n;
+	if (!opt_int(call, "last", 1, READ_LAST_MAX, 0, &n))
+		return false;
+	r->last = (uint64_t)n;
 	if (!opt_int(call, "limit", 1, READ_LIMIT_MAX, READ_LIMIT_DEFAULT, &n))
 		return false;
-	*limit = (size_t)n;
+	r->limit = (size_t)n;
+	if (!opt_time(call, "sinceTime", &r->since_time_set, &r->since_time) ||
+	    !opt_time(call, "untilTime", &r->until_time_set, &r->until_time))
+		return false;
+	/* A stream has no end but the daemon's: no upper bound. */
+	if (call->req->more && (r->until || r->until_time_set)) {
+		call_invalid_parameter(call, r->until ? "until" : "untilTime");
+		return false;
+	}
 	if (!opt_string(call, "service", &f->service) ||
 	    !opt_string(call, "call", &f->call))
 		goto fail;
@@ -215,25 +263,47 @@ fail:
 	return false;
 }
 
-/* RFC 3339 in UTC with nanoseconds. */
-static void format_time(int64_t ns, char *buf, size_t size)
+/*
+ * Resolve the range to seqs against the history as it is now: since
+ * (the later of since and sinceTime's first event), *upto (the earlier
+ * of until, untilTime's last event and the last durable seq), then the
+ * tail (the newest `last` matching events of that range).  Each step is
+ * one bounded query or a binary search (store/history.h).
+ */
+static int resolve_range(struct history *h, const struct filter *f,
+			 struct range *r, uint64_t *upto)
 {
-	int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-	time_t t;
-	struct tm tm;
-	size_t n;
+	struct history_query q = filter_query(f);
+	uint64_t seq;
+	int rc;
 
-	if (frac < 0) {
-		frac += 1000000000;
-		sec--;
+	*upto = history_last_seq(h);
+	if (r->until && r->until < *upto)
+		*upto = r->until;
+	if (r->since_time_set) {
+		rc = history_seq_at_time(h, r->since_time, &seq);
+		if (rc < 0)
+			return rc;
+		if (seq > r->since)
+			r->since = seq;
 	}
-	t = (time_t)sec;
-	if (!gmtime_r(&t, &tm) ||
-	    !(n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm))) {
-		snprintf(buf, size, "%lld", (long long)ns);
-		return;
+	if (r->until_time_set) {
+		/* The last event at or before untilTime: before the first
+		 * one after it. */
+		rc = history_seq_at_time(h, r->until_time + 1, &seq);
+		if (rc < 0)
+			return rc;
+		if (seq - 1 < *upto)
+			*upto = seq - 1;
 	}
-	snprintf(buf + n, size - n, ".%09lldZ", (long long)frac);
+	if (r->last && r->since <= *upto) {
+		q.from = r->since;
+		q.upto = *upto;
+		rc = history_tail_from(h, &q, r->last, &r->since);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static json_t *event_json(const struct history_event *ev)
@@ -246,7 +316,7 @@ static json_t *event_json(const struct history_event *ev)
 		json_decref(payload);
 		payload = json_object();
 	}
-	format_time(ev->time, time, sizeof(time));
+	hostel_time_format(ev->time, time, sizeof(time));
 	return json_pack("{sI,ss,ss?,ss?,ss,so}", "seq", (json_int_t)ev->seq,
 			 "time", time, "service", ev->service, "call", ev->call,
 			 "kind", ev->kind, "payload", payload);
@@ -523,26 +593,44 @@ void method_history_read(struct call *call)
 	struct history *h;
 	struct history_query q;
 	struct filter flt;
+	struct range r;
 	struct page p = {0};
-	uint64_t since, next;
-	size_t limit;
+	uint64_t next, upto;
 	int rc;
 
-	if (!read_params(call, &flt, &since, &limit))
+	if (!read_params(call, &flt, &r))
 		return;
 	if (!available(call, &h)) {
 		filter_free(&flt);
 		return;
 	}
+	rc = resolve_range(h, &flt, &r, &upto);
+	if (rc < 0) {
+		filter_free(&flt);
+		if (rc == -ENOMEM)
+			call_reply(call, NULL);
+		else
+			call_error(call, HISTORY_ERROR_UNAVAILABLE,
+				   json_pack("{ss}", "reason",
+					     "cannot read the history"));
+		return;
+	}
 	if (call->req->more) {
-		follow(call, &flt, since);
+		follow(call, &flt, r.since);
+		return;
+	}
+	p.events = json_array();
+	if (p.events && r.since > upto) {
+		/* Nothing in the range (q.upto 0 would mean "to the end"). */
+		filter_free(&flt);
+		call_reply(call, page_reply(&p, r.since, upto));
 		return;
 	}
 	q = filter_query(&flt);
-	q.from = since;
-	q.limit = limit;
+	q.from = r.since;
+	q.upto = upto;
+	q.limit = r.limit;
 	q.max_scan = READ_SCAN_MAX;
-	p.events = json_array();
 	rc = p.events ? history_read(h, &q, page_cb, &p, &next) : -ENOMEM;
 	filter_free(&flt);
 	if (rc < 0 || p.oom) {
@@ -555,7 +643,7 @@ void method_history_read(struct call *call)
 					     "cannot read the history"));
 		return;
 	}
-	call_reply(call, page_reply(&p, next, history_last_seq(h)));
+	call_reply(call, page_reply(&p, next, upto));
 }
 
 void method_history_stats(struct call *call)

@@ -1195,14 +1195,17 @@ bool history_query_matches(const struct history_query *q,
 	return false;
 }
 
+/* tail: the seq of the (OFFSET+1)-th newest match, not the rows. */
 static int build_query(struct history *h, const struct history_query *q,
-		       char *sql, size_t size)
+		       bool tail, char *sql, size_t size)
 {
 	size_t len;
 
 	len = (size_t)snprintf(sql, size,
-			       "SELECT seq, time, service, call, kind, payload "
+			       "SELECT %s "
 			       "FROM events WHERE seq BETWEEN ? AND ?%s%s",
+			       tail ? "seq"
+				    : "seq, time, service, call, kind, payload",
 			       q->service ? " AND service = ?" : "",
 			       /* Both halves, so each uses its index. */
 			       q->call ? " AND ((call = ? AND kind GLOB "
@@ -1229,35 +1232,18 @@ static int build_query(struct history *h, const struct history_query *q,
 		}
 		len += (size_t)snprintf(sql + len, size - len, ")");
 	}
-	snprintf(sql + len, size - len, " ORDER BY seq LIMIT ?");
+	snprintf(sql + len, size - len, "%s",
+		 tail ? " ORDER BY seq DESC LIMIT 1 OFFSET ?"
+		      : " ORDER BY seq LIMIT ?");
 	return 0;
 }
 
-int history_read(struct history *h, const struct history_query *q,
-		 history_read_fn fn, void *arg, uint64_t *next)
+/* Bind q's range and filters, then last (the limit or the offset). */
+static void bind_query(sqlite3_stmt *st, const struct history_query *q,
+		       uint64_t from, uint64_t upto, int64_t last)
 {
-	char sql[256 + HISTORY_KINDS_MAX * 16];
-	uint64_t from = q->from ? q->from : 1;
-	uint64_t upto = q->upto ? q->upto : h->last_seq;
-	size_t limit = q->limit ? q->limit : 1000;
-	uint64_t last = 0;
-	sqlite3_stmt *st;
-	int rc, i = 1, delivered = 0;
-	bool stopped = false;
+	int i = 1;
 
-	*next = from;
-	if (limit > INT32_MAX)
-		limit = INT32_MAX;
-	rc = build_query(h, q, sql, sizeof(sql));
-	if (rc)
-		return rc;
-	if (from > upto)
-		return 0;
-	if (q->max_scan && upto - from >= q->max_scan)
-		upto = from + q->max_scan - 1;
-	rc = db_prepare(h->db, sql, &st);
-	if (rc)
-		return rc;
 	sqlite3_bind_int64(st, i++, (int64_t)from);
 	sqlite3_bind_int64(st, i++,
 			   (int64_t)(upto > INT64_MAX ? INT64_MAX : upto));
@@ -1270,7 +1256,111 @@ int history_read(struct history *h, const struct history_query *q,
 	/* As a GLOB pattern, "call.*" matches "call." and anything after. */
 	for (size_t k = 0; q->kinds && k < q->n_kinds; k++)
 		sqlite3_bind_text(st, i++, q->kinds[k], -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, i, (int64_t)limit);
+	sqlite3_bind_int64(st, i, last);
+}
+
+int history_tail_from(struct history *h, const struct history_query *q,
+		      uint64_t n, uint64_t *from)
+{
+	char sql[256 + HISTORY_KINDS_MAX * 16];
+	uint64_t first = q->from ? q->from : 1;
+	uint64_t upto = q->upto ? q->upto : h->last_seq;
+	sqlite3_stmt *st;
+	int rc;
+
+	*from = first;
+	rc = build_query(h, q, true, sql, sizeof(sql));
+	if (rc || n == 0 || first > upto)
+		return rc;
+	rc = db_prepare(h->db, sql, &st);
+	if (rc)
+		return rc;
+	bind_query(st, q, first, upto,
+		   (int64_t)(n - 1 > INT64_MAX ? INT64_MAX : n - 1));
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*from = (uint64_t)sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE) /* DONE: fewer than n, from the start */
+		rc = db_fail(h->db, rc, "reading the history's tail");
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rc;
+}
+
+/* The time of the first event at or after seq: SQLITE_ROW (*t set),
+ * SQLITE_DONE (none) or an error. */
+static int time_from(sqlite3_stmt *st, uint64_t seq, int64_t *t)
+{
+	int rc;
+
+	sqlite3_reset(st);
+	sqlite3_bind_int64(st, 1, (int64_t)seq);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*t = sqlite3_column_int64(st, 0);
+	return rc;
+}
+
+int history_seq_at_time(struct history *h, int64_t ns, uint64_t *seq)
+{
+	uint64_t lo = 1, hi = h->last_seq + 1;
+	sqlite3_stmt *st;
+	int rc;
+
+	/* Invariant: events before lo are older than ns; from hi on, the
+	 * first event is not (or there is none). */
+	rc = db_prepare(h->db,
+			"SELECT time FROM events WHERE seq >= ?1 ORDER BY seq "
+			"LIMIT 1",
+			&st);
+	if (rc)
+		return rc;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		int64_t t;
+
+		rc = time_from(st, mid, &t);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			rc = db_fail(h->db, rc,
+				     "searching the history by time");
+			sqlite3_finalize(st);
+			return rc;
+		}
+		if (rc == SQLITE_ROW && t < ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	sqlite3_finalize(st);
+	*seq = lo;
+	return 0;
+}
+
+int history_read(struct history *h, const struct history_query *q,
+		 history_read_fn fn, void *arg, uint64_t *next)
+{
+	char sql[256 + HISTORY_KINDS_MAX * 16];
+	uint64_t from = q->from ? q->from : 1;
+	uint64_t upto = q->upto ? q->upto : h->last_seq;
+	size_t limit = q->limit ? q->limit : 1000;
+	uint64_t last = 0;
+	sqlite3_stmt *st;
+	int rc, delivered = 0;
+	bool stopped = false;
+
+	*next = from;
+	if (limit > INT32_MAX)
+		limit = INT32_MAX;
+	rc = build_query(h, q, false, sql, sizeof(sql));
+	if (rc)
+		return rc;
+	if (from > upto)
+		return 0;
+	if (q->max_scan && upto - from >= q->max_scan)
+		upto = from + q->max_scan - 1;
+	rc = db_prepare(h->db, sql, &st);
+	if (rc)
+		return rc;
+	bind_query(st, q, from, upto, (int64_t)limit);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct history_event ev = {
 			.seq = (uint64_t)sqlite3_column_int64(st, 0),

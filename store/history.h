@@ -345,6 +345,25 @@ typedef int (*history_read_fn)(void *arg, const struct history_event *ev);
 int history_read(struct history *h, const struct history_query *q,
 		 history_read_fn fn, void *arg, uint64_t *next);
 
+/*
+ * Where a read of the newest n matching events starts: the seq of the
+ * n-th newest event q selects in [q->from, q->upto] (upto 0: the last
+ * seq), or q->from when fewer match.  Reading from there up to that
+ * upto delivers exactly those events, in seq order.  One query walking
+ * an index backwards: memory does not grow with n or with the history.
+ */
+int history_tail_from(struct history *h, const struct history_query *q,
+		      uint64_t n, uint64_t *from);
+
+/*
+ * The first seq whose event's time is at or after ns (unix ns), or
+ * history_last_seq() + 1 when there is none; 1 on an empty history.
+ * A binary search over seqs, O(log n) lookups: like age pruning, it
+ * assumes event times grow with seq (after a clock step backwards it
+ * finds one of the places where the time crosses ns).
+ */
+int history_seq_at_time(struct history *h, int64_t ns, uint64_t *seq);
+
 /* Whether s is a kind pattern a query accepts: a kind or "family.*". */
 bool history_kind_pattern_valid(const char *s);
 

@@ -61,8 +61,26 @@ check "status shows the state dir" has "$T/status" "state dir:    $STATE"
 HOSTEL_SOCKET=$SOCK "$HOSTEL" status --json >"$T/status" 2>&1
 check "HOSTEL_SOCKET and --json work" \
 	has "$T/status" "\"socket\":\"$SOCK\""
-check "--json is the raw reply" grep -q '^{"parameters":{"version":' \
-	"$T/status"
+check "--json is Status's parameters, no envelope" \
+	grep -q '^{"version":"[^"]*","pid":' "$T/status"
+# ---- hostel varlink ------------------------------------------------------------
+"$HOSTEL" --socket "$SOCK" varlink io.hostel.Daemon.Status >"$T/out" 2>&1
+check "varlink METHOD: the reply's parameters on a line, exit 0" \
+	sh -c "test $? -eq 0 && test \$(wc -l <'$T/out') -eq 1 &&
+		grep -q '^{\"version\":\"[^\"]*\",\"pid\":$DPID,' '$T/out'"
+"$HOSTEL" --socket "$SOCK" varlink org.varlink.service.GetInterfaceDescription \
+	'{"interface":"io.hostel.History"}' >"$T/out" 2>&1
+check "varlink METHOD JSON: with parameters" \
+	grep -q '^{"description":"# The event history' "$T/out"
+"$HOSTEL" --socket "$SOCK" varlink io.hostel.Daemon.Nope >"$T/out" 2>"$T/err"
+check "varlink: an error reply goes to stderr, exit non-zero" \
+	sh -c "test $? -ne 0 && ! test -s '$T/out' &&
+		grep -q 'answered org.varlink.service.MethodNotFound' '$T/err'"
+"$HOSTEL" --socket "$SOCK" varlink io.hostel.Daemon.Status '[]' 2>"$T/err"
+check "varlink: parameters not an object: usage error" \
+	sh -c "test $? -eq 2 && grep -q 'must be a JSON object' '$T/err'"
+"$HOSTEL" varlink >/dev/null 2>&1
+check "varlink without a method: usage error" test $? -eq 2
 # Closed connections are counted out as the daemon sees their end: poll.
 conns_are() {
 	"$HOSTEL" --socket "$SOCK" status --json | grep -q "\"connections\":$1}"

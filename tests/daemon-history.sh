@@ -94,6 +94,12 @@ check "Stats: synchronous and retention as reloaded" \
 		grep -q '\"keepEvents\":50,' '$T/stats'"
 check "Stats: commits and latency" \
 	grep -q '"lastSeq":3,"commits":[1-9]' "$T/stats"
+"$HOSTEL" --socket "$SOCK" varlink --more io.hostel.History.Read \
+	'{"kinds":["daemon.*"]}' >"$T/vfollow" 2>"$T/vfollow.err" &
+VPID=$!
+PIDS="$PIDS $VPID"
+check "varlink --more: the stream's replies, each on a line" wait_for 10 \
+	has "$T/vfollow" '"kind":"daemon.reloaded"'
 kill -TERM "$DPID"
 wait "$DPID"
 check "SIGTERM: daemon exits 0" test $? -eq 0
@@ -102,8 +108,16 @@ check "-f exits 0 when the daemon stops" test $? -eq 0
 check "-f saw daemon.stopped last" \
 	sh -c "tail -n 1 '$T/follow' | grep -q ' - daemon.stopped {\"uptimeMs\":'"
 check "-f printed nothing on stderr" test ! -s "$T/follow.err"
+wait "$VPID"
+check "varlink --more exits 0 after the final reply" test $? -eq 0
+check "varlink --more: the final reply last, and daemon.stopped before it" \
+	sh -c "tail -n 1 '$T/vfollow' | grep -q '^{\"events\":\[\],\"next\":' &&
+		tail -n 2 '$T/vfollow' | head -n 1 | grep -q daemon.stopped"
 
 # ---- restart ------------------------------------------------------------------------
+# More than a second between daemon.stopped and the next daemon.started,
+# so that a whole second lies between them (--since TIME below).
+sleep 1.1
 check "daemon restarts on the same state" start
 logs
 check "restart: stopped, then a new started" test "$(kinds "$T/out")" = \
@@ -130,6 +144,55 @@ check "bad kind: exit 2 (usage) and InvalidParameter" \
 	sh -c "test $? -eq 2 && grep -q InvalidParameter '$T/err'"
 logs --since 0
 check "--since 0: usage error" test $? -eq 2
+
+# ---- --since / --until TIME -------------------------------------------------------
+# Event 4 (daemon.stopped) is more than a second older than event 5
+# (daemon.started): the whole second of event 5 lies between them.
+logs --json --since 5
+T5=$(sed -n 's/.*"time":"\([0-9-]*T[0-9:]*\)[.Z].*/\1/p' "$T/out")
+check "the time of event 5" test -n "$T5"
+seqs() {
+	awk '{printf "%s ", $1}' "$T/out"
+}
+logs --since "${T5}Z"
+check "--since TIME (RFC 3339): the events at or after it" 	test "$(seqs)" = "5 "
+logs --until "${T5}Z"
+check "--until TIME: the events before it" test "$(seqs)" = "1 2 3 4 "
+TZ=UTC "$HOSTEL" --socket "$SOCK" logs --since "$(echo "$T5" | tr T ' ')" \
+	>"$T/out"
+check "--since 'YYYY-MM-DD HH:MM:SS' is local time" test "$(seqs)" = "5 "
+logs --since "${T5}+01:00"
+check "--since TIME with an offset" test "$(seqs)" = "1 2 3 4 5 "
+logs --since "${T5}Z" --until 4
+check "--since TIME with --until SEQ: nothing between" test "$(seqs)" = ""
+logs --since 2 --until 3
+check "--since SEQ --until SEQ" test "$(seqs)" = "2 3 "
+logs --since -1d
+check "--since -1d: all of today's" test "$(seqs)" = "1 2 3 4 5 "
+logs --since '2 h ago'
+check "--since '2 h ago'" test "$(seqs)" = "1 2 3 4 5 "
+logs --since '10min ago' --kind daemon.stopped
+check "--since '10min ago' with a filter" test "$(seqs)" = "4 "
+logs --until -1d
+check "--until -1d: nothing yet" sh -c "test $? -eq 0 && ! test -s '$T/out'"
+logs --since yesterday -n 2
+check "--since yesterday -n 2" test "$(seqs)" = "4 5 "
+logs --since 'next tuesday'
+check "--since with a bad time: usage error" \
+	sh -c "test $? -eq 2 && grep -q 'or a time' '$T/err'"
+logs -f --until 3
+check "-f with --until: usage error" test $? -eq 2
+"$SEND" "$SOCK" call '{"method":"io.hostel.History.Read","parameters":{"sinceTime":"yesterday"}}' \
+	>"$T/out" 2>&1
+check "Read: a sinceTime not RFC 3339 is an InvalidParameter" \
+	has "$T/out" '"parameter":"sinceTime"'
+"$SEND" "$SOCK" call '{"method":"io.hostel.History.Read","more":true,"parameters":{"until":3}}' \
+	>"$T/out" 2>&1
+check "Read with more refuses until" has "$T/out" '"parameter":"until"'
+"$SEND" "$SOCK" call "{\"method\":\"io.hostel.History.Read\",\"parameters\":{\"untilTime\":\"${T5}Z\",\"last\":2}}" \
+	>"$T/out" 2>&1
+check "Read: last and untilTime, and the range's end as last" \
+	grep -q '"seq":3,.*"seq":4,.*"next":5,"last":4}' "$T/out"
 "$HOSTEL" --socket "$SOCK" logs --help >"$T/out"
 check "logs --help" has "$T/out" "usage: hostel logs"
 "$SEND" "$SOCK" call '{"method":"org.varlink.service.GetInfo"}' >"$T/out"
@@ -188,6 +251,42 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 H logs counter >"$T/before"
+H logs >"$T/all-before"
+n_counter=$(wc -l <"$T/before")
+n_all=$(wc -l <"$T/all-before")
+
+# ---- -n N ------------------------------------------------------------------------
+H logs -n 5 >"$T/out"
+check "-n 5: exactly the last 5 events, in order" \
+	test "$(cat "$T/out")" = "$(tail -n 5 "$T/all-before")"
+H logs --lines 3 counter >"$T/out"
+check "--lines 3 SERVICE: its last 3" \
+	test "$(cat "$T/out")" = "$(tail -n 3 "$T/before")"
+H logs -n 2 --kind call.returned >"$T/out"
+check "-n with --kind: the last 2 of that kind" \
+	test "$(cat "$T/out")" = "$(grep ' call.returned ' "$T/all-before" | tail -n 2)"
+H logs -n 100000 >"$T/out"
+check "-n past the history's length: all of it" \
+	test "$(cat "$T/out")" = "$(cat "$T/all-before")"
+H logs -n 0 >/dev/null 2>&1
+check "-n 0: usage error" test $? -eq 2
+"$HOSTEL" --socket "$SOCK" logs -n 2 -f counter >"$T/nfollow" 2>&1 &
+NFPID=$!
+PIDS="$PIDS $NFPID"
+two_lines() {
+	test "$(wc -l <"$T/nfollow")" -ge 2
+}
+check "-n 2 -f: the last 2 first" wait_for 10 two_lines
+H call counter 'inc()' >/dev/null 2>&1
+four_lines() {
+	test "$(wc -l <"$T/nfollow")" -ge 4
+}
+check "-n 2 -f: then the new ones" wait_for 10 four_lines
+kill "$NFPID" 2>/dev/null
+wait "$NFPID" 2>/dev/null
+H logs counter >"$T/before"
+check "-n 2 -f: the last 2, then the call's start and end, nothing else" \
+	test "$(cat "$T/nfollow")" = "$(tail -n 4 "$T/before")"
 H logs >"$T/all-before"
 n_counter=$(wc -l <"$T/before")
 n_all=$(wc -l <"$T/all-before")

@@ -114,6 +114,11 @@ START_TEST(history_keys)
 	config_free(&c);
 	ck_assert_int_eq(parse("history-keep-age = 5m\n", &c, err), 0);
 	ck_assert_int_eq(c.keep_age, 300);
+	/* The units hostel(1) takes: one set (ipc/timefmt.h). */
+	ck_assert_int_eq(parse("history-keep-age = 10min\n", &c, err), 0);
+	ck_assert_int_eq(c.keep_age, 600);
+	ck_assert_int_eq(parse("history-keep-age = 3w\n", &c, err), 0);
+	ck_assert_int_eq(c.keep_age, 3 * 7 * 86400);
 	config_free(&c);
 }
 END_TEST
@@ -128,8 +133,9 @@ START_TEST(history_key_errors)
 	bad("history-keep-events = 10k\n", "history-keep-events must be");
 	bad("history-keep-events = 99999999999999999999\n",
 	    "history-keep-events must be");
-	bad("history-keep-age = 3w\n", "test.conf:1: history-keep-age must "
+	bad("history-keep-age = 3x\n", "test.conf:1: history-keep-age must "
 				       "be a duration");
+	bad("history-keep-age = 3 m\n", "history-keep-age must be");
 	bad("history-keep-age = d\n", "history-keep-age must be");
 	bad("history-keep-age = 1.5d\n", "history-keep-age must be");
 	bad("history-keep-age = 1d\nhistory-keep-age = 2d\n",

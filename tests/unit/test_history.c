@@ -909,6 +909,95 @@ struct follower {
 	size_t n;
 };
 
+/* history_tail_from: where the newest n matches of a range start. */
+START_TEST(tail_of_a_range)
+{
+	struct fixture f;
+	static const char *const calls_only[] = {"call.*"};
+	uint64_t from;
+
+	setup(&f);
+	ck_assert_int_eq(
+		history_tail_from(f.h, &(struct history_query){0}, 3, &from),
+		0);
+	ck_assert_uint_eq(from, 1); /* empty: from the start */
+	fill_history(&f);
+	ck_assert_int_eq(
+		history_tail_from(f.h, &(struct history_query){0}, 3, &from),
+		0);
+	ck_assert_uint_eq(from, 8);
+	ck_assert_int_eq(
+		history_tail_from(f.h, &(struct history_query){0}, 1, &from),
+		0);
+	ck_assert_uint_eq(from, 10);
+	/* Fewer matches than asked: the range's start. */
+	ck_assert_int_eq(history_tail_from(f.h,
+					   &(struct history_query){.from = 4},
+					   100, &from),
+			 0);
+	ck_assert_uint_eq(from, 4);
+	/* Filters, and an upper bound. */
+	ck_assert_int_eq(
+		history_tail_from(f.h,
+				  &(struct history_query){.kinds = calls_only,
+							  .n_kinds = 1},
+				  2, &from),
+		0);
+	ck_assert_uint_eq(from, 6); /* c2's trap, then c3's start at 8 */
+	ck_assert_int_eq(
+		history_tail_from(
+			f.h, &(struct history_query){.service = "a", .upto = 4},
+			2, &from),
+		0);
+	ck_assert_uint_eq(from, 3);
+	teardown(&f);
+}
+END_TEST
+
+/* history_seq_at_time: the first event at or after a time. */
+START_TEST(seq_at_a_time)
+{
+	struct fixture f;
+	uint64_t seq;
+
+	setup(&f);
+	ck_assert_int_eq(history_seq_at_time(f.h, 5, &seq), 0);
+	ck_assert_uint_eq(seq, 1); /* empty */
+	for (int i = 1; i <= 9; i++)
+		ck_assert_int_eq(
+			history_batch_add(f.b,
+					  &(struct history_record){
+						  .kind = "daemon.reloaded",
+						  .time = i * 100,
+					  },
+					  NULL, NULL),
+			0);
+	commit(&f);
+	/* A gap in the seqs: 4 and 5 are gone, as retention leaves them. */
+	ck_assert_int_eq(
+		db_exec(f.db, "DELETE FROM events WHERE seq IN (4, 5)"), 0);
+	ck_assert_int_eq(history_seq_at_time(f.h, 0, &seq), 0);
+	ck_assert_uint_eq(seq, 1);
+	ck_assert_int_eq(history_seq_at_time(f.h, 100, &seq), 0);
+	ck_assert_uint_eq(seq, 1);
+	ck_assert_int_eq(history_seq_at_time(f.h, 101, &seq), 0);
+	ck_assert_uint_eq(seq, 2);
+	ck_assert_int_eq(history_seq_at_time(f.h, 350, &seq), 0);
+	ck_assert_int_ge(seq, 4); /* 4 and 5 are gone: reading from 4 .. */
+	ck_assert_int_le(seq, 6); /* .. or 6 gives event 6 first */
+	ck_assert_int_eq(history_seq_at_time(f.h, 600, &seq), 0);
+	ck_assert_int_ge(seq, 4);
+	ck_assert_int_le(seq, 6);
+	ck_assert_int_eq(history_seq_at_time(f.h, 601, &seq), 0);
+	ck_assert_uint_eq(seq, 7);
+	ck_assert_int_eq(history_seq_at_time(f.h, 900, &seq), 0);
+	ck_assert_uint_eq(seq, 9);
+	ck_assert_int_eq(history_seq_at_time(f.h, 901, &seq), 0);
+	ck_assert_uint_eq(seq, 10); /* none: past the last */
+	teardown(&f);
+}
+END_TEST
+
 static int follow_read_cb(void *arg, const struct history_event *ev)
 {
 	struct follower *fl = arg;
@@ -1975,6 +2064,8 @@ Suite *make_suite(void)
 	tcase_add_test(commit_tc, payload_integers);
 	tcase_add_test(commit_tc, payload_check_agrees_with_sqlite);
 	tcase_add_test(read_tc, read_with_filters);
+	tcase_add_test(read_tc, tail_of_a_range);
+	tcase_add_test(read_tc, seq_at_a_time);
 	tcase_add_test(read_tc, follow_without_gap_or_duplicate);
 	tcase_set_timeout(prune_tc, 60);
 	tcase_add_test(prune_tc, prune_by_count_in_steps_sparing_open_calls);
