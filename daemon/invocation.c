@@ -438,6 +438,9 @@ static void call_done(void *ctx, cm_call_outcome outcome, const cm_val *results,
 	switch (outcome) {
 	case CM_CALL_RETURNED:
 		returned(inv, results, nres);
+		/* a returned stream or future is printed, never read: its
+		 * guest writer would wait for ever, with its task and thread */
+		cm_vals_drop_ends(svc->store, results, nres);
 		break;
 	case CM_CALL_CANCELLED:
 		/* no guest code of it ran */

@@ -184,13 +184,14 @@ bool cm_host_end_peer_dropped(const cm_host_end *e);
 /* Drop the host's end: a pending guest copy completes DROPPED. */
 void cm_host_end_drop(cm_host_end *e);
 /*
- * Drop every stream and future end the values vs still carry, as a host
- * that will not use them: the guest's end sees the host's dropped (its
- * pending write completes DROPPED) instead of waiting for ever with its
- * task and thread.  The results of cm_call_start's calls get this after
- * on_done, for the ends the embedder did not take (cm_host_end_take).
+ * Drop every stream and future end the values vs carry, for a host that
+ * will not use them (hosteld prints a returned stream as stream<N>): the
+ * guest's end sees the host's dropped (its pending write completes
+ * DROPPED) instead of waiting for ever with its task and thread.  vs may
+ * be the results on_done got: the runtime frees those without touching
+ * the ends, but nothing may use the dropped ends afterwards.
  */
-void cm_vals_drop_ends(cm_store *s, cm_val *vs, uint32_t n);
+void cm_vals_drop_ends(cm_store *s, const cm_val *vs, uint32_t n);
 
 /*
  * One service turn (ARCHITECTURE invariants 2-3): deliver settled host

@@ -259,18 +259,30 @@ void cm_host_end_drop(cm_host_end *e)
 	cm_end_free(e);
 }
 
-void cm_vals_drop_ends(cm_store *s, cm_val *vs, uint32_t n)
+/* cm_host_end_take and cm_host_end_drop of the end obj, when it is a
+ * readable end of s lifted out of every handle table (a value's). */
+static void drop_value_end(cm_store *s, void *obj)
+{
+	cm_end *e = obj;
+
+	if (e == NULL || e->store != s || e->sh->host != NULL ||
+	    e->w.index != 0)
+		return;
+	e->host = true;
+	e->w.inst = NULL;
+	e->sh->host = e;
+	cm_host_end_drop(e);
+}
+
+void cm_vals_drop_ends(cm_store *s, const cm_val *vs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
-		cm_val *v = &vs[i];
-		cm_host_end *e;
+		const cm_val *v = &vs[i];
 
 		switch (v->kind) {
 		case CM_STREAM:
 		case CM_FUTURE:
-			e = cm_host_end_take(s, v);
-			if (e != NULL)
-				cm_host_end_drop(e);
+			drop_value_end(s, v->u.async.obj);
 			break;
 		case CM_LIST:
 		case CM_MAP:

@@ -295,10 +295,6 @@ static void call_deliver(cm_call *c)
 	cm_store_untrack(&c->obj);
 	c->on_done(c->ctx, c->outcome, c->results,
 		   c->outcome == CM_CALL_RETURNED ? c->nresults : 0, &c->err);
-	/* ends the embedder left in the results would keep their guest
-	 * writers waiting for ever (a task and a thread each a call) */
-	if (c->outcome == CM_CALL_RETURNED)
-		cm_vals_drop_ends(c->store, c->results, c->nresults);
 	cabi_budget_release(&c->store->host_bytes, c->charge);
 	call_free_mem(c);
 }
