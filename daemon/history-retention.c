@@ -193,13 +193,18 @@ static void retention_pass_done(void *arg, int rc, uint64_t deleted,
 				const char *err)
 {
 	struct daemon_history *h = arg;
+	/* How long the pass took: what was written meanwhile is kept. */
+	int64_t took = h->retention_pass ? db_now_ns() - h->retention_pass->now
+					  : 0;
 
 	h->retention_pass = NULL;
 	if (rc < 0 && rc != -ESHUTDOWN)
 		log_warn(&h->d->log, "history: pruning: %s", err);
 	if (deleted)
-		log_info(&h->d->log, "history: retention removed %llu event(s)",
-			 (unsigned long long)deleted);
+		log_info(&h->d->log,
+			 "history: retention removed %llu event(s) in %.1f s",
+			 (unsigned long long)deleted,
+			 took > 0 ? (double)took / 1e9 : 0.0);
 }
 
 static void prune_cb(evutil_socket_t fd, short what, void *arg)
