@@ -32,6 +32,8 @@ int cmd_status(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_varlink(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_call(int argc, char **argv);

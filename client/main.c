@@ -37,6 +37,8 @@ static const struct command commands[] = {
 	{"logs", cmd_logs, "print (and follow) hosteld's event history"},
 	{"history", cmd_history,
 	 "show every event of one call; prune the history now"},
+	{"metrics", cmd_metrics, "print hosteld's metrics (OpenMetrics text)"},
+	{"top", cmd_top, "show the services' metrics, refreshed each second"},
 	{"varlink", cmd_varlink,
 	 "call any method of hosteld, print the replies"},
 	{NULL, NULL, NULL},

@@ -23,6 +23,7 @@ const struct method daemon_methods[] = {
 	{"org.varlink.service.GetInterfaceDescription",
 	 method_service_get_interface_description, ACCESS_CONNECT},
 	{"io.hostel.Daemon.Status", method_daemon_status, ACCESS_CONNECT},
+	{"io.hostel.Daemon.GetMetrics", method_daemon_get_metrics, ACCESS_CALL},
 	{"io.hostel.History.Read", method_history_read, ACCESS_CALL},
 	{"io.hostel.History.Stats", method_history_stats, ACCESS_ADMIN},
 	{"io.hostel.History.Prune", method_history_prune, ACCESS_ADMIN},

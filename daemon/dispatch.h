@@ -82,6 +82,7 @@ void call_hold(struct call *call, void (*on_drain)(void *arg),
 void method_service_get_info(struct call *call);
 void method_service_get_interface_description(struct call *call);
 void method_daemon_status(struct call *call);
+void method_daemon_get_metrics(struct call *call);
 void method_history_read(struct call *call);
 void method_history_stats(struct call *call);
 void method_history_prune(struct call *call);

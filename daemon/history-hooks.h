@@ -174,6 +174,7 @@ struct daemon_history_status {
 	const char *synchronous;
 	uint64_t keep_events, keep_age;
 	struct checkpointer_stats checkpoints; /* zero without the thread */
+	uint32_t prune_passes; /* retention passes queued or under way */
 };
 
 int daemon_history_status(struct daemon *d, struct daemon_history_status *out);

@@ -337,11 +337,14 @@ int daemon_history_status(struct daemon *d, struct daemon_history_status *out)
 	out->synchronous = db_sync_name(h->db->sync);
 	out->keep_events = h->retention.keep_events;
 	out->keep_age = h->retention.keep_age;
-	if (h->w.running) {
+	out->prune_passes = 0;
+	if (h->w.running)
 		pthread_mutex_lock(&h->w.mu);
-		out->stats.pruned += h->w.pruned_total;
+	out->stats.pruned += h->w.pruned_total;
+	for (struct daemon_prune *r = h->w.requests; r; r = r->next)
+		out->prune_passes += !r->ended;
+	if (h->w.running)
 		pthread_mutex_unlock(&h->w.mu);
-	}
 	memset(&out->checkpoints, 0, sizeof(out->checkpoints));
 	if (h->ckpt)
 		checkpointer_get_stats(h->ckpt, &out->checkpoints);

@@ -190,6 +190,9 @@ void invocation_end(struct invocation *inv, enum call_outcome outcome,
 	int rc;
 
 	inv->ended = true;
+	if (inv->svc)
+		metrics_call_ended(&inv->svc->metrics, outcome,
+				   metrics_now_ns() - inv->begun_ns);
 	inv->svc = NULL;
 	if (inv->ev_deadline)
 		event_del(inv->ev_deadline);
@@ -277,6 +280,7 @@ int invocation_begin(struct call *call, struct service *svc,
 	if (full || service_queue_bytes_full(svc, arg_bytes)) {
 		/* Once a row: a flood of oneway calls must not flood the
 		 * log (service_enqueue counts the row when it ends). */
+		svc->metrics.busy++;
 		if (svc->busy_refused++ == 0)
 			log_info(&d->log,
 				 "service %s: %llu calls queued (limit %llu): "
@@ -302,6 +306,7 @@ int invocation_begin(struct call *call, struct service *svc,
 		return -1;
 	}
 	inv->d = d;
+	inv->begun_ns = metrics_now_ns();
 	inv->func = func;
 	inv->arg_bytes = arg_bytes;
 	inv->args = args;

@@ -57,6 +57,7 @@ struct invocation {
 	struct service *svc; /* until it ends */
 	char id[INVOCATION_ID_MAX];
 	uint64_t number; /* in the id: this run's count of calls */
+	uint64_t begun_ns; /* call.started (metrics_now_ns): its latency */
 	char *service_name;
 	char *export_name;
 	const cm_type *func; /* CM_FUNC, owned by the component */

@@ -331,6 +331,7 @@ static void note_poisoned(struct service *s)
 	if (s->trap_streak < UINT32_MAX)
 		s->trap_streak++;
 	s->poison_noted = true;
+	s->metrics.poisonings++;
 	s->recreate_at_ns = now + s->backoff_ms * 1000000u;
 	if (s->backoff_ms == 0)
 		return;
@@ -402,8 +403,10 @@ static void drop_store(struct service *s)
 {
 	/* never free a store under a call */
 	stop_running(s, "the store is dropped");
-	if (s->store)
+	if (s->store) {
+		s->metrics.fuel_retired += s->store->fuel_used;
 		cm_store_free(s->store); /* frees the instance too */
+	}
 	s->store = NULL;
 	s->inst = NULL;
 	service_wasi_free(s->wasi);

@@ -67,6 +67,7 @@
 #include "component/component.h"
 #include "component/exportname.h"
 #include "component/instance.h"
+#include "daemon/metrics.h"
 #include "store/services.h"
 
 struct daemon;
@@ -118,6 +119,7 @@ struct service {
 	enum service_state state;
 	char reason[256]; /* why failed/poisoned; "" otherwise */
 	struct service_limits limits;
+	struct service_metrics metrics; /* this run's (daemon/metrics.h) */
 
 	/* Live while running or poisoned. */
 	cm_component *comp;

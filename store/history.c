@@ -74,6 +74,10 @@ const uint32_t history_latency_bounds_us[HISTORY_LATENCY_BUCKETS - 1] = {
 	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000,
 };
 
+const uint32_t history_batch_bounds[HISTORY_BATCH_BUCKETS - 1] = {
+	1, 2, 5, 10, 20, 50, 100, 500, 1000,
+};
+
 struct pending {
 	char *mem; /* service, call, kind and payload, NUL-separated */
 	const char *service, *call, *kind, *payload;
@@ -696,6 +700,16 @@ static void record_latency(struct history *h, uint64_t ns)
 		h->stats.commit_ns_max = ns;
 }
 
+static void record_batch(struct history *h, size_t n)
+{
+	size_t i = 0;
+
+	while (i < HISTORY_BATCH_BUCKETS - 1 && n > history_batch_bounds[i])
+		i++;
+	h->stats.batch[i]++;
+	h->stats.batch_events += n;
+}
+
 /* Report durable events to the hook, in order, a chunk at a time. */
 static void report(struct history *h, const struct pending *ev, size_t n)
 {
@@ -780,6 +794,7 @@ static int write_done(struct history *h, struct history_batch *b, int rc,
 	h->stats.last_error = 0;
 	if (n > h->stats.max_batch)
 		h->stats.max_batch = n;
+	record_batch(h, n);
 	report(h, ev, n);
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].done)

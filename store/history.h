@@ -470,6 +470,11 @@ int history_prune_before(struct history *h, const char *service,
  * bucket has none. */
 extern const uint32_t history_latency_bounds_us[HISTORY_LATENCY_BUCKETS - 1];
 
+#define HISTORY_BATCH_BUCKETS 10
+/* Upper bounds (events, inclusive) of the batch-size buckets of the
+ * commits; the last bucket has none. */
+extern const uint32_t history_batch_bounds[HISTORY_BATCH_BUCKETS - 1];
+
 struct history_stats {
 	uint64_t commits;  /* successful transactions */
 	uint64_t events;   /* events made durable */
@@ -480,6 +485,9 @@ struct history_stats {
 	uint64_t max_batch; /* most events in one commit */
 	uint64_t commit_ns_last, commit_ns_max, commit_ns_total;
 	uint64_t latency[HISTORY_LATENCY_BUCKETS];
+	/* commits by the events they wrote (durable and refused) */
+	uint64_t batch[HISTORY_BATCH_BUCKETS];
+	uint64_t batch_events; /* their sum: durable + rejected */
 	int last_error; /* of the last failed transaction, or 0 */
 };
 

@@ -104,7 +104,7 @@ vs describe org.varlink.service describe io.hostel.Daemon
 check "org.varlink.service IDL parses" \
 	has "$T/out" "org.varlink.service: 2 methods, 6 errors, 0 types"
 check "io.hostel.Daemon IDL parses" \
-	has "$T/out" "io.hostel.Daemon: 1 methods, 2 errors, 0 types"
+	has "$T/out" "io.hostel.Daemon: 2 methods, 3 errors, 0 types"
 vs call '{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"com.example.Nope"}}'
 check "unknown interface description: InterfaceNotFound" has "$T/out" \
 	'{"parameters":{"interface":"com.example.Nope"},"error":"org.varlink.service.InterfaceNotFound"}'

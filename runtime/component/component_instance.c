@@ -119,6 +119,20 @@ cm_component_instance *cm_instance_new(cm_store *s,
 	return inst;
 }
 
+uint64_t cm_store_handle_count(const cm_store *s)
+{
+	uint64_t n = 0;
+
+	/* Every component instance registered its table's cleanup. */
+	for (uint32_t i = 0; i < s->ncleanups; i++)
+		if (s->cleanups[i].fn == free_handles) {
+			const cm_component_instance *inst = s->cleanups[i].arg;
+
+			n += cabi_table_count(&inst->handles);
+		}
+	return n;
+}
+
 /* ---- resource map ------------------------------------------------------- */
 
 static uint32_t ptr_hash(const void *p)

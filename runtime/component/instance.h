@@ -203,6 +203,13 @@ void cm_vals_drop_ends(cm_store *s, const cm_val *vs, uint32_t n);
  */
 int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err);
 
+/*
+ * Live elements of the handle tables of s's component instances
+ * (resources, waitables, waitable sets, subtasks, stream and future
+ * ends, error contexts): an embedder's metrics.  Walks the instances.
+ */
+uint64_t cm_store_handle_count(const cm_store *s);
+
 /* ---- the linker: what the host provides for imports ------------------- */
 
 cm_linker *cm_linker_new(void);

@@ -231,6 +231,9 @@ typedef struct cm_store {
 	uint32_t ninstances;
 	/* host_bytes.work billed as fuel so far (cm_store_bill_host_work) */
 	uint64_t host_work_billed;
+	/* fuel spent by the threads of its service turns (an embedder's
+	 * metrics: cm_store_service_turn) */
+	uint64_t fuel_used;
 	/*
 	 * While a task hands on its result (task.return, a sync lift's
 	 * result: cm_task_return), the cx that lifted it: a caller that

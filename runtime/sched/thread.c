@@ -575,6 +575,8 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 			uint64_t before = s->fuel;
 			int r = cm_thread_resume(t, false, &ce);
 
+			if (before != UINT64_MAX)
+				s->fuel_used += before - s->fuel;
 			if (owner != NULL)
 				cm_calls_charge(owner, before - s->fuel);
 			if (r) {

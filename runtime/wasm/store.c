@@ -33,6 +33,26 @@ wasm_store *wasm_store_new(const wasm_store_limits *limits)
 	return s;
 }
 
+void wasm_store_usage_get(const wasm_store *s, wasm_store_usage *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t i = 0; i < s->nobjs; i++) {
+		const wasm_store_obj *o = &s->objs[i];
+
+		if (o->kind == WASM_OBJ_MEMORY) {
+			out->memories++;
+			out->memory_bytes += ((const wasm_memory *)o->ptr)->size;
+		} else if (o->kind == WASM_OBJ_TABLE) {
+			out->tables++;
+			out->table_elems +=
+				((const wasm_table_inst *)o->ptr)->size;
+		} else if (o->kind == WASM_OBJ_INSTANCE) {
+			out->instances++;
+		}
+	}
+	out->exception_bytes = s->exn_bytes;
+}
+
 static void free_obj(const wasm_store_obj *o)
 {
 	switch (o->kind) {

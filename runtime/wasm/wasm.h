@@ -113,6 +113,19 @@ typedef struct wasm_store_limits {
 wasm_store *wasm_store_new(const wasm_store_limits *limits /* may be NULL */);
 void wasm_store_free(wasm_store *s);
 
+/* What a store holds now (for an embedder's metrics). */
+typedef struct wasm_store_usage {
+	uint32_t memories;
+	uint64_t memory_bytes; /* the memories' sizes together */
+	uint32_t tables;
+	uint64_t table_elems; /* the tables' sizes together */
+	uint32_t instances;
+	uint64_t exception_bytes; /* live exception objects */
+} wasm_store_usage;
+
+/* Fill *out; walks the store's objects (no allocation). */
+void wasm_store_usage_get(const wasm_store *s, wasm_store_usage *out);
+
 /* ---- modules ---------------------------------------------------------- */
 
 /*
