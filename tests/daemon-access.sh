@@ -108,10 +108,15 @@ check "the refusal says PermissionDenied" has "$T/last.err" \
 check "the daemon logs the refusal" has "$LOG" \
 	"io.hostel.Service.List refused to uid $NOBODY"
 
+rc_is 77 as $NOBODY $GRP metrics
+check "nor read the metrics (exit 77)" test $? -eq 0
+
 rc_is 0 H deploy "$T/counter.wasm" --name pub
 check "root deploys a service that belongs to nobody" test $? -eq 0
 rc_is 0 as $CALLER $GRP ps
 check "a caller lists services" test $? -eq 0
+rc_is 0 as $CALLER $GRP metrics
+check "a caller reads the metrics" has "$T/last.out" 'service="pub"'
 check "the list shows the public service" has "$T/last.out" pub
 rc_is 0 as $CALLER $GRP call pub 'inc()'
 check "a caller calls a service that belongs to nobody" test $? -eq 0
