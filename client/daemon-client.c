@@ -117,6 +117,7 @@ int daemon_client_error_exit(const char *error)
 	if (ends_with(error, ".ServiceExists") ||
 	    ends_with(error, ".ComponentInUse") ||
 	    ends_with(error, ".NameConflict") ||
+	    ends_with(error, ".ServiceManaged") ||
 	    ends_with(error, ".ServiceNotRunning"))
 		return HOSTEL_EXIT_CONFLICT;
 	if (ends_with(error, ".PermissionDenied"))

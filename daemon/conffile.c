@@ -28,6 +28,7 @@ void config_init(struct config *c)
 {
 	c->socket = NULL;
 	c->state_dir = NULL;
+	c->services_dir = NULL;
 	c->log_level = -1;
 	c->db_sync = -1;
 	c->keep_events = -1;
@@ -44,6 +45,7 @@ void config_free(struct config *c)
 {
 	free(c->socket);
 	free(c->state_dir);
+	free(c->services_dir);
 	free(c->socket_group);
 	free(c->allow_call);
 	free(c->allow_deploy);
@@ -212,6 +214,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		slot = &out->socket;
 	else if (key_is(k, (size_t)(ke - k), "state-dir"))
 		slot = &out->state_dir;
+	else if (key_is(k, (size_t)(ke - k), "services-dir"))
+		slot = &out->services_dir;
 	else if (key_is(k, (size_t)(ke - k), "log-level"))
 		islot = &out->log_level;
 	else if (key_is(k, (size_t)(ke - k), "database-synchronous"))
@@ -344,14 +348,13 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 	return 0;
 }
 
-int config_parse(const char *name, const char *text, size_t len,
-		 struct config *out, char *err, size_t errlen)
+int config_lines(const char *name, const char *text, size_t len,
+		 config_line_fn fn, void *arg, char *err, size_t errlen)
 {
 	const char *p = text, *end = text + len;
 	unsigned lineno = 0;
 	int rc = 0;
 
-	config_init(out);
 	while (p < end && rc == 0) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *e = nl ? nl : end;
@@ -362,20 +365,37 @@ int config_parse(const char *name, const char *text, size_t len,
 		if (memchr(s, '\0', (size_t)(e - s)))
 			rc = fail(err, errlen, name, lineno, "NUL byte");
 		else if (trim(&s, &e), s < e && *s != '#')
-			rc = parse_line(name, lineno, s, e, out, err, errlen);
+			rc = fn(arg, name, lineno, s, e, err, errlen);
 	}
+	return rc;
+}
+
+static int config_line(void *arg, const char *name, unsigned lineno,
+		       const char *s, const char *e, char *err, size_t errlen)
+{
+	return parse_line(name, lineno, s, e, arg, err, errlen);
+}
+
+int config_parse(const char *name, const char *text, size_t len,
+		 struct config *out, char *err, size_t errlen)
+{
+	int rc;
+
+	config_init(out);
+	rc = config_lines(name, text, len, config_line, out, err, errlen);
 	if (rc)
 		config_free(out);
 	return rc;
 }
 
-int config_load(const char *path, struct config *out, char *err, size_t errlen)
+int config_read_file(const char *path, char **text, size_t *len, char *err,
+		     size_t errlen)
 {
 	char *buf = malloc(CONFIG_FILE_MAX + 1);
-	size_t len = 0;
-	int fd, rc;
+	int fd, rc = 0;
 
-	config_init(out);
+	*text = NULL;
+	*len = 0;
 	if (!buf)
 		return -ENOMEM;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -386,30 +406,67 @@ int config_load(const char *path, struct config *out, char *err, size_t errlen)
 		return rc;
 	}
 	for (;;) {
-		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+		ssize_t n = read(fd, buf + *len, CONFIG_FILE_MAX + 1 - *len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			rc = -errno;
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			goto out;
+			break;
 		}
 		if (n == 0)
 			break;
-		len += (size_t)n;
-		if (len > CONFIG_FILE_MAX) {
+		*len += (size_t)n;
+		if (*len > CONFIG_FILE_MAX) {
 			rc = -EFBIG;
 			snprintf(err, errlen, "%s: larger than %d bytes", path,
 				 CONFIG_FILE_MAX);
-			goto out;
+			break;
 		}
 	}
-	rc = config_parse(path, buf, len, out, err, errlen);
-out:
 	close(fd);
+	if (rc) {
+		free(buf);
+		*len = 0;
+		return rc;
+	}
+	buf[*len] = '\0';
+	*text = buf;
+	return 0;
+}
+
+int config_load(const char *path, struct config *out, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	config_init(out);
+	rc = config_read_file(path, &buf, &len, err, errlen);
+	if (rc)
+		return rc;
+	rc = config_parse(path, buf, len, out, err, errlen);
 	free(buf);
 	return rc;
+}
+
+long long config_count_value(const char *v)
+{
+	return count_parse(v);
+}
+
+long long config_duration_value(const char *v)
+{
+	return duration_parse(v);
+}
+
+long long config_bytes_value(const char *v)
+{
+	static const struct unit units[] = {
+		{'K', 1LL << 10}, {'M', 1LL << 20}, {'G', 1LL << 30}};
+
+	return unit_parse(v, units, sizeof(units) / sizeof(units[0]));
 }
 
 static int join(char *buf, size_t size, const char *dir, size_t dirlen,

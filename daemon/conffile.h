@@ -12,7 +12,8 @@
  *     ignored; a '#' elsewhere is part of the value (paths may hold one).
  *   - Spaces and tabs around the key and the value are ignored.
  *   - Keys: socket (absolute path of the listening socket), state-dir
- *     (absolute path of the state directory), log-level (error, warning,
+ *     (absolute path of the state directory), services-dir (absolute
+ *     path of the services.d directory, daemon/services-dir.h), log-level (error, warning,
  *     info or debug), database-synchronous (full or normal: SQLite's
  *     synchronous level for hostel.db), history-keep-events (newest
  *     events kept per service; 0: no limit) and history-keep-age (a
@@ -44,6 +45,9 @@
 struct config {
 	char *socket;	       /* NULL when not set */
 	char *state_dir;       /* NULL when not set */
+	/* services declared as files (daemon/services-dir.h); NULL: not
+	 * set (then services.d beside the configuration file) */
+	char *services_dir;
 	int log_level;	       /* a LOG_PRIO_*, or -1 when not set */
 	int db_sync;	       /* 0 full, 1 normal, or -1 when not set */
 	long long keep_events; /* -1 when not set; 0: no limit */
@@ -67,6 +71,36 @@ void config_free(struct config *c);
  */
 int config_parse(const char *name, const char *text, size_t len,
 		 struct config *out, char *err, size_t errlen);
+
+/*
+ * The line reader of every settings file (hostel.conf, services.d):
+ * calls fn for each line that is not blank or a '#' comment, with s..e
+ * the line trimmed (not NUL-terminated); a NUL byte is an error.  Stops
+ * at fn's first non-zero return and returns it.  Errors name NAME:LINE.
+ */
+typedef int (*config_line_fn)(void *arg, const char *name, unsigned lineno,
+			      const char *s, const char *e, char *err,
+			      size_t errlen);
+int config_lines(const char *name, const char *text, size_t len,
+		 config_line_fn fn, void *arg, char *err, size_t errlen);
+
+/*
+ * Read a settings file whole (at most CONFIG_FILE_MAX bytes) into *text
+ * (NUL-terminated, *len without it; the caller frees).  0, -EFBIG,
+ * -ENOMEM or -errno, with "PATH: why" in err.
+ */
+int config_read_file(const char *path, char **text, size_t *len, char *err,
+		     size_t errlen);
+
+/*
+ * Values as hostel.conf spells them, for the other settings files: a
+ * count (decimal digits, at most CONFIG_COUNT_MAX), a duration in
+ * seconds (ipc/timefmt.h), a size in bytes (a count with an optional K,
+ * M or G).  -1 when malformed (-2: out of memory).
+ */
+long long config_count_value(const char *v);
+long long config_duration_value(const char *v);
+long long config_bytes_value(const char *v);
 
 /* Read and parse a file; also -errno when it cannot be read. */
 int config_load(const char *path, struct config *out, char *err, size_t errlen);

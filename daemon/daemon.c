@@ -28,6 +28,7 @@
 #include "daemon/history-hooks.h"
 #include "daemon/notify.h"
 #include "daemon/service.h"
+#include "daemon/services-dir.h"
 #include "ipc/socket-path.h"
 
 #define DEFAULT_LOG_LEVEL LOG_PRIO_INFO
@@ -463,6 +464,7 @@ void daemon_reload(struct daemon *d)
 		 changed ? "" : ": no change");
 	/* Also applies database-synchronous and the retention settings. */
 	daemon_history_reloaded(d, "reloaded", NULL);
+	services_dir_reconcile(d);
 	notify_ready(d);
 }
 
@@ -541,6 +543,8 @@ int daemon_run(struct daemon *d)
 	/* Services recreated (autostart ones started) before READY=1. */
 	if (service_registry_load(d) < 0)
 		return 1;
+	/* And the services.d files deployed (an error skips the file). */
+	services_dir_reconcile(d);
 	log_info(&d->log, "hosteld %s listening on %s (state in %s)",
 		 PACKAGE_VERSION, d->listen.path, d->state_dir);
 	notify_ready(d);

@@ -187,7 +187,7 @@ void method_service_create(struct call *call)
 		goto out;
 	}
 	rc = service_create(call->d, name, ci.sha256, config_text,
-			    autostart != 0, owner, &s);
+			    autostart != 0, owner, NULL, &s);
 	if (rc == -EEXIST) {
 		call_error(call, ERR("ServiceExists"),
 			   json_pack("{ss}", "name", name));
@@ -381,6 +381,12 @@ void method_service_remove(struct call *call)
 
 	if (!call_check_parameters(call, known) || !(s = find_managed(call)))
 		return;
+	if (s->source) {
+		call_error(call, ERR("ServiceManaged"),
+			   json_pack("{ss,ss}", "name", s->name, "file",
+				     s->source));
+		return;
+	}
 	rc = service_remove(s);
 	if (rc)
 		call_error(call, "io.hostel.History.Unavailable",

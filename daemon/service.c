@@ -876,15 +876,18 @@ static struct service *service_new(struct daemon *d,
 	s->d = d;
 	s->name = strdup(rec->name);
 	s->config = strdup(rec->config ? rec->config : "{}");
+	s->source = rec->source ? strdup(rec->source) : NULL;
 	s->ev_service = event_new(d->base, -1, 0, service_turn, s);
 	s->ev_recreate = evtimer_new(d->base, recreate_cb, s);
-	if (!s->name || !s->config || !s->ev_service || !s->ev_recreate) {
+	if (!s->name || !s->config || (rec->source && !s->source) ||
+	    !s->ev_service || !s->ev_recreate) {
 		if (s->ev_service)
 			event_free(s->ev_service);
 		if (s->ev_recreate)
 			event_free(s->ev_recreate);
 		free(s->name);
 		free(s->config);
+		free(s->source);
 		free(s);
 		return NULL;
 	}
@@ -918,6 +921,7 @@ static void service_free(struct service *s)
 	event_free(s->ev_recreate);
 	free(s->name);
 	free(s->config);
+	free(s->source);
 	free(s);
 }
 
@@ -993,7 +997,7 @@ void service_registry_free(struct daemon *d)
 
 int service_create(struct daemon *d, const char *name, const char *component,
 		   const char *config, bool autostart, int64_t owner,
-		   struct service **out)
+		   const char *source, struct service **out)
 {
 	struct db *db = daemon_history_db(d);
 	struct service_record rec = {0};
@@ -1012,6 +1016,7 @@ int service_create(struct daemon *d, const char *name, const char *component,
 	rec.keep_age = -1;
 	rec.has_owner = owner >= 0;
 	rec.owner = owner >= 0 ? (uint32_t)owner : 0;
+	rec.source = (char *)source;
 	rc = services_create(db, &rec);
 	if (rc)
 		return rc;
@@ -1020,6 +1025,54 @@ int service_create(struct daemon *d, const char *name, const char *component,
 		services_remove(db, name);
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int service_update(struct service *s, const char *component,
+		   const char *config, bool autostart, int64_t owner,
+		   const char *source, const char *reason)
+{
+	struct db *db = db_of(s);
+	struct service_record rec = {0};
+	char *cfg = strdup(config), *src = source ? strdup(source) : NULL;
+	char why[320];
+	int rc;
+
+	if (!cfg || (source && !src)) {
+		free(cfg);
+		free(src);
+		return -ENOMEM;
+	}
+	service_stop(s, reason);
+	rec.name = s->name;
+	memcpy(rec.component, component, sizeof(rec.component));
+	rec.config = cfg;
+	rec.autostart = autostart;
+	rec.state = SERVICE_STOPPED;
+	rec.keep_events = -1;
+	rec.keep_age = -1;
+	rec.has_owner = owner >= 0;
+	rec.owner = owner >= 0 ? (uint32_t)owner : 0;
+	rec.source = src;
+	rc = db ? services_update(db, &rec) : -ENODEV;
+	if (rc) {
+		free(cfg);
+		free(src);
+		return rc;
+	}
+	free(s->config);
+	free(s->source);
+	s->config = cfg;
+	s->source = src;
+	memcpy(s->component, component, sizeof(s->component));
+	s->autostart = autostart;
+	s->owner = owner;
+	memset(&s->limits, 0, sizeof(s->limits));
+	if (service_parse_limits(s->config, &s->limits, why, sizeof(why)))
+		log_warn(&s->d->log, "service %s: %s; limits ignored", s->name,
+			 why);
+	if (autostart)
+		service_start(s, NULL);
 	return 0;
 }
 
@@ -1042,7 +1095,7 @@ json_t *service_info_json(const struct service *s)
 
 	if (!config)
 		config = json_object();
-	return json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so}", "name", s->name,
+	return json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so,ss*}", "name", s->name,
 			 "component", s->component, "state",
 			 service_state_name(s->state), "autostart",
 			 s->autostart, "config", config, "reason",
@@ -1050,5 +1103,6 @@ json_t *service_info_json(const struct service *s)
 			 (json_int_t)s->queued, "inFlight",
 			 (json_int_t)s->nrunning, "calls", (json_int_t)s->calls,
 			 "recreated", (json_int_t)s->recreated, "owner",
-			 s->owner >= 0 ? json_integer(s->owner) : json_null());
+			 s->owner >= 0 ? json_integer(s->owner) : json_null(),
+			 "source", s->source);
 }

@@ -116,6 +116,7 @@ struct service {
 	char *config; /* JSON object text, as stored */
 	bool autostart;
 	int64_t owner; /* uid it belongs to, -1: nobody (daemon/access.h) */
+	char *source;  /* its services.d file (services-dir.h); NULL: a client's */
 	enum service_state state;
 	char reason[256]; /* why failed/poisoned; "" otherwise */
 	struct service_limits limits;
@@ -184,12 +185,22 @@ struct service *service_find(struct daemon *d, const char *name);
 
 /*
  * Create a service (already validated name, resolved component sha256,
- * config text, owner uid or -1).  -EEXIST, -EINVAL (config), or a
- * database error.
+ * config text, owner uid or -1, the services.d file it is declared in
+ * or NULL).  -EEXIST, -EINVAL (config), or a database error.
  */
 int service_create(struct daemon *d, const char *name, const char *component,
 		   const char *config, bool autostart, int64_t owner,
-		   struct service **out);
+		   const char *source, struct service **out);
+
+/*
+ * Give s another component, config, autostart, owner and source: it is
+ * stopped first (its calls end cancelled, "reason"), and started again
+ * afterwards when autostart.  0, -ENOMEM or a database error (s is then
+ * stopped, as it was before in the database).
+ */
+int service_update(struct service *s, const char *component,
+		   const char *config, bool autostart, int64_t owner,
+		   const char *source, const char *reason);
 
 /*
  * Start (instantiate).  0, or -1 with the service left "failed" and

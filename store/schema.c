@@ -231,6 +231,14 @@ static const char v6[] =
 	" SELECT RAISE(ABORT, 'hostel: events are append-only');"
 	"END;";
 
+static const char v7[] =
+	/*
+	 * The services.d file a service is declared in (daemon/
+	 * services-dir.h); NULL: made by a client.  Recorded so that a file
+	 * removed while hosteld was down still removes its service.
+	 */
+	"ALTER TABLE services ADD COLUMN source TEXT;";
+
 static const struct migration migrations[] = {
 	{1, "components, services, events", v1},
 	{2, "calls and the exactly-once terminal rule; retention", v2},
@@ -238,6 +246,7 @@ static const struct migration migrations[] = {
 	{4, "no index of events by kind (appending is the hot path)", v4},
 	{5, "no calls table: one unique index keeps calls exactly-once", v5},
 	{6, "no AUTOINCREMENT: one page less in every commit", v6},
+	{7, "services declared in files: their source", v7},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == SCHEMA_VERSION,

@@ -30,7 +30,7 @@
 
 struct db;
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 /* The version of the open database (0: empty). */
 int schema_version(struct db *db, int *version);

@@ -60,6 +60,7 @@ void service_record_clear(struct service_record *rec)
 {
 	free(rec->name);
 	free(rec->config);
+	free(rec->source);
 	memset(rec, 0, sizeof(*rec));
 }
 
@@ -148,6 +149,15 @@ static void bind_owner(sqlite3_stmt *st, int col,
 		sqlite3_bind_null(st, col);
 }
 
+static void bind_source(sqlite3_stmt *st, int col,
+			const struct service_record *rec)
+{
+	if (rec->source)
+		sqlite3_bind_text(st, col, rec->source, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, col);
+}
+
 int services_create(struct db *db, const struct service_record *rec)
 {
 	int64_t now = db_now_ns();
@@ -164,8 +174,8 @@ int services_create(struct db *db, const struct service_record *rec)
 		rc = db_prepare(db,
 				"INSERT INTO services (name, component, "
 				"config, autostart, state, created, updated, "
-				"keep_events, keep_age, owner) VALUES (?1, "
-				"?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
+				"keep_events, keep_age, owner, source) VALUES "
+				"(?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10)",
 				&st);
 	if (rc == 0) {
 		sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
@@ -179,6 +189,7 @@ int services_create(struct db *db, const struct service_record *rec)
 		bind_limit(st, 7, rec->keep_events);
 		bind_limit(st, 8, rec->keep_age);
 		bind_owner(st, 9, rec);
+		bind_source(st, 10, rec);
 		rc = write_one(db, st, "creating a service", rec->name, false);
 	}
 	return in_transaction(db, rc);
@@ -215,12 +226,17 @@ static int fill(struct db *db, sqlite3_stmt *st, struct service_record *out)
 				: sqlite3_column_int64(st, 8);
 	out->has_owner = sqlite3_column_type(st, 9) != SQLITE_NULL;
 	out->owner = out->has_owner ? (uint32_t)sqlite3_column_int64(st, 9) : 0;
+	if (sqlite3_column_type(st, 10) != SQLITE_NULL &&
+	    !(out->source = strdup((const char *)sqlite3_column_text(st, 10)))) {
+		service_record_clear(out);
+		return db_failf(db, -ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
 #define SELECT_SERVICE                                                         \
 	"SELECT name, component, config, autostart, state, created, "          \
-	"updated, keep_events, keep_age, owner FROM services"
+	"updated, keep_events, keep_age, owner, source FROM services"
 
 int services_get(struct db *db, const char *name, struct service_record *out)
 {
@@ -291,8 +307,8 @@ int services_update(struct db *db, const struct service_record *rec)
 		rc = db_prepare(db,
 				"UPDATE services SET component = ?2, config = "
 				"?3, autostart = ?4, state = ?5, updated = ?6, "
-				"keep_events = ?7, keep_age = ?8, owner = ?9 "
-				"WHERE name = ?1",
+				"keep_events = ?7, keep_age = ?8, owner = ?9, "
+				"source = ?10 WHERE name = ?1",
 				&st);
 	if (rc == 0) {
 		sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
@@ -306,6 +322,7 @@ int services_update(struct db *db, const struct service_record *rec)
 		bind_limit(st, 7, rec->keep_events);
 		bind_limit(st, 8, rec->keep_age);
 		bind_owner(st, 9, rec);
+		bind_source(st, 10, rec);
 		rc = write_one(db, st, "updating a service", rec->name, true);
 	}
 	return in_transaction(db, rc);

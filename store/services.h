@@ -14,6 +14,8 @@
  *  - Names are 1 to SERVICE_NAME_MAX bytes of [A-Za-z0-9._-], not
  *    starting with '.' or '-' (they appear in paths and logs).
  *  - created/updated are unix ns, set by the store.
+ *  - source: the services.d file a service is declared in (the daemon
+ *    reconciles those, daemon/services-dir.h), NULL for a client's.
  *  - Errors: -ENOENT (no such service or component), -EEXIST (name
  *    taken), -EINVAL (bad name, config or state), or a database error.
  */
@@ -47,6 +49,7 @@ struct service_record {
 	int64_t keep_age;    /* seconds; -1: default; 0: unlimited */
 	bool has_owner;	     /* false: the service belongs to nobody */
 	uint32_t owner;	     /* its uid (daemon/access.h) */
+	char *source; /* the file it is declared in; NULL: a client's */
 };
 
 bool service_name_valid(const char *name);
