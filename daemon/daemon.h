@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <event2/event.h>
 #include <event2/listener.h>
@@ -95,6 +96,13 @@ struct daemon {
  * returns 0 or -1.  daemon_fini() is safe after a failed init.
  */
 int daemon_init(struct daemon *d, const struct daemon_options *opt);
+
+/*
+ * hosteld --check-config (check-config.c): check the configuration file
+ * (NULL: none) and its services.d files, print what was found to out;
+ * 0 when all is well, 1 otherwise.  Starts nothing.
+ */
+int daemon_check_config(const char *config_path, FILE *out);
 
 /* Run the loop until stopped; returns the process exit code. */
 int daemon_run(struct daemon *d);

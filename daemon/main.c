@@ -41,6 +41,9 @@ static void usage(FILE *f)
 		   "(hostel.conf)\n"
 		   "  -f, --foreground      do not detach; log with plain "
 		   "prefixes on a terminal\n"
+		   "      --check-config    check the configuration file and "
+		   "its services.d\n"
+		   "                        files, start nothing\n"
 		   "  -V, --version         print the version and exit\n"
 		   "  -h, --help            print this help and exit\n"
 		   "\n"
@@ -96,12 +99,14 @@ int main(int argc, char **argv)
 		{"state-dir", required_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'c'},
 		{"foreground", no_argument, NULL, 'f'},
+		{"check-config", no_argument, NULL, 'C'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct daemon_options opt = {0};
 	struct daemon d;
+	bool check = false;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "s:d:c:fVh", longopts, NULL)) !=
@@ -118,6 +123,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			opt.foreground = true;
+			break;
+		case 'C':
+			check = true;
 			break;
 		case 'V':
 			printf("hosteld %s\n", PACKAGE_VERSION);
@@ -136,6 +144,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (check)
+		return daemon_check_config(opt.config_path, stdout);
 	if (daemon_init(&d, &opt) < 0) {
 		daemon_fini(&d);
 		return EXIT_FAILURE;

@@ -366,37 +366,33 @@ void service_file_clear(struct service_file *f)
 
 /* ---- reconciling -------------------------------------------------------------- */
 
-int services_dir_path(const struct daemon *d, char *buf, size_t size)
+int services_dir_path(const struct config *file, const char *config_path,
+		      char *buf, size_t size)
 {
 	const char *slash;
 	int n;
 
-	if (d->file.services_dir)
-		n = snprintf(buf, size, "%s", d->file.services_dir);
-	else if (d->config_path && (slash = strrchr(d->config_path, '/')))
+	if (file->services_dir)
+		n = snprintf(buf, size, "%s", file->services_dir);
+	else if (config_path && (slash = strrchr(config_path, '/')))
 		n = snprintf(buf, size, "%.*s/services.d",
-			     (int)(slash - d->config_path), d->config_path);
+			     (int)(slash - config_path), config_path);
 	else
 		return 0;
 	return n > 0 && (size_t)n < size ? 1 : 0;
 }
 
-/* The component's bytes, checked and added; its sha256 in sha. */
-static int add_component(struct daemon *d, const struct service_file *f,
-			 const char *path, char sha[SHA256_HEX_SIZE], char *err,
-			 size_t errlen)
+/* The component's bytes (*blob, *len; the caller frees), checked. */
+static int read_component(const struct service_file *f, const char *path,
+			  uint8_t **blob, size_t *len, char *err, size_t errlen)
 {
-	struct db *db = daemon_history_db(d);
 	struct stat st;
 	cm_component *c;
 	wasm_error werr;
-	uint8_t *blob;
 	size_t got = 0;
-	bool created;
-	int fd, rc;
+	int fd, rc = 0;
 
-	if (!db)
-		return failf(err, errlen, path, 0, "the history is not open");
+	*blob = NULL;
 	fd = open(f->component, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size > (off_t)COMPONENT_SIZE_MAX) {
@@ -409,9 +405,9 @@ static int add_component(struct daemon *d, const struct service_file *f,
 			close(fd);
 		return rc;
 	}
-	blob = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
-	while (blob && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, blob + got, (size_t)st.st_size - got);
+	*blob = malloc(st.st_size > 0 ? (size_t)st.st_size : 1);
+	while (*blob && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, *blob + got, (size_t)st.st_size - got);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -420,25 +416,47 @@ static int add_component(struct daemon *d, const struct service_file *f,
 		got += (size_t)n;
 	}
 	close(fd);
-	if (!blob)
+	if (!*blob)
 		return -ENOMEM;
 	memset(&werr, 0, sizeof(werr));
 	if (got != (size_t)st.st_size)
 		rc = failf(err, errlen, path, 0, "component %.200s: short read",
 			   f->component);
-	else if (cm_component_load(blob, got, &c, &werr))
+	else if (cm_component_load(*blob, got, &c, &werr))
 		rc = failf(err, errlen, path, 0, "component %.200s: %s: %.200s",
 			   f->component,
 			   werr.kind == WASM_ERR_MALFORMED ? "malformed"
 							   : "invalid",
 			   werr.msg);
-	else {
+	else
 		cm_component_free(c);
-		rc = components_add(db, blob, got, NULL, sha, &created);
-		if (rc)
-			rc = failf(err, errlen, path, 0, "component %.200s: %s",
-				   f->component, db_errmsg(db));
+	if (rc) {
+		free(*blob);
+		*blob = NULL;
 	}
+	*len = got;
+	return rc;
+}
+
+/* The component's bytes, checked and added; its sha256 in sha. */
+static int add_component(struct daemon *d, const struct service_file *f,
+			 const char *path, char sha[SHA256_HEX_SIZE], char *err,
+			 size_t errlen)
+{
+	struct db *db = daemon_history_db(d);
+	uint8_t *blob;
+	size_t len;
+	bool created;
+	int rc;
+
+	if (!db)
+		return failf(err, errlen, path, 0, "the history is not open");
+	if ((rc = read_component(f, path, &blob, &len, err, errlen)))
+		return rc;
+	rc = components_add(db, blob, len, NULL, sha, &created);
+	if (rc)
+		rc = failf(err, errlen, path, 0, "component %.200s: %s",
+			   f->component, db_errmsg(db));
 	free(blob);
 	return rc;
 }
@@ -544,29 +562,102 @@ static void remove_orphans(struct daemon *d, struct dirent **files, int n,
 	}
 }
 
+/*
+ * The NAME.conf files of dir (sorted; *files freed by free_files): the
+ * count, 0 when dir does not exist, or -errno.
+ */
+static int list_files(const char *dir, struct dirent ***files)
+{
+	int n = scandir(dir, files, conf_filter, alphasort);
+
+	if (n < 0) {
+		*files = NULL;
+		return errno == ENOENT ? 0 : -errno;
+	}
+	return n;
+}
+
+static void free_files(struct dirent **files, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+}
+
+/* Read and parse file i of dir into *f; 0 or -errno with err said. */
+static int load_file(const char *dir, const struct dirent *e,
+		     struct service_file *f, char path[PATH_MAX], char *err,
+		     size_t errlen)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (snprintf(path, PATH_MAX, "%s/%.255s", dir, e->d_name) >=
+	    PATH_MAX) {
+		snprintf(err, errlen, "%s/%s: path too long", dir, e->d_name);
+		return -ENAMETOOLONG;
+	}
+	rc = config_read_file(path, &text, &len, err, errlen);
+	if (rc == 0) {
+		rc = service_file_parse(path, text, len, f, err, errlen);
+		free(text);
+	}
+	return rc;
+}
+
+int services_dir_check(const struct config *file, const char *config_path,
+		       FILE *out)
+{
+	struct dirent **files;
+	char dir[PATH_MAX];
+	int n, bad = 0;
+
+	if (!services_dir_path(file, config_path, dir, sizeof(dir)))
+		return 0;
+	if ((n = list_files(dir, &files)) < 0) {
+		fprintf(out, "services.d: %s: %s\n", dir, strerror(-n));
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct service_file f;
+		char path[PATH_MAX], err[512];
+		uint8_t *blob = NULL;
+		size_t len;
+		int rc = load_file(dir, files[i], &f, path, err, sizeof(err));
+
+		if (rc == 0) {
+			rc = read_component(&f, path, &blob, &len, err,
+					    sizeof(err));
+			free(blob);
+			service_file_clear(&f);
+		}
+		if (rc) {
+			fprintf(out, "services.d: %s\n", err);
+			bad++;
+		} else {
+			fprintf(out, "services.d: %s: ok\n", path);
+		}
+	}
+	free_files(files, n);
+	return bad;
+}
+
 int services_dir_reconcile(struct daemon *d)
 {
 	struct dirent **files = NULL;
 	char dir[PATH_MAX];
 	int n = 0, refused = 0;
 
-	if (!services_dir_path(d, dir, sizeof(dir)))
+	if (!services_dir_path(&d->file, d->config_path, dir, sizeof(dir)))
 		dir[0] = '\0';
-	else if ((n = scandir(dir, &files, conf_filter, alphasort)) < 0) {
-		int e = errno;
-
-		if (e != ENOENT) {
-			log_err(&d->log, "services.d: %s: %s", dir,
-				strerror(e));
-			return -e;
-		}
-		n = 0;
-		files = NULL;
+	else if ((n = list_files(dir, &files)) < 0) {
+		log_err(&d->log, "services.d: %s: %s", dir, strerror(-n));
+		return n;
 	}
 	for (int i = 0; i < n; i++) {
 		struct service_file f;
-		char path[PATH_MAX], err[512], *text;
-		size_t len;
+		char path[PATH_MAX], err[512];
 		int rc;
 
 		if (i >= SERVICES_DIR_FILES_MAX) {
@@ -576,19 +667,7 @@ int services_dir_reconcile(struct daemon *d)
 			refused += n - i;
 			break;
 		}
-		if (snprintf(path, sizeof(path), "%s/%.255s", dir,
-			     files[i]->d_name) >= (int)sizeof(path)) {
-			log_err(&d->log, "services.d: %s/%s: path too long",
-				dir, files[i]->d_name);
-			refused++;
-			continue;
-		}
-		rc = config_read_file(path, &text, &len, err, sizeof(err));
-		if (rc == 0) {
-			rc = service_file_parse(path, text, len, &f, err,
-						sizeof(err));
-			free(text);
-		}
+		rc = load_file(dir, files[i], &f, path, err, sizeof(err));
 		if (rc == 0) {
 			rc = apply(d, path, &f, err, sizeof(err));
 			service_file_clear(&f);
@@ -601,8 +680,6 @@ int services_dir_reconcile(struct daemon *d)
 	/* Every file found counts, those past the bound too: their
 	 * services stay. */
 	remove_orphans(d, files, n, dir);
-	for (int i = 0; i < n; i++)
-		free(files[i]);
-	free(files);
+	free_files(files, n);
 	return refused;
 }

@@ -51,6 +51,7 @@
 #define HOSTEL_DAEMON_SERVICES_DIR_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,11 +79,23 @@ int service_file_parse(const char *path, const char *text, size_t len,
 		       struct service_file *out, char *err, size_t errlen);
 void service_file_clear(struct service_file *f);
 
+struct config;
+
 /*
- * The directory of d (buf), or 0 when there is none (returns 1 when
- * there is one).
+ * The directory (buf) of the settings `file` read from config_path (may
+ * be NULL): 1, or 0 when there is none.
  */
-int services_dir_path(const struct daemon *d, char *buf, size_t size);
+int services_dir_path(const struct config *file, const char *config_path,
+		      char *buf, size_t size);
+
+/*
+ * hosteld --check-config: parse every file of the directory and check
+ * that its component exists and loads; each problem is printed to
+ * `out` as "services.d: PATH:LINE: problem".  The number of files with
+ * a problem.
+ */
+int services_dir_check(const struct config *file, const char *config_path,
+		       FILE *out);
 
 /*
  * Reconcile the services with the files of d's directory (see above).
