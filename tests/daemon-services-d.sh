@@ -82,6 +82,17 @@ EOF
 printf 'component = /x.wasm\n' >"$DIR/.hidden.conf"
 printf 'not a service file\n' >"$DIR/README"
 
+"$HOSTELD" --check-config --config "$ETC/hostel.conf" >"$T/check.out" 2>&1
+rc=$?
+check "hosteld --check-config finds the bad file (exit $rc)" \
+	test "$rc" -eq 1 -a -n "$(grep "$DIR/bad.conf:2: memory" "$T/check.out")"
+check "and passes the good ones" \
+	test "$(grep -c ': ok$' "$T/check.out")" -eq 3
+mv "$DIR/bad.conf" "$T/bad.conf.away"
+"$HOSTELD" --check-config --config "$ETC/hostel.conf" >"$T/check.out" 2>&1
+check "without it: configuration ok (exit $?)" has "$T/check.out" "configuration ok"
+mv "$T/bad.conf.away" "$DIR/bad.conf"
+
 check "hosteld starts" start_daemon || {
 	cat "$LOG" >&2
 	exit 1
