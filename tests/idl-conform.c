@@ -111,6 +111,8 @@ int main(int argc, char **argv)
 	struct varlink_client *c;
 	int rc = 0;
 
+	/* Line by line: a follower is stopped by a signal. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
 		fprintf(stderr, "usage: idl-conform SOCKET CALL...\n");
 		return 2;
