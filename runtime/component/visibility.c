@@ -16,6 +16,7 @@
  * length).
  */
 #include <string.h>
+#include <strings.h>
 
 #include "component/internal.h"
 
@@ -51,12 +52,16 @@ static int tagged_key(vstate *v, char tag, cm_str a, const cm_str *b,
 }
 
 /*
- * Strong uniqueness.  `[method]R.m` / `[static]R.m` clash with each other
- * when R.m is the same, and with a plain label `m`; two methods of
- * different resources may share m (`[method]input-stream.subscribe` and
+ * Strong uniqueness (Explainer, "Name uniqueness").  `[method]R.m` /
+ * `[static]R.m` clash with each other when R.m is the same; with a plain
+ * label only in the spec's `l` / `[*]l.l` case, R and m both that label
+ * (`[method]foo.foo` and `foo`).  So a plain `method` and
+ * `[method]incoming-request.method` are strongly unique, as wasmparser
+ * and every wasi:http world have them; two methods of different
+ * resources may share m (`[method]input-stream.subscribe` and
  * `[method]output-stream.subscribe`).  Keys: plain names by their
- * lowercase form, methods by "\1R.m", and "\2m" records that some
- * method is named m.
+ * lowercase form, methods by "\1R.m", and "\2l" records a method
+ * `[*]l.l`.
  */
 int cm_check_name_unique(scope *s, name_ctx *ctx, cm_name *n, cm_sort sort,
 			 bool is_import, size_t offset)
@@ -65,12 +70,16 @@ int cm_check_name_unique(scope *s, name_ctx *ctx, cm_name *n, cm_sort sort,
 	cm_str canon, full, mark;
 	cm_hentry *prev;
 	bool method = n->kind == CM_NAME_METHOD || n->kind == CM_NAME_STATIC;
+	/* `[*]l.l`: the method that a plain `l` clashes with */
+	bool ll = method && n->resource.len == n->func.len &&
+		  strncasecmp(n->resource.ptr, n->func.ptr, n->func.len) == 0;
 
 	if (cm_name_canonical(v, n, &canon))
 		return -1;
 	if (tagged_key(v, '\2', canon, NULL, &mark))
 		return -1;
-	prev = cm_hmap_get(&ctx->names, canon.ptr, canon.len);
+	prev = method && !ll ? NULL
+			     : cm_hmap_get(&ctx->names, canon.ptr, canon.len);
 	if (prev != NULL)
 		return name_conflict(v, n, prev, is_import, offset);
 	if (method) {
@@ -81,7 +90,7 @@ int cm_check_name_unique(scope *s, name_ctx *ctx, cm_name *n, cm_sort sort,
 			return name_conflict(v, n, prev, is_import, offset);
 		if (cm_hmap_put(v->a, &ctx->names, full.ptr, full.len, &n->str))
 			return cm_oom(v);
-		if (cm_hmap_get(&ctx->names, mark.ptr, mark.len) == NULL &&
+		if (ll && cm_hmap_get(&ctx->names, mark.ptr, mark.len) == NULL &&
 		    cm_hmap_put(v->a, &ctx->names, mark.ptr, mark.len, &n->str))
 			return cm_oom(v);
 	} else {

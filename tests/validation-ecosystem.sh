@@ -1,0 +1,31 @@
+#!/bin/sh
+# validation-ecosystem.sh - validation as the ecosystem does it (issue 21
+# point 3): components that wasmparser (the validator of wasm-tools and
+# every toolchain) accepts load, and the cases the spec makes invalid
+# stay refused, with the reason.  Each guest's source says which rule.
+#
+# Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
+# programs are not built.
+
+set -u
+B=${HOSTEL_BUILDDIR:-.}
+S=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
+NAME=validation-ecosystem
+. "$S/tests/tap.sh"
+HOSTEL=$B/client/hostel
+need_programs "$HOSTEL"
+G=$S/tests/guests/names
+tap_tmpdir
+
+"$HOSTEL" inspect "$G/http-names.wasm" >"$T/out" 2>&1
+check "a type \`method\` beside \`[method]incoming-request.method\` (wasi:http) loads" \
+	test $? -eq 0
+check "and its WIT shows both: the variant and the resource's method" \
+	test -n "$(grep '^  variant method {' "$T/out")" -a \
+	-n "$(grep '^    method: func() -> method;' "$T/out")"
+"$HOSTEL" inspect "$G/ll-clash.wasm" >"$T/out" 2>&1
+rc=$?
+check "\`foo\` and \`[method]foo.foo\` are refused (exit $rc)" test "$rc" -ne 0
+check "naming the clash" \
+	grep -q 'export name `\[method\]foo.foo` conflicts with previous name `foo`' "$T/out"
+tap_finish
