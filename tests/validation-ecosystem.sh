@@ -28,4 +28,8 @@ rc=$?
 check "\`foo\` and \`[method]foo.foo\` are refused (exit $rc)" test "$rc" -ne 0
 check "naming the clash" \
 	grep -q 'export name `\[method\]foo.foo` conflicts with previous name `foo`' "$T/out"
+"$HOSTEL" inspect "$G/reexport.wasm" >"$T/out" 2>&1
+check "an instance export whose func names the instance's own type export loads (wit-component's shim)" \
+	test $? -eq 0
+check "and exports the interface" grep -q '^  export x:y/api;' "$T/out"
 tap_finish

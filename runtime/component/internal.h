@@ -130,6 +130,14 @@ cm_type *cm_type_copy(vstate *v, const cm_type *t);
 const cm_type *cm_subst(vstate *v, const cm_type *t, const cm_rmap *m);
 int cm_subst_extern(vstate *v, const cm_externtype *in, const cm_rmap *m,
 		    cm_externtype *out);
+/*
+ * m applied to the n declarations' types at once (out[i].type), with one
+ * memo: a node two of them share stays one node after (an instance
+ * type's func that names its own type export keeps naming that export,
+ * which external visibility goes by).  0 or -1.
+ */
+int cm_subst_decls(vstate *v, const cm_extern_decl *in, uint32_t n,
+		   const cm_rmap *m, cm_extern_decl *out);
 /* An instance type with fresh nodes for its defined (bound) resources;
  * the fresh nodes are appended to *list (may be NULL). */
 const cm_type *cm_freshen_instance(vstate *v, const cm_type *it,

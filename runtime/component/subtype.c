@@ -305,6 +305,21 @@ int cm_subst_extern(vstate *v, const cm_externtype *in, const cm_rmap *m,
 	return subst_ext(&s, in, out);
 }
 
+int cm_subst_decls(vstate *v, const cm_extern_decl *in, uint32_t n,
+		   const cm_rmap *m, cm_extern_decl *out)
+{
+	sctx s = {v, m, {NULL, 0, 0}, false};
+
+	for (uint32_t i = 0; i < n; i++) {
+		out[i].name = in[i].name;
+		if (m->n == 0)
+			out[i].type = in[i].type;
+		else if (subst_ext(&s, &in[i].type, &out[i].type))
+			return -1;
+	}
+	return 0;
+}
+
 const cm_type *cm_freshen_instance(vstate *v, const cm_type *it,
 				   const cm_type ***list, uint32_t *n,
 				   uint32_t *cap)

@@ -1279,14 +1279,12 @@ static const cm_type *instantiate(scope *s, const raw_instance *ri)
 		return cm_oom(v), NULL;
 	it->abi.depth = 1;
 	it->abi.type_size = 1;
-	for (uint32_t i = 0; i < ct->nexports; i++) {
-		cm_extern_decl *d = &it->u.comp.exports[i];
-
-		d->name = ct->exports[i].name;
-		if (cm_subst_extern(v, &ct->exports[i].type, &m, &d->type))
-			return NULL;
-		absorb_size(it, d->type.type);
-	}
+	/* One substitution for all the exports: see cm_subst_decls. */
+	if (cm_subst_decls(v, ct->exports, ct->nexports, &m,
+			   it->u.comp.exports))
+		return NULL;
+	for (uint32_t i = 0; i < ct->nexports; i++)
+		absorb_size(it, it->u.comp.exports[i].type.type);
 	it->u.comp.has_free_resource = it->abi.has_resource;
 	if (comp_limits(s, it, ri->offset))
 		return NULL;
