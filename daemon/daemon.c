@@ -29,6 +29,7 @@
 #include "daemon/notify.h"
 #include "daemon/service.h"
 #include "daemon/services-dir.h"
+#include "store/db.h"
 #include "ipc/socket-path.h"
 
 #define DEFAULT_LOG_LEVEL LOG_PRIO_INFO
@@ -190,6 +191,33 @@ static int apply_socket_group(struct daemon *d)
 	if (chown(d->listen.path, (uid_t)-1, (gid_t)id) < 0) {
 		log_err(&d->log, "socket-group: cannot give %s to group %s: %s",
 			d->listen.path, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+_Static_assert(DB_SYNC_FULL == 0 && DB_SYNC_NORMAL == 1,
+	       "conffile.h's database-synchronous values");
+
+int daemon_wanted_sync(const struct daemon *d)
+{
+	if (d->cli.db_sync >= 0)
+		return d->cli.db_sync;
+	if (d->file.db_sync >= 0)
+		return d->file.db_sync;
+	return DB_SYNC_FULL;
+}
+
+int daemon_db_open(struct daemon *d, struct db **out)
+{
+	struct db_options opt = {
+		.sync = (enum db_sync)daemon_wanted_sync(d),
+		.lock_wait_ms = DAEMON_DB_LOCK_WAIT_MS,
+	};
+	char err[512];
+
+	if (db_open(d->state_dir, &opt, out, err, sizeof(err))) {
+		log_err(&d->log, "history: %s", err);
 		return -1;
 	}
 	return 0;
@@ -531,14 +559,17 @@ static int setup_loop(struct daemon *d)
 
 int daemon_run(struct daemon *d)
 {
+	struct db *db;
+
 	/* A peer that goes away must not kill us on write. */
 	signal(SIGPIPE, SIG_IGN);
 	if (setup_loop(d) < 0) {
 		log_err(&d->log, "cannot set up the event loop");
 		return 1;
 	}
-	/* Recovered and daemon.started durable before READY=1. */
-	if (daemon_history_open(d) < 0)
+	/* The database is the daemon's; the history takes it over.
+	 * Recovered and daemon.started durable before READY=1. */
+	if (daemon_db_open(d, &db) < 0 || daemon_history_open(d, db) < 0)
 		return 1;
 	/* Services recreated (autostart ones started) before READY=1. */
 	if (service_registry_load(d) < 0)

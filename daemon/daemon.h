@@ -98,6 +98,17 @@ struct daemon {
 int daemon_init(struct daemon *d, const struct daemon_options *opt);
 
 /*
+ * Open STATE_DIR/hostel.db with the configured database-synchronous,
+ * waiting up to DAEMON_DB_LOCK_WAIT_MS for a previous daemon to let go
+ * of it (its lock file).  0, or -1 after logging why.
+ */
+#define DAEMON_DB_LOCK_WAIT_MS 10000
+struct db;
+int daemon_db_open(struct daemon *d, struct db **out);
+/* database-synchronous: the command line's, the file's, else full. */
+int daemon_wanted_sync(const struct daemon *d);
+
+/*
  * hosteld --check-config (check-config.c): check the configuration file
  * (NULL: none) and its services.d files, print what was found to out;
  * 0 when all is well, 1 otherwise.  Starts nothing.

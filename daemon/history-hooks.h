@@ -111,12 +111,14 @@ const struct history_hooks *daemon_history_hooks(struct daemon *d);
  */
 
 /*
- * Open STATE_DIR/hostel.db (waiting up to 10 s for a previous daemon to
- * let go of it), close interrupted calls, list the services to recreate,
- * record daemon.started and commit it.  Needs d->base.  Logs and returns
- * -1 on failure: the daemon must not report ready then.
+ * Take the database daemon.c opened (daemon_db_open, closed by the
+ * history from now on, on failure too): close interrupted calls, list
+ * the services to recreate, record daemon.started and commit it.  Needs
+ * d->base.  Logs and returns -1 on failure: the daemon must not report
+ * ready then.
  */
-int daemon_history_open(struct daemon *d);
+struct db;
+int daemon_history_open(struct daemon *d, struct db *db);
 
 /*
  * A graceful stop begins: record daemon.stopped, commit now, and end

@@ -1,8 +1,8 @@
 /*
  * history.c - the daemon's event history (see history-hooks.h): its
- * lifecycle (the database opened at start, recovery, daemon.started,
- * reload, the stop and the close), its settings, and what the readers
- * ask of it (method-history.c: the store, Stats).
+ * lifecycle (the database daemon.c opens, taken over at start; recovery,
+ * daemon.started, reload, the stop and the close), its settings, and
+ * what the readers ask of it (method-history.c: the store, Stats).
  *
  * The rest lives in files of its own, over history-internal.h: the
  * event kinds and hooks (history-events.c), the commit policy and its
@@ -34,21 +34,6 @@
 /* Defaults of history-keep-events and history-keep-age (hostel.conf(5)). */
 #define DEFAULT_KEEP_EVENTS 100000
 #define DEFAULT_KEEP_AGE    (30 * 86400)
-
-/* How long to wait for a previous daemon to release the database. */
-#define LOCK_WAIT_MS 10000
-
-_Static_assert(DB_SYNC_FULL == 0 && DB_SYNC_NORMAL == 1,
-	       "conffile.h's database-synchronous values");
-
-static enum db_sync wanted_sync(const struct daemon *d)
-{
-	if (d->cli.db_sync >= 0)
-		return (enum db_sync)d->cli.db_sync;
-	if (d->file.db_sync >= 0)
-		return (enum db_sync)d->file.db_sync;
-	return DB_SYNC_FULL;
-}
 
 static struct history_retention wanted_retention(const struct daemon *d)
 {
@@ -123,31 +108,22 @@ static void history_free_state(struct daemon_history *h)
 	free(h);
 }
 
-int daemon_history_open(struct daemon *d)
+int daemon_history_open(struct daemon *d, struct db *db)
 {
 	struct daemon_history *h = calloc(1, sizeof(*h));
-	struct db_options opt = {
-		.sync = wanted_sync(d),
-		.lock_wait_ms = LOCK_WAIT_MS,
-	};
 	struct timeval prune = {PRUNE_INTERVAL_SEC, 0};
 	struct timeval checkpoint = {CHECKPOINT_INTERVAL_SEC, 0};
-	char err[512];
 	int rc, version = 0;
 
 	if (!h) {
 		log_err(&d->log, "history: out of memory");
+		db_close(db);
 		return -1;
 	}
 	h->d = d;
+	h->db = db;
 	/* Read at start only: a running daemon never changes its mind. */
 	h->off = d->file.history == 0;
-	rc = db_open(d->state_dir, &opt, &h->db, err, sizeof(err));
-	if (rc) {
-		log_err(&d->log, "history: %s", err);
-		free(h);
-		return -1;
-	}
 	schema_version(h->db, &version);
 	rc = history_open(h->db, &h->hist);
 	if (rc)
@@ -258,7 +234,7 @@ void daemon_history_reloaded(struct daemon *d, const char *status,
 
 	if (!h)
 		return;
-	sync = wanted_sync(d);
+	sync = daemon_wanted_sync(d);
 	if (sync != h->db->sync) {
 		if (h->w.running) {
 			pthread_mutex_lock(&h->w.mu);

@@ -57,7 +57,10 @@ static void env_init(struct env *e)
 
 static void env_open(struct env *e)
 {
-	ck_assert_int_eq(daemon_history_open(&e->d), 0);
+	struct db *db;
+
+	ck_assert_int_eq(daemon_db_open(&e->d, &db), 0);
+	ck_assert_int_eq(daemon_history_open(&e->d, db), 0);
 }
 
 static void env_fini(struct env *e)
