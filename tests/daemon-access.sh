@@ -61,9 +61,6 @@ as() {
 	setpriv --reuid="$a_uid" --regid="$a_gid" --clear-groups \
 		"$HOSTEL" --socket "$SOCK" "$@"
 }
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
 # rc_is N COMMAND...: the command exits with N.
 rc_is() {
 	r_want=$1

@@ -53,24 +53,12 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
 		2>>"$LOG" &
 	DPID=$!
 	PIDS="$PIDS $DPID"
 	wait_for 10 alive
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
 }
 now_ms() {
 	echo $(($(date +%s%N) / 1000000))

@@ -54,12 +54,6 @@ SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
 DPID=
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 start() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
 		2>>"$LOG" &

@@ -30,18 +30,6 @@ tap_tmpdir
 
 SOCK=$T/h.sock
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
-}
 # callout NAME ARGS...: `hostel call` into $T/NAME.out/.err, rc in $rc
 callout() {
 	o=$1

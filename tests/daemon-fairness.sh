@@ -27,24 +27,12 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 # callout NAME ARGS...: `hostel call` into $T/NAME.out/.err, rc in $rc
 callout() {
 	o=$1
 	shift
 	H call "$@" >"$T/$o.out" 2>"$T/$o.err"
 	rc=$?
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
 }
 # running SERVICE: its call is in flight (queued 0, the spin begun).
 spinning() {

@@ -37,9 +37,6 @@ SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
 FAULT=$T/fault
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
 # A sanitized hosteld checks that its runtime is the first library;
 # faultfs.so is preloaded before it on purpose.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"

@@ -203,9 +203,6 @@ check "io.hostel.History IDL parses" \
 
 # ---- hostel history CALL ---------------------------------------------------------
 "$MK" counter "$T/counter.wasm" || exit 99
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
 # last_call KIND: the call id of the newest event of KIND.
 last_call() {
 	H logs --kind "$1" --json | tail -n 1 |

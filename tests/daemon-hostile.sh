@@ -49,18 +49,6 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
-}
 # le A B: A <= B (integers)
 le() {
 	test "$1" -le "$2" || {

@@ -40,12 +40,6 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 q() {
 	sqlite3 -cmd '.timeout 5000' "$STATE/hostel.db" "$1"
 }

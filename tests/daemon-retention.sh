@@ -51,12 +51,6 @@ STATE=$T/state
 CONF=$T/hostel.conf
 LOG=$T/hosteld.log
 printf 'log-level = info\nhistory-keep-events = %d\n' "$LIMIT" >"$CONF"
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
 		--config "$CONF" 2>>"$LOG" &

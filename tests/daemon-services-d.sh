@@ -30,12 +30,6 @@ LOG=$T/hosteld.log
 mkdir -p "$DIR" "$T/lib"
 cp "$S/tests/guests/ticker/ticker.wasm" "$S/tests/guests/hostile/hostile.wasm" "$T/lib/"
 printf 'log-level = info\n' >"$ETC/hostel.conf"
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
 		--config "$ETC/hostel.conf" 2>>"$LOG" &

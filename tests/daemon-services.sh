@@ -28,12 +28,6 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 wait_alive() {
 	i=0
 	while ! alive; do
@@ -59,12 +53,6 @@ callout() {
 	shift
 	H call "$@" >"$T/$o.out" 2>"$T/$o.err"
 	rc=$?
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
 }
 
 "$MK" counter "$T/counter.wasm" || exit 99

@@ -31,12 +31,6 @@ tap_tmpdir
 SOCK=$T/h.sock
 STATE=$T/state
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
 		2>>"$LOG" &
@@ -49,12 +43,6 @@ stop_daemon() {
 	kill -TERM "$DPID"
 	wait "$DPID"
 	stopped=$?
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
 }
 count() {
 	H call ticker 'count()'

@@ -37,21 +37,9 @@ STATE=$T/state
 LOG=$T/hosteld.log
 MiB=1048576
 LIMIT=16777216
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
 # hcall ARGS...: hostel call, with time for tens of MiB
 hcall() {
 	"$HOSTEL" --socket "$SOCK" call --timeout 120000 "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
 }
 # abc N: N bytes of the alphabet, over and over (what make(N) returns)
 abc() {

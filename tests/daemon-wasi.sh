@@ -40,18 +40,6 @@ printf 'socket-group = %s\n' "$GRP" >"$CONF"
 chmod 755 "$T"
 API='hostel:calc/api@0.1.0'
 RUN='wasi:cli/run@0.2.12#run'
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
-eq() {
-	test "$1" = "$2" || {
-		echo "# expected '$2', got '$1'" >&2
-		return 1
-	}
-}
 # callout NAME ARGS...: `hostel call` into $T/NAME.out/.err, rc in $rc
 callout() {
 	o=$1

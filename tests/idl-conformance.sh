@@ -27,12 +27,6 @@ VALUES=$S/tests/guests/values/values.wasm
 tap_tmpdir
 SOCK=$T/h.sock
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
-alive() {
-	H status >/dev/null 2>&1
-}
 "$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" 2>>"$LOG" &
 PIDS="$PIDS $!"
 wait_for 10 alive || {

@@ -43,9 +43,6 @@ GROWTH=${SOAK_GROWTH_PCT:-5}
 tap_tmpdir
 SOCK=$T/h.sock
 LOG=$T/hosteld.log
-H() {
-	"$HOSTEL" --socket "$SOCK" "$@"
-}
 rss_kb() {
 	awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"
 }

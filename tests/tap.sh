@@ -20,6 +20,21 @@ not_ok() {
 	failed=$((failed + 1))
 	echo "not ok $n - $1"
 }
+# H ARGS...: the client on this test's daemon ($HOSTEL, $SOCK).
+H() {
+	"$HOSTEL" --socket "$SOCK" "$@"
+}
+# alive: that daemon answers (a test with several daemons redefines it).
+alive() {
+	H status >/dev/null 2>&1
+}
+# eq GOT WANT: equal, or say what was found.
+eq() {
+	test "$1" = "$2" || {
+		echo "# expected '$2', got '$1'" >&2
+		return 1
+	}
+}
 # check DESCRIPTION COMMAND...: the command's status decides.
 check() {
 	c_desc=$1
