@@ -8,7 +8,8 @@
 #     writes a string or list<u8> result as it comes (chunkedResult): a
 #     20 MiB file through echo (string) and back, byte for byte; a
 #     list<u8> through bytes; a bad upload id, a parameter of another
-#     type, an upload past the connection's bound;
+#     type, bytes that are not UTF-8 for a string, the 17th upload of a
+#     connection (its count bound), an upload bound twice;
 #   - hostel.conf's call-deadline ends a spin() that asks for no
 #     deadline with CallDeadline; a call's own --deadline wins;
 #   - `hostel cancel CALL-ID` ends a running spin() and the service then
@@ -124,12 +125,13 @@ N=$((20 * MiB))
 abc "$N" >"$T/big.in"
 t0=$(date +%s)
 hc big --timeout $((300000 * SLOW)) --arg-file s="$T/big.in" \
-	--result-file "$T/big.out" values echo
+	--result-file "$T/big.res" values echo
 t1=$(date +%s)
 check "a 20 MiB file argument: echo returns ($((t1 - t0)) s)" eq "$rc" 0
 check "... its result, written to --result-file, is the file, byte for byte" \
-	cmp -s "$T/big.in" "$T/big.out"
-check "... nothing on standard output" test ! -s "$T/big.big.out" -a ! -s "$T/big.err"
+	cmp -s "$T/big.in" "$T/big.res"
+check "... nothing on standard output or error" \
+	test ! -s "$T/big.out" -a ! -s "$T/big.err"
 big_id=$(H logs --json --kind call.returned values | tail -n 1 | call_id /dev/stdin)
 check "... the history has its call.returned" test -n "$big_id"
 
@@ -144,13 +146,13 @@ check "--json --arg-file: the JSON result" \
 
 # list<u8>: raw bytes, not text (a NUL, bytes past ASCII).
 printf '\000\001\377binary\n' >"$T/bin.in"
-hc b1 --arg-file b="$T/bin.in" --result-file "$T/bin.out" values bytes
+hc b1 --arg-file b="$T/bin.in" --result-file "$T/bin.res" values bytes
 check "list<u8> from a file and back, raw" eq "$rc" 0
-check "... byte for byte" cmp -s "$T/bin.in" "$T/bin.out"
+check "... byte for byte" cmp -s "$T/bin.in" "$T/bin.res"
 head -c $((256 * 1024)) /dev/urandom >"$T/rand.in"
-hc b2 --arg-file b="$T/rand.in" --result-file "$T/rand.out" values bytes
-check "256 KiB of random bytes as list<u8>, through 1 MiB chunks" \
-	cmp -s "$T/rand.in" "$T/rand.out"
+hc b2 --arg-file b="$T/rand.in" --result-file "$T/rand.res" values bytes
+check "256 KiB of random bytes as list<u8>, and back" \
+	cmp -s "$T/rand.in" "$T/rand.res"
 cat "$T/bin.in" | H call --arg-file b=- --result-file - values bytes \
 	>"$T/b3.out" 2>"$T/b3.err"
 check "--arg-file NAME=- and --result-file -: standard input and output" \
@@ -176,6 +178,22 @@ check "Upload of data that is not base64: InvalidArguments" \
 "$SEND" "$SOCK" call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"values","export":"echo","args":["x"],"chunkedResult":true}}' \
 	>"$T/e6.out" 2>&1
 check "chunkedResult without more: InvalidParameter" has "$T/e6.out" chunkedResult
+# 17 uploads on one connection: the 17th passes the count bound.
+UP='{"method":"io.hostel.Call.Upload","parameters":{"data":"AAAA"}}'
+set --
+for i in $(seq 17); do set -- "$@" call "$UP"; done
+"$SEND" "$SOCK" "$@" >"$T/e8.out" 2>&1
+check "16 uploads on a connection are taken" \
+	eq "$(grep -c '"uploadId":"u' "$T/e8.out")" 16
+check "... the 17th is ValueTooLarge {value upload, the count bound}" \
+	has "$T/e8.out" '{"value":"upload","size":17,"limit":16,"bound":"uploads of a connection (count)"},"error":"io.hostel.Call.ValueTooLarge"}'
+# An upload bound by one Invoke is gone; a later Invoke cannot use it.
+"$SEND" "$SOCK" call "$UP" \
+	call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"values","export":"bytes","uploads":{"b":"u1"}}}' \
+	call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"values","export":"bytes","uploads":{"b":"u1"}}}' \
+	>"$T/e9.out" 2>&1
+check "an upload binds once: the call returns its bytes, then UploadNotFound" \
+	eq "$(grep -c '"result":"AAAA"' "$T/e9.out")/$(grep -c UploadNotFound "$T/e9.out")" "1/1"
 hc e7 values 'echo("still fine")'
 check "the service answers after all that" eq "$(cat "$T/e7.out")/$rc" '"still fine"/0'
 
@@ -222,20 +240,22 @@ H cancel "$cid" >"$T/cancel2.out" 2>&1
 check "hostel cancel of an ended call: CallNotFound, exit 4" \
 	eq "$?/$(grep -c CallNotFound "$T/cancel2.out")" "4/1"
 
-# The client's timeout: still running, or cancelled at its request.
+# The client's timeout: still running, or cancelled at its request
+# (long enough for the first reply, with its call id, under Valgrind).
+TO=$((500 * SLOW))
 healthy
-hc t1 --timeout 500 --deadline 0 hostile 'spin()'
+hc t1 --timeout $TO --deadline 0 hostile 'spin()'
 tid=$(call_id "$T/t1.err")
-check "--timeout 500: exit 7" eq "$rc" 7
+check "--timeout $TO: exit 7" eq "$rc" 7
 check "... it names the call and says it is still running" \
-	grep -q "timed out after 500 ms: call $tid is still running" "$T/t1.err"
+	grep -q "timed out after $TO ms: call $tid is still running" "$T/t1.err"
 check "... and it is" running "$tid"
 check "... with no end yet" eq "$(ends "$tid")" ""
 H cancel "$tid" >/dev/null 2>&1
 healthy
-hc t2 --timeout 500 --cancel-on-timeout --deadline 0 hostile 'spin()'
+hc t2 --timeout $TO --cancel-on-timeout --deadline 0 hostile 'spin()'
 tid2=$(call_id "$T/t2.err")
-check "--timeout 500 --cancel-on-timeout: exit 7" eq "$rc" 7
+check "--timeout $TO --cancel-on-timeout: exit 7" eq "$rc" 7
 check "... it says the call was cancelled at the client's request" \
 	grep -q "call $tid2 cancelled at the client's request" "$T/t2.err"
 wait_for $((10 * SLOW)) test -n "$(ends "$tid2")"
