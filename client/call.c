@@ -630,8 +630,8 @@ int cmd_call(int argc, char **argv)
 				o.result_file, strerror(errno));
 			rc = HOSTEL_EXIT_INPUT;
 		}
-		/* no result: no file (a partial one would mislead) */
-		if (rc && rc != HOSTEL_EXIT_TIMEOUT)
+		/* no whole result: no file (a partial one would mislead) */
+		if (rc)
 			unlink(o.result_file);
 	}
 	return rc;
