@@ -19,6 +19,7 @@ enum {
 	HOSTEL_EXIT_NOT_FOUND = 4, /* no such service, component, export */
 	HOSTEL_EXIT_CONFLICT = 5,  /* exists, in use, not running */
 	HOSTEL_EXIT_TOO_LARGE = 6, /* ValueTooLarge: beyond the message bound */
+	HOSTEL_EXIT_TIMEOUT = 7,   /* `call --timeout` passed (call.c) */
 	HOSTEL_EXIT_UNAVAILABLE = 69, /* hosteld unreachable (EX_UNAVAILABLE) */
 	HOSTEL_EXIT_NOPERM = 77,      /* PermissionDenied (EX_NOPERM) */
 	HOSTEL_EXIT_PROTOCOL =
@@ -37,6 +38,7 @@ int cmd_top(int argc, char **argv);
 int cmd_deploy(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_call(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

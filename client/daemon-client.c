@@ -211,6 +211,18 @@ int daemon_client_report(const char *prog, const struct varlink_reply *reply)
 				result ? " (the call ran: its result is in "
 					 "the history in a bounded form)"
 				       : " (nothing ran)");
+	} else if (!strcmp(reply->error, "io.hostel.Call.CallDeadline")) {
+		const char *id =
+			json_string_value(json_object_get(p, "callId"));
+
+		fprintf(stderr,
+			"hostel %s: CallDeadline: call %s: deadline exceeded "
+			"(%" JSON_INTEGER_FORMAT " ms) %s\n",
+			prog, id ? id : "?",
+			json_integer_value(json_object_get(p, "deadlineMs")),
+			json_is_true(json_object_get(p, "started"))
+				? "while it ran"
+				: "before it ran (nothing of it ran)");
 	} else if (!strcmp(reply->error, "io.hostel.Call.ExportNotFound") ||
 		   !strcmp(reply->error, "io.hostel.Call.ExportAmbiguous")) {
 		report_export(prog, short_name, p);

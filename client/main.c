@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{"deploy", cmd_deploy, "add a component and run it as a service"},
 	{"ps", cmd_ps, "list services"},
 	{"call", cmd_call, "call an export of a service"},
+	{"cancel", cmd_cancel, "cancel a call by its id"},
 	{"start", cmd_start, "start a service"},
 	{"stop", cmd_stop, "stop a service"},
 	{"rm", cmd_rm, "remove a service"},

@@ -34,6 +34,7 @@ void config_init(struct config *c)
 	c->keep_events = -1;
 	c->keep_age = -1;
 	c->host_bytes = -1;
+	c->call_deadline = -1;
 	c->history = -1;
 	c->socket_group = NULL;
 	c->allow_call = NULL;
@@ -226,6 +227,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		lslot = &out->keep_age;
 	else if (key_is(k, (size_t)(ke - k), "service-host-bytes"))
 		lslot = &out->host_bytes;
+	else if (key_is(k, (size_t)(ke - k), "call-deadline"))
+		lslot = &out->call_deadline;
 	else if (key_is(k, (size_t)(ke - k), "socket-group"))
 		tslot = &out->socket_group;
 	else if (key_is(k, (size_t)(ke - k), "allow-call"))
@@ -241,7 +244,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "unknown key '%.*s' (known: socket, state-dir, "
 			    "log-level, database-synchronous, "
 			    "history-keep-events, history-keep-age, "
-			    "service-host-bytes, socket-group, allow-call, "
+			    "service-host-bytes, call-deadline, socket-group, "
+			    "allow-call, "
 			    "allow-deploy, "
 			    "allow-admin, history)",
 			    (int)(ke - k), k);
@@ -290,7 +294,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		return 0;
 	}
 	if (lslot) {
-		n = lslot == &out->keep_age	? duration_parse(value)
+		n = lslot == &out->keep_age || lslot == &out->call_deadline
+			    ? duration_parse(value)
 		    : lslot == &out->host_bytes ? size_parse(value)
 						: count_parse(value);
 		free(value);
@@ -300,6 +305,11 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			return fail(err, errlen, name, lineno,
 				    "service-host-bytes must be a size of at "
 				    "least 1M, like 256M or 1G, not '%.*s'",
+				    (int)(ve - v), v);
+		if (n < 0 && lslot == &out->call_deadline)
+			return fail(err, errlen, name, lineno,
+				    "call-deadline must be a duration like "
+				    "5min, 30s, 1h or 0 (none), not '%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0)
 			return fail(err, errlen, name, lineno,

@@ -20,6 +20,10 @@
  *     duration N, Ns, Nm, Nh or Nd; 0: no limit), service-host-bytes
  *     (limits.hostBytes of the services that set none: a size N, NK,
  *     NM or NG, at least 1M; applies to stores made after it is read),
+ *     call-deadline (the deadline of a call that asks for none, of a
+ *     service without limits.deadlineMs: a duration; 0: none; default
+ *     CONFIG_CALL_DEADLINE_DEFAULT; applies to calls made after it is
+ *     read),
  *     socket-group (the
  *     group the socket is given; it is created 0660) and allow-call,
  *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
@@ -41,6 +45,8 @@
 #define CONFIG_COUNT_MAX 1000000000000000LL
 /* The smallest service-host-bytes (and limits.hostBytes): 1 MiB. */
 #define CONFIG_HOST_BYTES_MIN (1LL << 20)
+/* call-deadline when not set: 5 minutes, in seconds. */
+#define CONFIG_CALL_DEADLINE_DEFAULT 300LL
 
 struct config {
 	char *socket;	       /* NULL when not set */
@@ -55,6 +61,8 @@ struct config {
 	/* service-host-bytes: limits.hostBytes of services that set none;
 	 * -1 when not set (the runtime's default) */
 	long long host_bytes;
+	/* call-deadline in seconds; -1 when not set; 0: none */
+	long long call_deadline;
 	int history; /* `history`: 1 on, 0 off, -1 when not set */
 	/* Access (daemon/access.h); NULL when not set. */
 	char *socket_group; /* group name or number owning the socket */

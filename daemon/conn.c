@@ -33,6 +33,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
+#include "daemon/upload.h"
 
 static void read_cb(struct bufferevent *bev, void *arg);
 static void write_cb(struct bufferevent *bev, void *arg);
@@ -105,6 +106,7 @@ void conn_free(struct conn *c)
 		c->held = false;
 		c->on_free(c->hold_arg);
 	}
+	upload_conn_free(c);
 	log_debug(&d->log, "connection %llu: closed",
 		  (unsigned long long)c->id);
 	bufferevent_free(c->bev);

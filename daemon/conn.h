@@ -37,6 +37,7 @@
 #define CONN_INPUT_HIGH (256u * 1024)
 
 struct daemon;
+struct upload;
 
 struct conn_cred {
 	bool valid;
@@ -59,6 +60,10 @@ struct conn {
 	void (*on_drain)(void *arg); /* held: the output has been written */
 	void (*on_free)(void *arg);  /* held: the connection is going away */
 	void *hold_arg;
+	/* io.hostel.Call.Upload's uploads (daemon/upload.h) */
+	struct upload *uploads;
+	size_t nuploads, upload_bytes; /* bytes: their capacity */
+	uint64_t next_upload;
 };
 
 /* Adopt an accepted socket (closed on failure).  0 or -errno. */

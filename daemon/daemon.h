@@ -75,6 +75,8 @@ struct daemon {
 
 	struct conn *conns; /* doubly linked list of open connections */
 	size_t n_conns;
+	/* Bytes all connections' uploads hold (daemon/upload.h). */
+	size_t upload_bytes;
 	uint64_t next_conn_id;
 
 	/* The event history (daemon/history-hooks.h); NULL until open. */

@@ -15,6 +15,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
+#include "daemon/upload.h"
 #include "ipc/idl.h"
 
 const struct method daemon_methods[] = {
@@ -39,6 +40,7 @@ const struct method daemon_methods[] = {
 	{"io.hostel.Service.Remove", method_service_remove, ACCESS_DEPLOY},
 	{"io.hostel.Call.Invoke", method_call_invoke, ACCESS_CALL},
 	{"io.hostel.Call.Cancel", method_call_cancel, ACCESS_CALL},
+	{"io.hostel.Call.Upload", method_call_upload, ACCESS_CALL},
 	{NULL, NULL, ACCESS_ADMIN},
 };
 

@@ -22,6 +22,11 @@
  *  - returned: the result's JSON and WAVE text, from a value the runtime
  *    lifted (limits.hostBytes); fit_reply measures the reply against
  *    VARLINK_MESSAGE_MAX and drops resultWave or answers ValueTooLarge.
+ *  - take_chunks (chunkedResult): a copy of a list<u8> or string result's
+ *    bytes (one byte each, from a value the runtime lifted within
+ *    limits.hostBytes), held until its chunks are sent; each chunk's
+ *    base64, INVOCATION_CHUNK_BYTES (1 MiB) of bytes, is queued only
+ *    while less than two chunks' worth of output is unsent.
  *  - error replies and details: fixed members, CM_ERROR_MSG_MAX messages,
  *    service.h's 256-byte reason.
  */
@@ -146,6 +151,7 @@ static void inv_free(struct invocation *inv)
 	free(inv->args);
 	free(inv->service_name);
 	free(inv->export_name);
+	free(inv->chunks);
 	json_decref(inv->reply);
 	free(inv);
 }
@@ -158,11 +164,68 @@ static void on_conn_free(void *arg)
 	inv->conn = NULL;
 }
 
+/* The client went away while its result's chunks were being sent. */
+static void on_conn_free_chunks(void *arg)
+{
+	struct invocation *inv = arg;
+
+	inv->conn = NULL;
+	inv_free(inv);
+}
+
+/*
+ * chunkedResult, after the terminal event is durable: the next chunks
+ * of the result, while less than two chunks' worth of output waits
+ * (called again as the output drains), then the final reply.  When a
+ * send drops the connection, the connection's hold frees inv
+ * (on_conn_free_chunks): nothing here touches it after that.
+ */
+static void send_chunks(void *arg)
+{
+	struct invocation *inv = arg;
+	struct conn *c = inv->conn;
+	json_t *msg;
+
+	while (inv->chunks_sent < inv->chunks_len &&
+	       conn_output_pending(c) < 2 * INVOCATION_CHUNK_BYTES) {
+		size_t n = inv->chunks_len - inv->chunks_sent;
+		char *b64;
+
+		if (n > INVOCATION_CHUNK_BYTES)
+			n = INVOCATION_CHUNK_BYTES;
+		b64 = value_base64_encode(inv->chunks + inv->chunks_sent, n);
+		inv->chunks_sent += n;
+		msg = b64 ? varlink_reply_new(
+				    json_pack("{ss,ss,ss}", "callId", inv->id,
+					      "state", "chunk", "chunk", b64),
+				    true)
+			  : NULL;
+		free(b64);
+		if (conn_send(c, msg))
+			return;
+	}
+	if (inv->chunks_sent < inv->chunks_len)
+		return; /* on the next drain */
+	msg = inv->reply;
+	inv->reply = NULL;
+	if (conn_send(c, msg))
+		return;
+	inv->conn = NULL;
+	conn_release(c);
+	inv_free(inv);
+}
+
 /* The terminal event is durable (status 0) or was given up on. */
 static void done(void *arg, int status, uint64_t seq)
 {
 	struct invocation *inv = arg;
 	struct conn *c = inv->conn;
+
+	if (c && status >= 0 && inv->reply && inv->chunks) {
+		conn_hold(c, send_chunks, on_conn_free_chunks, inv);
+		send_chunks(inv);
+		return;
+	}
 
 	if (c) {
 		json_t *msg = inv->reply;
@@ -218,6 +281,26 @@ static void end_error(struct invocation *inv, enum call_outcome outcome,
 	json_decref(detail);
 }
 
+/* The reply of a call past its deadline (started: taken to run). */
+static json_t *deadline_reply(const struct invocation *inv, bool started)
+{
+	return varlink_error_new(
+		ERR_PREFIX "CallDeadline",
+		json_pack("{ss,sI,sb}", "callId", inv->id, "deadlineMs",
+			  (json_int_t)inv->deadline_ms, "started", started));
+}
+
+/* Ended by its deadline with the store untouched: call.cancelled. */
+static void deadline_cancel(struct invocation *inv, const char *reason,
+			    bool started)
+{
+	json_t *detail = json_pack("{ss}", "reason", reason);
+
+	invocation_end(inv, CALL_CANCELLED, detail,
+		       deadline_reply(inv, started));
+	json_decref(detail);
+}
+
 void invocation_cancel(struct invocation *inv, const char *reason)
 {
 	end_error(inv, CALL_CANCELLED, json_pack("{ss}", "reason", reason),
@@ -249,12 +332,17 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	struct service *svc = inv->svc;
 	char why[INVOCATION_ID_MAX + 64];
 
+	(void)fd;
+	(void)what;
 	if (inv->queued && svc && service_dequeue(svc, inv)) {
-		invocation_cancel(inv, "deadline exceeded before the call ran");
+		inv->deadline_hit = true;
+		deadline_cancel(inv, "deadline exceeded before the call ran",
+				false);
 		return;
 	}
 	if (!inv->call || !svc)
 		return;
+	inv->deadline_hit = true;
 	log_info(&inv->d->log, "service %s: call %s: deadline exceeded",
 		 svc->name, inv->id);
 	snprintf(why, sizeof(why), "call %s exceeded its deadline", inv->id);
@@ -263,9 +351,25 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 		service_poisoned(svc, why);
 }
 
+uint64_t invocation_deadline(const struct daemon *d, const struct service *svc,
+			     int64_t asked)
+{
+	uint64_t limit = svc->limits.deadline_ms;
+
+	if (asked >= 0)
+		return limit && (asked == 0 || (uint64_t)asked > limit)
+			       ? limit
+			       : (uint64_t)asked;
+	if (limit)
+		return limit;
+	if (d->file.call_deadline >= 0)
+		return (uint64_t)d->file.call_deadline * 1000;
+	return CONFIG_CALL_DEADLINE_DEFAULT * 1000;
+}
+
 int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,
-		     uint32_t nargs)
+		     uint32_t nargs, const struct invocation_opts *opts)
 {
 	struct daemon *d = call->d;
 	const struct history_hooks *h = daemon_history_hooks(d);
@@ -312,6 +416,8 @@ int invocation_begin(struct call *call, struct service *svc,
 	inv->args = args;
 	inv->nargs = nargs;
 	inv->more = call->req->more;
+	inv->chunked = opts->chunked_result;
+	inv->deadline_ms = invocation_deadline(d, svc, opts->deadline_ms);
 	inv->number = ++d->services->next_call;
 	invocation_id_format(d, inv->number, inv->id);
 	inv->service_name = strdup(svc->name);
@@ -335,10 +441,10 @@ int invocation_begin(struct call *call, struct service *svc,
 		inv_free(inv);
 		return -1;
 	}
-	if (svc->limits.deadline_ms) {
+	if (inv->deadline_ms) {
 		struct timeval tv = {
-			(time_t)(svc->limits.deadline_ms / 1000),
-			(suseconds_t)(svc->limits.deadline_ms % 1000) * 1000};
+			(time_t)(inv->deadline_ms / 1000),
+			(suseconds_t)(inv->deadline_ms % 1000) * 1000};
 
 		inv->ev_deadline = evtimer_new(d->base, deadline_cb, inv);
 		if (inv->ev_deadline)
@@ -367,6 +473,35 @@ int invocation_begin(struct call *call, struct service *svc,
  * holds the result (or its bounded form); the reply carries it when it
  * fits in a message (fit_reply).
  */
+/*
+ * chunkedResult with a list<u8> or string result and a client to read
+ * it: its bytes in inv->chunks (a copy: the runtime owns the result),
+ * for send_chunks.  Whether it did (false also when out of memory: the
+ * reply is then the usual one, measured by fit_reply).
+ */
+static bool take_chunks(struct invocation *inv, const cm_type *rt,
+			const cm_val *v)
+{
+	bool bytes = rt->kind == CM_LIST && rt->u.list.len == 0 &&
+		     rt->u.list.elem->kind == CM_U8 && v->kind == CM_LIST;
+	size_t n;
+
+	if (!inv->chunked || !inv->conn ||
+	    !(bytes || (rt->kind == CM_STRING && v->kind == CM_STRING)))
+		return false;
+	n = bytes ? v->u.list.n : v->u.str.len;
+	inv->chunks = malloc(n ? n : 1);
+	if (!inv->chunks)
+		return false;
+	if (bytes)
+		for (size_t i = 0; i < n; i++)
+			inv->chunks[i] = (uint8_t)v->u.list.elems[i].u.u;
+	else if (n)
+		memcpy(inv->chunks, v->u.str.ptr, n);
+	inv->chunks_len = n;
+	return true;
+}
+
 static void returned(struct invocation *inv, const cm_val *results,
 		     uint32_t nres)
 {
@@ -374,21 +509,30 @@ static void returned(struct invocation *inv, const cm_val *results,
 	json_t *result = NULL, *params, *reply, *detail;
 	char *wave = NULL;
 	size_t wlen;
+	bool chunked = rt && nres == 1 && take_chunks(inv, rt, &results[0]);
 
 	if (rt && nres == 1) {
 		result = value_to_json(&results[0], rt);
-		if (wave_print_results(inv->func, results, &wave, &wlen))
+		if (!chunked &&
+		    wave_print_results(inv->func, results, &wave, &wlen))
 			wave = NULL;
 	}
-	params = json_pack("{ss,ss,sO?,ss*}", "callId", inv->id, "state",
-			   "returned", "result", result ? result : json_null(),
-			   "resultWave", wave);
+	if (chunked)
+		params = json_pack("{ss,ss,sI}", "callId", inv->id, "state",
+				   "returned", "resultBytes",
+				   (json_int_t)inv->chunks_len);
+	else
+		params = json_pack("{ss,ss,sO?,ss*}", "callId", inv->id,
+				   "state", "returned", "result",
+				   result ? result : json_null(), "resultWave",
+				   wave);
 	free(wave);
 	detail = json_pack("{so*}", "results",
 			   history_form(result ? result : json_null()));
 	reply = params ? varlink_reply_new(params, false) : NULL;
-	/* A reply nobody reads (oneway, the client left) is not measured. */
-	if (reply && inv->conn)
+	/* A reply nobody reads (oneway, the client left) is not measured;
+	 * nor the final reply after chunks (it holds no result). */
+	if (reply && inv->conn && !chunked)
 		reply = fit_reply(inv, reply);
 	invocation_end(inv, CALL_RETURNED, detail, reply);
 	json_decref(detail);
@@ -405,10 +549,18 @@ static void trapped(struct invocation *inv, struct service *svc,
 	bool poisoned = svc->inst && cm_instance_poisoned(svc->inst);
 	char id[INVOCATION_ID_MAX];
 
+	json_t *detail = json_pack("{ss}", "trap", msg);
+
 	memcpy(id, inv->id, sizeof(id));
-	end_error(inv, CALL_TRAPPED, json_pack("{ss}", "trap", msg),
-		  ERR_PREFIX "CallTrapped",
-		  json_pack("{ss,ss}", "callId", id, "message", msg));
+	/* a deadline's stop is recorded as a trap, answered CallDeadline */
+	invocation_end(inv, CALL_TRAPPED, detail,
+		       inv->deadline_hit
+			       ? deadline_reply(inv, true)
+			       : varlink_error_new(
+					 ERR_PREFIX "CallTrapped",
+					 json_pack("{ss,ss}", "callId", id,
+						   "message", msg)));
+	json_decref(detail);
 	if (poisoned)
 		service_note_trap(svc, id, msg);
 }
@@ -451,6 +603,8 @@ static void call_done(void *ctx, cm_call_outcome outcome, const cm_val *results,
 		/* no guest code of it ran */
 		if (inv->aborting)
 			end_poisoned(inv, err->msg);
+		else if (inv->deadline_hit)
+			deadline_cancel(inv, err->msg, true);
 		else
 			invocation_cancel(inv, err->msg);
 		break;
@@ -463,7 +617,7 @@ static void call_done(void *ctx, cm_call_outcome outcome, const cm_val *results,
 				 "the store is recreated)",
 				 err->msg);
 			invocation_cancel(inv, why);
-		} else if (err->kind == CM_ERR_TRAP) {
+		} else if (err->kind == CM_ERR_TRAP || inv->deadline_hit) {
 			trapped(inv, svc, err->msg);
 		} else {
 			failed(inv, err);

@@ -22,7 +22,15 @@
  *    limit}; the history has its call.returned either way.  (A request
  *    past the bound never reaches invocation_begin: conn.c answers it
  *    ValueTooLarge {value "argument"}.)
- *  - A running call's deadline stops it (invocation.c deadline_cb).
+ *  - A call's deadline (invocation_deadline: the call's deadlineMs, at
+ *    most its service's limits.deadlineMs; else that; else hostel.conf's
+ *    call-deadline) ends it queued or running (invocation.c
+ *    deadline_cb): io.hostel.Call.CallDeadline.
+ *  - chunkedResult: a list<u8> or string result is sent, after the
+ *    terminal event is durable, as continuing replies of at most
+ *    INVOCATION_CHUNK_BYTES each, one at a time as the connection's
+ *    output drains (never more than one chunk queued), then the final
+ *    reply; the invocation holds the result's bytes until then.
  *  - Calls of one service run concurrently (service.h): each in-flight
  *    call is on its service's run list from invocation_run() until its
  *    on_done, and is stopped, cancelled or aborted on its own.
@@ -49,6 +57,14 @@ struct daemon;
 struct service;
 
 #define INVOCATION_ID_MAX 48
+/* The bytes of a result chunk (chunkedResult): 1 MiB, 1.4 MB of base64. */
+#define INVOCATION_CHUNK_BYTES (1u << 20)
+
+/* What an Invoke asks besides its arguments. */
+struct invocation_opts {
+	int64_t deadline_ms; /* the call's deadlineMs; -1: not given */
+	bool chunked_result; /* chunkedResult (with more) */
+};
 
 struct invocation {
 	struct daemon *d;
@@ -73,6 +89,11 @@ struct invocation {
 	bool cancelling; /* Call.Cancel of a running call: cancelled */
 	bool aborting;	 /* another call poisoned its instance */
 	struct event *ev_deadline;
+	uint64_t deadline_ms; /* in effect; 0: none */
+	bool deadline_hit;    /* deadline_cb ended or is ending it */
+	bool chunked;	      /* chunkedResult was asked */
+	uint8_t *chunks;      /* the result's bytes to send in chunks */
+	size_t chunks_len, chunks_sent;
 	json_t *reply; /* the message `done` sends */
 };
 
@@ -91,7 +112,16 @@ void invocation_id_format(struct daemon *d, uint64_t number,
  */
 int invocation_begin(struct call *call, struct service *svc,
 		     const char *export_name, const cm_type *func, cm_val *args,
-		     uint32_t nargs);
+		     uint32_t nargs, const struct invocation_opts *opts);
+
+/*
+ * The deadline of a call, in ms (0: none): the call's own (asked >= 0;
+ * 0 asks for none) but at most the service's limits.deadlineMs, else
+ * the service's, else hostel.conf's call-deadline (default
+ * CONFIG_CALL_DEADLINE_DEFAULT; 0: none).
+ */
+uint64_t invocation_deadline(const struct daemon *d, const struct service *svc,
+			     int64_t asked);
 
 /*
  * Begin it in its service's turn (under the service's cap of calls in

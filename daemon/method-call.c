@@ -27,6 +27,11 @@
  *    limits.maxQueuedCalls (SERVICE_MAX_QUEUED_CALLS, 1024) queued
  *    calls per service, past which invocation_begin answers
  *    ServiceBusy, and limits.maxConcurrentCalls in flight.
+ *  - bind_uploads: an argument made of an upload's bytes (a copy as a
+ *    string, or one cm_val of 40 bytes a byte as a list<u8>), from an
+ *    upload of this connection (daemon/upload.h bounds it), freed
+ *    before the argument is counted by args_fit; a shallow copy of the
+ *    args object with a "" for each upload it leaves out.
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"
@@ -39,6 +44,7 @@
 #include "daemon/dispatch.h"
 #include "daemon/invocation.h"
 #include "daemon/service.h"
+#include "daemon/upload.h"
 #include "ipc/value-json.h"
 
 #define ERR(name) "io.hostel.Call." name
@@ -138,6 +144,148 @@ static void export_error(struct call *call, struct service *svc,
 		   p);
 }
 
+/* Whether t is list<u8>. */
+static bool is_bytes(const cm_type *t)
+{
+	return t->kind == CM_LIST && t->u.list.len == 0 &&
+	       t->u.list.elem->kind == CM_U8;
+}
+
+/*
+ * Check the uploads parameter (parameter name -> upload id) against the
+ * function's parameters before anything is taken: each names a
+ * list<u8> or string parameter once, and an upload of this connection.
+ * 0, or -1 after replying.
+ */
+static int check_uploads(struct call *call, json_t *jup, const cm_type *func)
+{
+	const char *name;
+	json_t *id;
+	char why[200];
+
+	json_object_foreach(jup, name, id)
+	{
+		const cm_field *f = NULL;
+
+		for (uint32_t i = 0; i < func->u.func.nparams; i++)
+			if (!strcmp(func->u.func.params[i].label.ptr, name))
+				f = &func->u.func.params[i];
+		if (!f) {
+			snprintf(why, sizeof(why),
+				 "uploads: the export has no parameter '%.64s'",
+				 name);
+			invalid_args(call, why);
+			return -1;
+		}
+		if (!is_bytes(f->type) && f->type->kind != CM_STRING) {
+			snprintf(why, sizeof(why),
+				 "uploads: parameter '%.64s' is neither a "
+				 "list<u8> nor a string",
+				 name);
+			invalid_args(call, why);
+			return -1;
+		}
+		if (!json_is_string(id)) {
+			call_invalid_parameter(call, "uploads");
+			return -1;
+		}
+		if (!upload_find(call->conn, json_string_value(id))) {
+			call_error(call, ERR("UploadNotFound"),
+				   json_pack("{sO}", "uploadId", id));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Replace each parameter the uploads name (checked by check_uploads)
+ * with its upload's bytes; the uploads are freed.  0, or -1 after
+ * replying (the values are freed then).
+ */
+static int bind_uploads(struct call *call, json_t *jup, const cm_type *func,
+			cm_val *vals, uint32_t n)
+{
+	const char *name;
+	json_t *id;
+	char why[200];
+
+	json_object_foreach(jup, name, id)
+	{
+		struct upload *u =
+			upload_take(call->conn, json_string_value(id));
+		uint32_t i = 0;
+		cm_val v;
+		int rc = 0;
+
+		while (i < n && strcmp(func->u.func.params[i].label.ptr, name))
+			i++;
+		if (!u || i >= n) {
+			upload_free(call->conn, u);
+			cm_vals_free(vals, n);
+			free(vals);
+			call_error(call, ERR("UploadNotFound"),
+				   json_pack("{sO}", "uploadId", id));
+			return -1;
+		}
+		if (is_bytes(func->u.func.params[i].type)) {
+			if (u->len > UINT32_MAX)
+				rc = -3;
+			else
+				rc = cm_val_seq(&v, CM_LIST, (uint32_t)u->len);
+			for (size_t k = 0; !rc && k < u->len; k++)
+				v.u.list.elems[k] = cm_val_u8(u->buf[k]);
+		} else {
+			rc = cm_val_string(&v, u->buf, u->len);
+		}
+		upload_free(call->conn, u);
+		if (rc) {
+			if (rc != -3)
+				cm_val_free(&v);
+			cm_vals_free(vals, n);
+			free(vals);
+			if (rc == -1) {
+				call_reply(call, NULL);
+				return -1;
+			}
+			snprintf(why, sizeof(why),
+				 rc == -2 ? "upload for parameter '%.64s' is "
+					    "not UTF-8, as a string must be"
+					  : "upload for parameter '%.64s' is "
+					    "longer than a list may be",
+				 name);
+			invalid_args(call, why);
+			return -1;
+		}
+		cm_val_free(&vals[i]);
+		vals[i] = v;
+	}
+	return 0;
+}
+
+/*
+ * The args object (or none: an empty one) with a "" (an empty string,
+ * or list<u8> in base64) for each parameter the uploads bind that it
+ * leaves out; args of another shape as they are.  A new reference;
+ * NULL when out of memory.
+ */
+static json_t *upload_placeholders(json_t *args, json_t *jup)
+{
+	const char *name;
+	json_t *id, *out;
+
+	if (args && !json_is_null(args) && !json_is_object(args))
+		return json_incref(args);
+	out = json_is_object(args) ? json_copy(args) : json_object();
+	json_object_foreach(jup, name, id)
+	{
+		if (out && !json_object_get(out, name) &&
+		    json_object_set_new(out, name, json_string("")))
+			json_decref(out), out = NULL;
+	}
+	return out;
+}
+
 struct lookup {
 	struct service *svc;
 	cm_func *f;
@@ -173,18 +321,25 @@ static const cm_type *lookup_type(void *env, const char *name, size_t len)
 
 void method_call_invoke(struct call *call)
 {
-	static const char *const known[] = {"service", "export", "args", "wave",
-					    NULL};
+	static const char *const known[] = {
+		"service",    "export",	       "args", "wave", "uploads",
+		"deadlineMs", "chunkedResult", NULL};
 	json_t *p = call->req->parameters;
 	json_t *jsvc = json_object_get(p, "service");
 	json_t *jexp = json_object_get(p, "export");
 	json_t *jwave = json_object_get(p, "wave");
+	json_t *jup = json_object_get(p, "uploads");
+	json_t *jdl = json_object_get(p, "deadlineMs");
+	json_t *jchunk = json_object_get(p, "chunkedResult");
+	struct invocation_opts opts = {.deadline_ms = -1};
+	json_t *args;
 	struct lookup lk = {0};
 	struct service *svc;
 	char *export_name;
 	cm_val *vals = NULL;
 	uint32_t n = 0;
 	char why[300];
+	int rc;
 
 	if (!call_check_parameters(call, known))
 		return;
@@ -199,6 +354,28 @@ void method_call_invoke(struct call *call)
 	if (jwave && !json_is_null(jwave) && !json_is_string(jwave)) {
 		call_invalid_parameter(call, "wave");
 		return;
+	}
+	if (json_is_null(jup))
+		jup = NULL;
+	if (jup && !json_is_object(jup)) {
+		call_invalid_parameter(call, "uploads");
+		return;
+	}
+	if (jdl && !json_is_null(jdl)) {
+		if (!json_is_integer(jdl) || json_integer_value(jdl) < 0) {
+			call_invalid_parameter(call, "deadlineMs");
+			return;
+		}
+		opts.deadline_ms = json_integer_value(jdl);
+	}
+	if (jchunk && !json_is_null(jchunk)) {
+		if (!json_is_boolean(jchunk) ||
+		    (json_is_true(jchunk) && !call->req->more)) {
+			/* chunks are continuing replies: "more" is needed */
+			call_invalid_parameter(call, "chunkedResult");
+			return;
+		}
+		opts.chunked_result = json_is_true(jchunk);
 	}
 	svc = service_find(call->d, json_string_value(jsvc));
 	if (!svc) {
@@ -260,13 +437,25 @@ void method_call_invoke(struct call *call)
 		wc.args = NULL;
 		wc.nargs = 0;
 		wave_call_free(&wc);
+		if (jup && check_uploads(call, jup, cm_func_type(lk.f))) {
+			cm_vals_free(vals, n);
+			free(vals);
+			free(lk.full);
+			return;
+		}
+		/* bind_uploads frees vals when it fails */
+		if (jup &&
+		    bind_uploads(call, jup, cm_func_type(lk.f), vals, n)) {
+			free(lk.full);
+			return;
+		}
 		if (!args_fit(call, svc, vals, n)) {
 			free(lk.full);
 			return;
 		}
 		/* The history records the resolved full name. */
 		invocation_begin(call, svc, lk.full, cm_func_type(lk.f), vals,
-				 n);
+				 n, &opts);
 		free(lk.full);
 		return;
 	}
@@ -281,9 +470,22 @@ void method_call_invoke(struct call *call)
 			     json_string_length(jexp), &lk.res);
 		return;
 	}
-	switch (value_args_from_json(json_object_get(p, "args"),
-				     cm_func_type(lk.f), &vals, &n, why,
-				     sizeof(why))) {
+	args = json_object_get(p, "args");
+	if (jup) {
+		if (check_uploads(call, jup, cm_func_type(lk.f)))
+			return;
+		args = upload_placeholders(args, jup);
+		if (!args) {
+			call_reply(call, NULL);
+			return;
+		}
+	} else {
+		json_incref(args);
+	}
+	rc = value_args_from_json(args, cm_func_type(lk.f), &vals, &n, why,
+				  sizeof(why));
+	json_decref(args);
+	switch (rc) {
 	case 0:
 		break;
 	case -1:
@@ -293,6 +495,8 @@ void method_call_invoke(struct call *call)
 		call_reply(call, NULL);
 		return;
 	}
+	if (jup && bind_uploads(call, jup, cm_func_type(lk.f), vals, n))
+		return;
 	if (!args_fit(call, svc, vals, n))
 		return;
 	export_name = export_name_dup(&lk.res.found);
@@ -303,7 +507,8 @@ void method_call_invoke(struct call *call)
 		return;
 	}
 	/* The history records the resolved full name. */
-	invocation_begin(call, svc, export_name, cm_func_type(lk.f), vals, n);
+	invocation_begin(call, svc, export_name, cm_func_type(lk.f), vals, n,
+			 &opts);
 	free(export_name);
 }
 
@@ -312,6 +517,7 @@ void method_call_cancel(struct call *call)
 	static const char *const known[] = {"callId", NULL};
 	json_t *id = json_object_get(call->req->parameters, "callId");
 	struct invocation *inv;
+	const char *state;
 
 	if (!call_check_parameters(call, known))
 		return;
@@ -323,14 +529,16 @@ void method_call_cancel(struct call *call)
 	if (inv && !call_may_see(call, inv->svc->owner))
 		return;
 	if (inv && service_dequeue(inv->svc, inv)) {
+		state = "queued";
 		invocation_cancel(inv, "cancelled by a client");
 	} else if (inv && inv->call) {
 		/* in flight: cm_call_cancel decides (invocation.h) */
+		state = "running";
 		invocation_cancel_running(inv, "cancelled by a client");
 	} else {
 		call_error(call, ERR("CallNotFound"),
 			   json_pack("{sO}", "callId", id));
 		return;
 	}
-	call_reply(call, json_object());
+	call_reply(call, json_pack("{ss}", "state", state));
 }

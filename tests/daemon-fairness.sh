@@ -3,7 +3,7 @@
 # real client (ARCHITECTURE invariant 3): a guest spinning in an endless
 # loop with no fuel limit holds up only its own call, never another
 # service's calls; a deadline stops a call that is running (not only a
-# queued one): call.trapped "deadline exceeded", the poisoned store is
+# queued one): CallDeadline, call.trapped "deadline exceeded", the poisoned store is
 # recreated at once and the service keeps answering; stopping a service
 # ends its running call as cancelled; every started call ends once.
 # Latency figures are bench/call-latency's job, not this test's: here
@@ -79,8 +79,8 @@ check "the daemon answers status while one spins" alive
 callout b0 bounded 'inc()'
 check "the bounded service answers" eq "$(cat "$T/b0.out")/$rc" "1/0"
 callout b1 --timeout 20000 bounded 'spin()'
-check "a running call past its deadline: CallTrapped, exit 1" \
-	eq "$rc/$(grep -c CallTrapped "$T/b1.err")" "1/1"
+check "a running call past its deadline: CallDeadline, exit 1" \
+	eq "$rc/$(grep -c CallDeadline "$T/b1.err")" "1/1"
 check "the trap says: deadline exceeded" has "$T/b1.err" "deadline exceeded"
 callout b2 bounded 'inc()'
 check "the store was recreated at once: fresh state, no error" \

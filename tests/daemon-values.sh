@@ -133,10 +133,10 @@ for m in 1 8 12 20; do
 		fi
 	else
 		check "echo of $m MiB: ValueTooLarge, exit 6" eq "$rc" 6
-		# the message: the argument and the client's 96 bytes of
-		# {"method":"io.hostel.Call.Invoke","parameters":{...}}
+		# the message: the argument and the client's 108 bytes of
+		# {"method":"io.hostel.Call.Invoke","parameters":{...},"more":true}
 		check "echo of $m MiB: the client says which value, its size and the limit" \
-			grep -q "ValueTooLarge: the call's argument needs a message of $((N + 96)) bytes, more than the limit of $LIMIT bytes (nothing ran)" "$T/echo$m.err"
+			grep -q "ValueTooLarge: the call's argument needs a message of $((N + 108)) bytes, more than the limit of $LIMIT bytes (nothing ran)" "$T/echo$m.err"
 		check "echo of $m MiB: the guest did not run" eq "$(calls)" "$n_calls"
 		check "echo of $m MiB: no call.started" eq "$(started)" "$before"
 	fi

@@ -176,6 +176,36 @@ START_TEST(host_bytes_key)
 }
 END_TEST
 
+/* call-deadline: a duration in seconds, 0 for none, -1 when not set. */
+START_TEST(call_deadline_key)
+{
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse("log-level = info\n", &c, err), 0);
+	ck_assert_int_eq(c.call_deadline, -1);
+	config_free(&c);
+	ck_assert_int_eq(parse("call-deadline = 5min\n", &c, err), 0);
+	ck_assert_int_eq(c.call_deadline, 300);
+	config_free(&c);
+	ck_assert_int_eq(c.call_deadline, -1);
+	ck_assert_int_eq(parse("call-deadline = 0\n", &c, err), 0);
+	ck_assert_int_eq(c.call_deadline, 0);
+	config_free(&c);
+	ck_assert_int_eq(parse("call-deadline = 30s\n", &c, err), 0);
+	ck_assert_int_eq(c.call_deadline, 30);
+	config_free(&c);
+	ck_assert_int_eq(parse("call-deadline = 2h\n", &c, err), 0);
+	ck_assert_int_eq(c.call_deadline, 7200);
+	config_free(&c);
+	bad("call-deadline = soon\n",
+	    "test.conf:1: call-deadline must be a duration like 5min");
+	bad("call-deadline = -1\n", "call-deadline must be a duration");
+	bad("call-deadline = 1s\ncall-deadline = 2s\n",
+	    "test.conf:2: 'call-deadline' is set twice");
+}
+END_TEST
+
 START_TEST(nul_byte)
 {
 	static const char text[] = "socket = /a\nlog-level = in\0fo\n";
@@ -259,6 +289,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, history_keys);
 	tcase_add_test(tc, history_key_errors);
 	tcase_add_test(tc, host_bytes_key);
+	tcase_add_test(tc, call_deadline_key);
 	tcase_add_test(tc, nul_byte);
 	tcase_add_test(tc, long_socket_path);
 	tcase_add_test(tc, load_file);

@@ -5,7 +5,9 @@
 ;;   export echo: func(s: string) -> string   returns its argument
 ;;   export make: func(n: u32) -> string      n bytes of the alphabet,
 ;;       "abcdefghijklmnopqrstuvwxyz" over and over
-;;   export calls: func() -> u32              how many echo and make calls
+;;   export bytes: func(b: list<u8>) -> list<u8>   returns its argument
+;;       (the core echo lifted with list<u8>: the same ABI as a string)
+;;   export calls: func() -> u32              how many echo, bytes and make calls
 ;;       have run in this store (a call refused before the guest runs
 ;;       does not count)
 ;;
@@ -101,6 +103,10 @@
   (alias core export $values "mem" (core memory $mem))
 
   (func (export "echo") (param "s" string) (result string)
+    (canon lift (core func $values "echo") (memory $mem)
+      (realloc (core func $values "realloc"))
+      (post-return (core func $values "reset"))))
+  (func (export "bytes") (param "b" (list u8)) (result (list u8))
     (canon lift (core func $values "echo") (memory $mem)
       (realloc (core func $values "realloc"))
       (post-return (core func $values "reset"))))
