@@ -256,7 +256,8 @@ static int timed_out(const char *socket_opt, const char *id, int timeout,
 /* Print (or write to out) a final reply's result as the mode asks. */
 static void print_result(json_t *p, bool json, FILE *out)
 {
-	json_t *result = json_object_get(p, "result");
+	/* the result travels as {"value": V} (hostel-protocol(7)) */
+	json_t *result = json_object_get(json_object_get(p, "result"), "value");
 	json_t *wave = json_object_get(p, "resultWave");
 
 	if (json) {

@@ -522,10 +522,13 @@ static void returned(struct invocation *inv, const cm_val *results,
 				   "returned", "resultBytes",
 				   (json_int_t)inv->chunks_len);
 	else
-		params = json_pack("{ss,ss,sO?,ss*}", "callId", inv->id,
+		/* {"value": V}: varlink's object type is a JSON object,
+		 * and a result may be any JSON value (hostel-protocol(7)). */
+		params = json_pack("{ss,ss,so,ss*}", "callId", inv->id,
 				   "state", "returned", "result",
-				   result ? result : json_null(), "resultWave",
-				   wave);
+				   result ? json_pack("{sO}", "value", result)
+					  : json_null(),
+				   "resultWave", wave);
 	free(wave);
 	detail = json_pack("{so*}", "results",
 			   history_form(result ? result : json_null()));

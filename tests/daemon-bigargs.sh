@@ -193,7 +193,7 @@ check "... the 17th is ValueTooLarge {value upload, the count bound}" \
 	call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"values","export":"bytes","uploads":{"b":"u1"}}}' \
 	>"$T/e9.out" 2>&1
 check "an upload binds once: the call returns its bytes, then UploadNotFound" \
-	eq "$(grep -c '"result":"AAAA"' "$T/e9.out")/$(grep -c UploadNotFound "$T/e9.out")" "1/1"
+	eq "$(grep -c '"result":{"value":"AAAA"}' "$T/e9.out")/$(grep -c UploadNotFound "$T/e9.out")" "1/1"
 hc e7 values 'echo("still fine")'
 check "the service answers after all that" eq "$(cat "$T/e7.out")/$rc" '"still fine"/0'
 

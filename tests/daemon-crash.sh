@@ -115,7 +115,7 @@ client_outcomes() {
 		*'"state":"returned"'*)
 			kind=call.returned
 			res=$(printf '%s\n' "$last" |
-				sed -n 's/.*"result":\([^,}]*\).*/\1/p')
+				sed -n 's/.*"result":{"value":\([^,}]*\)}.*/\1/p')
 			;;
 		*) kind=unknown ;;
 		esac

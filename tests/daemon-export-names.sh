@@ -68,10 +68,10 @@ check "an unversioned interface name resolves" eq "$(cat "$T/g2.out")/$rc" "42/0
 callout g3 calc 'hostel:calc/api@0.1.0#greet("full")'
 check "the full name still works" eq "$(cat "$T/g3.out")/$rc" '"hello, full!"/0'
 invoke j1 '{"service":"calc","export":"greet","args":["json"]}'
-check "JSON: export greet resolves" has "$T/j1.json" '"result":"hello, json!"'
+check "JSON: export greet resolves" has "$T/j1.json" '"result":{"value":"hello, json!"}'
 invoke j2 '{"service":"calc","export":"hostel:calc/api@0.1.0#greet","wave":"greet(\"both\")"}'
 check "export and wave naming one function by two names agree" \
-	has "$T/j2.json" '"result":"hello, both!"'
+	has "$T/j2.json" '"result":{"value":"hello, both!"}'
 
 callout m1 calc 'grete("x")'
 check "a misspelt name: ExportNotFound, exit 4" eq "$rc" 4

@@ -156,7 +156,7 @@ check "a 20 MiB call: ValueTooLarge with its exact size, the limit" \
 	has "$T/raw20.out" \
 	"{\"parameters\":{\"value\":\"argument\",\"size\":$(wc -c <"$T/call20"),\"limit\":$LIMIT},\"error\":\"io.hostel.Call.ValueTooLarge\"}"
 check "the connection goes on: the next call is answered, the guest ran none" \
-	has "$T/raw20.out" "\"result\":$n_calls,"
+	has "$T/raw20.out" "\"result\":{\"value\":$n_calls},"
 check "the oversize call is logged" has "$LOG" \
 	"a call of $(wc -c <"$T/call20") bytes, more than the $LIMIT a message may have"
 
@@ -196,7 +196,7 @@ done
 	call '{"method":"io.hostel.Call.Invoke","parameters":{"service":"values","export":"make","args":[5]}}' \
 	>"$T/rawmake.out" 2>"$T/rawmake.err"
 check "a 12 MiB result: the reply has the result and no resultWave" \
-	eq "$(sed -n 1p "$T/rawmake.out" | grep -c '"result":"abcdefghijklmnopqrstuvwxyzabc')/$(sed -n 1p "$T/rawmake.out" | grep -c resultWave)" "1/0"
+	eq "$(sed -n 1p "$T/rawmake.out" | grep -c '"result":{"value":"abcdefghijklmnopqrstuvwxyzabc')/$(sed -n 1p "$T/rawmake.out" | grep -c resultWave)" "1/0"
 check "a 20 MiB result: ValueTooLarge with the reply's size and the limit" \
 	eq "$(sed -n 2p "$T/rawmake.out" | sed 's/"size":[0-9]*/"size":N/')" \
 	"{\"parameters\":{\"value\":\"result\",\"size\":N,\"limit\":$LIMIT},\"error\":\"io.hostel.Call.ValueTooLarge\"}"
@@ -204,7 +204,7 @@ size=$(sed -n 2p "$T/rawmake.out" | sed -n 's/.*"size":\([0-9]*\).*/\1/p')
 check "its size is the reply's: the result and some 90 bytes more" \
 	test "$size" -gt "$((20 * MiB + 2))" -a "$size" -lt "$((20 * MiB + 200))"
 check "a small result keeps its resultWave" \
-	has "$T/rawmake.out" '"result":"abcde","resultWave":"\"abcde\""'
+	has "$T/rawmake.out" '"result":{"value":"abcde"},"resultWave":"\"abcde\""'
 check "the daemon logs the reply sent without resultWave" \
 	has "$LOG" "sent without resultWave"
 

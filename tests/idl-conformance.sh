@@ -74,11 +74,12 @@ run "$(c org.varlink.service.GetInfo)" \
 	"$(c io.hostel.Service.Inspect '{"name":"h"}')" \
 	"$(c io.hostel.Service.Inspect '{"name":"nope"}')" \
 	"$(c io.hostel.Component.Remove '{"component":"hostile"}')" \
-	"$(c io.hostel.Call.Invoke '{"service":"h","export":"ping","args":[]}')" \
+	"$(c io.hostel.Call.Invoke '{"service":"h","export":"ping","args":{}}')" \
+	"#bad $(c io.hostel.Call.Invoke '{"service":"h","export":"ping","args":[]}')" \
 	"$(c io.hostel.Call.Invoke '{"service":"h","wave":"ping()"}')" \
 	"{\"method\":\"io.hostel.Call.Invoke\",\"parameters\":{\"service\":\"h\",\"wave\":\"ping()\"},\"more\":true}" \
 	"$(c io.hostel.Call.Invoke '{"service":"h","export":"nope"}')" \
-	"$(c io.hostel.Call.Invoke '{"service":"h","export":"recurse","args":["x"]}')" \
+	"$(c io.hostel.Call.Invoke '{"service":"h","export":"recurse","args":{"n":"x"}}')" \
 	"$(c io.hostel.Call.Invoke '{"service":"nope","export":"ping"}')" \
 	"$(c io.hostel.Call.Invoke '{"service":"h","wave":"boom()"}')" \
 	"$(c io.hostel.Call.Cancel '{"callId":"0-0"}')" \

@@ -41,12 +41,19 @@ SOCK=$T/h.sock
 LOG=$T/hosteld.log
 mkdir -p "$T/bin" "$T/var"
 "$MK" counter "$T/counter.wasm" || exit 99
+# what hostel(1)'s examples name: files in the folder they run in
+mkdir -p "$T/cwd"
+head -c 100000 /dev/urandom >"$T/cwd/photo.jpg"
+printf 'hello, file\n' >"$T/cwd/big.txt"
+printf '{"a": 1, "b": 2}\n' >"$T/cwd/args.json"
 
-# blocks PAGE [SECTION]: the lines of the page's .nf/.fi blocks (only in
-# SECTION when given), roff escapes undone
+# blocks PAGE [SECTION|!SECTION]: the lines of the page's .nf/.fi
+# blocks (only in SECTION, or all but SECTION, when given), roff escapes
+# undone
 blocks() {
 	awk -v sec="${2:-}" '
-		/^\.SH / { in_sec = (sec == "" || $0 == ".SH " sec) }
+		/^\.SH / { in_sec = (sec == "" || $0 == ".SH " sec ||
+			(substr(sec, 1, 1) == "!" && $0 != ".SH " substr(sec, 2))) }
 		/^\.nf/ { p = in_sec; next }
 		/^\.fi/ { if (p) print ""; p = 0 }
 		p' "$1" |
@@ -64,15 +71,19 @@ check "hosteld starts" wait_for 10 alive || {
 	cat "$LOG" >&2
 	exit 1
 }
+# the services hostel(1)'s examples call besides the counter
+"$HOSTEL" --socket "$SOCK" deploy "$S/tests/guests/values/values.wasm" --name values >/dev/null 2>&1
+"$HOSTEL" --socket "$SOCK" deploy "$S/tests/guests/hostile/hostile.wasm" --name worker >/dev/null 2>&1
 # the examples' `hostel` talks to this daemon
 printf '#!/bin/sh\nexec "%s" --socket "%s" "$@"\n' "$HOSTEL" "$SOCK" >"$T/bin/hostel"
 chmod +x "$T/bin/hostel"
 export PATH="$T/bin:$PATH"
 
 # ---- hostel(1) ----------------------------------------------------------------------
-blocks "$S/man/hostel.1" | awk '
+# EXAMPLES first: it deploys the counter the others call
+{ blocks "$S/man/hostel.1" EXAMPLES; blocks "$S/man/hostel.1" '!EXAMPLES'; } | awk '
 	/^hostel [a-z]+:/ { next }       # sample output
-	/^hostel / || cont { line = line (cont ? " " : "") $0
+	/^hostel / || /\| hostel / || cont { line = line (cont ? " " : "") $0
 		cont = ($0 ~ /&&[ ]*$/ || $0 ~ /\\$/)
 		if (!cont) { print line; line = "" } }' >"$T/hostel1.cmds"
 cid() {
@@ -94,15 +105,23 @@ while IFS= read -r cmd; do
 		rc=$?
 		check "hostel(1): $cmd (follows until stopped: $rc)" test "$rc" -eq 124
 		;;
+	*--cancel-on-timeout*)
+		(cd "$T/cwd" && sh -c "$cmd") >"$T/ex.out" 2>&1
+		rc=$?
+		check "hostel(1): $cmd (times out, cancels: exit $rc)" \
+			test "$rc" -eq 7 -a -n "$(grep "cancelled at the client's request" "$T/ex.out")"
+		;;
 	*)
-		sh -c "$cmd" >"$T/ex.out" 2>&1
+		(cd "$T/cwd" && sh -c "$cmd") >"$T/ex.out" 2>&1
 		rc=$?
 		check "hostel(1): $cmd (exit $rc)" test "$rc" -eq 0
 		test "$rc" -eq 0 || sed 's/^/# /' "$T/ex.out"
 		;;
 	esac
 done <"$T/hostel1.cmds"
-check "hostel(1) has examples to run ($n1)" test "$n1" -ge 8
+check "hostel(1) has examples to run ($n1)" test "$n1" -ge 13
+check "the --result-file example wrote the result" \
+	test "$(cat "$T/cwd/out.txt" 2>/dev/null)" = "hello, file"
 check "the node-exporter example wrote its file" \
 	test -s "$T/var/node-exporter/hostel.prom"
 
