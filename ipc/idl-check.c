@@ -443,7 +443,7 @@ int idl_check(const char *text, enum idl_check_what what, const char *name,
 		       .whylen = whylen};
 	json_t *empty = NULL;
 	const char *p;
-	int rc;
+	int rc = 0;
 
 	why[0] = '\0';
 	p = find_member(&c, what == IDL_CHECK_ERROR ? "error" : "method", name);
@@ -455,8 +455,10 @@ int idl_check(const char *text, enum idl_check_what what, const char *name,
 	p = skip(&c, p);
 	if (what == IDL_CHECK_OUT) {
 		/* past the input struct to "->" */
-		if (p >= c.end || *p != '(' || (rc = composite(&c, &p, NULL)))
-			return p < c.end && *p == '(' ? rc : bad_idl(&c, p);
+		if (p >= c.end || *p != '(')
+			return bad_idl(&c, p);
+		if ((rc = composite(&c, &p, NULL)))
+			return rc;
 		p = skip(&c, p);
 		if (p + 1 >= c.end || p[0] != '-' || p[1] != '>')
 			return bad_idl(&c, p);
