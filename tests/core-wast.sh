@@ -1,8 +1,8 @@
 #!/bin/sh
 # core-wast.sh - the core WebAssembly test suite through `hostel wast`,
-# group by group: wasm2, multi-memory, simd, relaxed-simd, tail-call and
-# exceptions (the groups of $HOSTEL_SHARED/core-testsuite/groups.json the
-# engine supports).
+# group by group: wasm2, multi-memory, simd, relaxed-simd, tail-call,
+# exceptions and function-references (the groups of
+# $HOSTEL_SHARED/core-testsuite/groups.json the engine supports).
 #
 # Every command must pass, except those listed in tests/core-wast.xfail
 # ("FILE.json:LINE reason").  A listed command that now passes fails this
@@ -19,7 +19,7 @@ SRC=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
 SUITE=${HOSTEL_SHARED:-$SRC/../shared}/core-testsuite
 HOSTEL=$B/client/hostel
 XFAIL=$SRC/tests/core-wast.xfail
-core_groups="wasm2 multi-memory simd relaxed-simd tail-call exceptions"
+core_groups="wasm2 multi-memory simd relaxed-simd tail-call exceptions function-references"
 
 if ! test -d "$SUITE"; then
 	echo "core-wast: SKIP: $SUITE is absent (set HOSTEL_SHARED)"

@@ -94,6 +94,8 @@
  *  elem_drop                   [elemidx]
  *  ref_is_null                 [d s]
  *  ref_func                    [d funcidx]
+ *  ref_as_non_null             [d s]            d = s, trap if null
+ *  call_ref / return_call_ref  [base s]         callee is the funcref in s
  *  throw                       [tagidx base]    payload in [base, ...)
  *  throw_ref                   [s]
  *  i8x16_shuffle               [d a b l0 l1 l2 l3]  16 lane bytes packed
@@ -282,7 +284,10 @@
 	X(f64_add_mm_rmwl)                                                     \
 	X(f64_sub_mm_rmwl)                                                     \
 	X(f64_add_mm_rmwa)                                                     \
-	X(f64_sub_mm_rmwa)
+	X(f64_sub_mm_rmwa)                                                      \
+	X(ref_as_non_null)                                                     \
+	X(call_ref)                                                            \
+	X(return_call_ref)
 
 /*
  * The comparisons that fuse with a following br_if / if: name and operand

@@ -8,6 +8,10 @@
  * reason text on failure: MALFORMED for bytes that do not decode (illegal
  * opcode, bad LEB128, missing end), INVALID for well-formed code that does
  * not type-check.  On success the function's code is ready to run.
+ * Typed function references: operands are checked by subtyping
+ * (wasm_valtype_sub), and locals of non-defaultable type ((ref ht)) must
+ * be set before they are read, an initialization that a block's end
+ * forgets (linit in compile.h).
  *
  * How the translation works (see code.h for the resulting form):
  *  - The compile-time operand stack mirrors the wasm stack.  Each entry
@@ -48,6 +52,7 @@
 
 #include "wasm/compile.h"
 #include "wasm/ops.h"
+#include "wasm/validate.h"
 
 /* A generous bound that keeps every slot number and cell offset small. */
 #define MAX_SLOTS      (1u << 24)
@@ -329,7 +334,7 @@ static int pop(struct cc *c, wasm_valtype expect, struct vent *out)
 			l->pops++;
 	}
 	if (expect != T_UNKNOWN && out->type != T_UNKNOWN &&
-	    out->type != expect)
+	    out->type != expect && !wasm_valtype_sub(c->m, out->type, expect))
 		return pop_mismatch(c, expect, out);
 	return 0;
 }
@@ -400,7 +405,7 @@ static int check_vals(struct cc *c, uint32_t n, type_at_fn ty, const void *ctx)
 			return 0;
 		}
 		t = c->vs[c->nvs - 1 - k].type;
-		if (t != T_UNKNOWN && t != ty(c, ctx, i))
+		if (t != T_UNKNOWN && !wasm_valtype_sub(c->m, t, ty(c, ctx, i)))
 			return type_mismatch(c);
 	}
 	return 0;
@@ -630,6 +635,17 @@ static void emit_cond_br(struct cc *c, const struct cond *cd, bool when,
 
 /* ---- control frames ----------------------------------------------------- */
 
+/* After 0x63 (ref null ht) or 0x64 (ref ht) in an instruction. */
+static int read_ref_after(struct cc *c, uint8_t b, wasm_valtype *t)
+{
+	size_t off = c->r.pos;
+	int64_t ht;
+
+	if (wasm_read_s33(&c->r, &ht))
+		return -1;
+	return wasm_heaptype_ref(c->m, ht, b == 0x63, off, t, c->err);
+}
+
 static int read_blocktype(struct cc *c, struct ctl *f)
 {
 	size_t off = c->r.pos;
@@ -657,6 +673,11 @@ static int read_blocktype(struct cc *c, struct ctl *f)
 		f->nr = 1;
 		f->single = b;
 		return 0;
+	case 0x63:
+	case 0x64:
+		c->r.pos++;
+		f->nr = 1;
+		return read_ref_after(c, b, &f->single);
 	default:
 		break;
 	}
@@ -692,6 +713,7 @@ static int enter_block(struct cc *c, struct ctl *nf)
 	nf->min_slot = nf->label_slot;
 	nf->else_label = NONE;
 	nf->handler = NONE;
+	nf->init_height = c->nlinit;
 	if (was_live) {
 		/* pop_vals left the entries in tmp with their slots intact */
 		for (uint32_t i = 0; i < nf->np; i++)
@@ -828,10 +850,15 @@ static int op_try_table(struct cc *c)
 		if (label_arity(t) != want)
 			return type_mismatch(c);
 		for (uint32_t k2 = 0; tt && k2 < tt->nparams; k2++)
-			if (label_type(c, t, k2) != tt->params[k2])
+			if (!wasm_valtype_sub(c->m, tt->params[k2],
+					      label_type(c, t, k2)))
 				return type_mismatch(c);
+		/* the caught exnref is never null: (ref exn) */
 		if ((kind == WASM_CATCH_REF || kind == WASM_CATCH_ALL_REF) &&
-		    label_type(c, t, want - 1) != WASM_EXNREF)
+		    !wasm_valtype_sub(c->m,
+				      wasm_reftype(WASM_EXNREF, false,
+						   WASM_HEAP_TOP),
+				      label_type(c, t, want - 1)))
 			return type_mismatch(c);
 		if (GROW(c, catches, ccatches, c->ncatches + 1))
 			return -1;
@@ -864,6 +891,13 @@ static int op_try_table(struct cc *c)
 	return 0;
 }
 
+/* The locals set since linit_set had height h are unset again. */
+static void forget_inits(struct cc *c, uint32_t h)
+{
+	while (c->nlinit > h)
+		c->linit[c->linit_set[--c->nlinit]] = false;
+}
+
 static int op_else(struct cc *c)
 {
 	struct ctl *f = top(c);
@@ -884,6 +918,7 @@ static int op_else(struct cc *c)
 	place_label(c, f->else_label);
 	f->unreachable = false;
 	f->has_else = true;
+	forget_inits(c, f->init_height);
 	{
 		uint32_t s = f->label_slot;
 		for (uint32_t i = 0; i < f->np; i++) {
@@ -909,7 +944,8 @@ static int op_end(struct cc *c)
 		if (f->np != f->nr)
 			return type_mismatch(c);
 		for (uint32_t i = 0; i < f->np; i++)
-			if (bt_param(c, f, i) != bt_result(c, f, i))
+			if (!wasm_valtype_sub(c->m, bt_param(c, f, i),
+					      bt_result(c, f, i)))
 				return type_mismatch(c);
 	}
 	if (f->kind == BK_FUNC) {
@@ -938,6 +974,7 @@ static int op_end(struct cc *c)
 		place_label(c, f->else_label);
 	saved = *f;
 	c->ncs--;
+	forget_inits(c, saved.init_height);
 	if (saved.dead) {
 		forget(c);
 		c->nld = 0;
@@ -1006,6 +1043,82 @@ static int op_br_if(struct cc *c)
 		emit_br(c, depth);
 		place_label(c, skip);
 	}
+	return 0;
+}
+
+/*
+ * br_on_null l: [t* (ref null ht)] -> [t* (ref ht)], branching to l with
+ * t* when the reference is null; br_on_non_null l: [t* (ref null ht)] ->
+ * [t*], branching with t* and the (non-null) reference otherwise.  The
+ * reference is tested like a br_if condition, as a 64-bit value.
+ */
+static int op_br_on_null(struct cc *c, bool on_null)
+{
+	uint32_t depth, n, nvals;
+	struct ctl *t;
+	struct cond cd;
+	struct vent r, *e;
+	wasm_valtype rt;
+
+	if (read_label(c, &depth))
+		return -1;
+	t = &c->cs[c->ncs - 1 - depth];
+	n = label_arity(t);
+	if (pop(c, T_UNKNOWN, &r))
+		return -1;
+	if (!is_ref(r.type))
+		return type_mismatch(c);
+	rt = r.type == T_UNKNOWN ? T_UNKNOWN : r.type | WASM_REF_NONNULL;
+	nvals = n;
+	if (!on_null) {
+		/* the label's last value is the reference itself */
+		if (n == 0)
+			return type_mismatch(c);
+		if (rt != T_UNKNOWN &&
+		    !wasm_valtype_sub(c->m, rt, label_type(c, t, n - 1)))
+			return type_mismatch(c);
+		nvals = n - 1;
+	}
+	cd.op_true = on_null ? WASM_IOP_br_z64 : WASM_IOP_br_nz64;
+	cd.op_false = on_null ? WASM_IOP_br_nz64 : WASM_IOP_br_z64;
+	cd.n = 1;
+	cd.cells[0] = live(c) ? src_of(c, &r) : 0;
+	if (pop_vals(c, nvals, ty_label, t))
+		return -1;
+	/* push back: same slots; unknown entries take the label's types */
+	for (uint32_t i = 0; i < nvals; i++) {
+		if (cc_push(c, label_type(c, t, i)))
+			return -1;
+		e = &c->vs[c->nvs - 1];
+		if (c->tmp[i].type != T_UNKNOWN) {
+			e->kind = c->tmp[i].kind;
+			e->val = c->tmp[i].val;
+		}
+	}
+	if (push_ent(c, rt, VK_STACK, 0))
+		return -1;
+	e = &c->vs[c->nvs - 1];
+	if (r.type != T_UNKNOWN) {
+		e->kind = r.kind;
+		e->val = r.val;
+	}
+	if (live(c)) {
+		/* br_on_null's branch does not carry the reference */
+		if (on_null)
+			c->nvs--;
+		if (t->kind != BK_FUNC && !needs_moves(c, t->label_slot, n)) {
+			emit_cond_br(c, &cd, true, t->label);
+		} else {
+			uint32_t skip = new_label(c);
+			emit_cond_br(c, &cd, false, skip);
+			emit_br(c, depth);
+			place_label(c, skip);
+		}
+		if (on_null)
+			c->nvs++;
+	}
+	if (!on_null)
+		return pop(c, T_UNKNOWN, &r);
 	return 0;
 }
 
@@ -1115,12 +1228,14 @@ static int push_results(struct cc *c, const wasm_functype *ft)
 	return 0;
 }
 
-static int same_results(const wasm_functype *a, const wasm_functype *b)
+/* Whether a tail call to a returns what the caller b must return. */
+static int same_results(const struct cc *c, const wasm_functype *a,
+			const wasm_functype *b)
 {
 	if (a->nresults != b->nresults)
 		return 0;
 	for (uint32_t i = 0; i < a->nresults; i++)
-		if (a->results[i] != b->results[i])
+		if (!wasm_valtype_sub(c->m, a->results[i], b->results[i]))
 			return 0;
 	return 1;
 }
@@ -1135,7 +1250,7 @@ static int op_call(struct cc *c, bool tail)
 	if (x >= wasm_module_nfuncs(c->m))
 		return invalidx(c, "unknown function %u", x);
 	ft = &c->m->types[wasm_module_func_typeidx(c->m, x)];
-	if (tail && !same_results(ft, c->ft))
+	if (tail && !same_results(c, ft, c->ft))
 		return type_mismatch(c);
 	if (pop_args(c, ft, &base))
 		return -1;
@@ -1190,10 +1305,10 @@ static int op_call_indirect(struct cc *c, bool tail)
 		return -1;
 	if (y >= c->m->ntypes)
 		return invalidx(c, "unknown type %u", y);
-	if (et != WASM_FUNCREF)
+	if (!wasm_valtype_sub(c->m, et, WASM_FUNCREF))
 		return type_mismatch(c);
 	ft = &c->m->types[y];
-	if (tail && !same_results(ft, c->ft))
+	if (tail && !same_results(c, ft, c->ft))
 		return type_mismatch(c);
 	if (pop(c, table_at(c, x), &i))
 		return -1;
@@ -1209,6 +1324,35 @@ static int op_call_indirect(struct cc *c, bool tail)
 	p[1] = si;
 	p[2] = y;
 	p[3] = x;
+	if (tail) {
+		set_unreachable(c);
+		return 0;
+	}
+	return push_results(c, ft);
+}
+
+/* call_ref / return_call_ref $t: [t1* (ref null $t)] -> [t2*]. */
+static int op_call_ref(struct cc *c, bool tail)
+{
+	uint32_t y, base, si, *p;
+	const wasm_functype *ft;
+	struct vent f;
+
+	if (wasm_read_u32(&c->r, &y))
+		return -1;
+	if (y >= c->m->ntypes)
+		return invalidx(c, "unknown type %u", y);
+	ft = &c->m->types[y];
+	if (tail && !same_results(c, ft, c->ft))
+		return type_mismatch(c);
+	if (pop(c, wasm_reftype(WASM_FUNCREF, true, WASM_HEAP_IDX0 + y), &f))
+		return -1;
+	if (pop_args(c, ft, &base))
+		return -1;
+	si = live(c) ? src_of(c, &f) : 0;
+	p = cc_emit(c, tail ? WASM_IOP_return_call_ref : WASM_IOP_call_ref, 2);
+	p[0] = base;
+	p[1] = si;
 	if (tail) {
 		set_unreachable(c);
 		return 0;
@@ -1272,10 +1416,19 @@ static int op_local(struct cc *c, uint8_t op)
 		return -1;
 	t = local_type(c, x);
 	ls = c->lslot[x];
-	if (op == WASM_OP_local_get)
+	if (op == WASM_OP_local_get) {
+		if (c->linit && !c->linit[x] && !wasm_valtype_defaultable(t))
+			return invalid(c, "uninitialized local");
 		return push_ent(c, t, VK_ALIAS, ls);
+	}
 	if (pop(c, t, &e))
 		return -1;
+	if (c->linit && !c->linit[x]) {
+		if (GROW(c, linit_set, clinit, c->nlinit + 1))
+			return -1;
+		c->linit[x] = true;
+		c->linit_set[c->nlinit++] = x;
+	}
 	/*
 	 * A retargeted producer must not be one whose other output was
 	 * already seen; the check in store_local covers that.  Aliases of
@@ -1356,6 +1509,11 @@ static int op_select(struct cc *c, bool typed)
 		case WASM_EXTERNREF:
 		case WASM_EXNREF:
 			t = vb;
+			break;
+		case 0x63:
+		case 0x64:
+			if (read_ref_after(c, vb, &t))
+				return -1;
 			break;
 		default:
 			return malformed(c, off, "malformed value type");
@@ -1841,29 +1999,10 @@ static int op_memory_size_grow(struct cc *c, bool grow_op)
 
 /* ---- references and tables ---------------------------------------------- */
 
+/* ref.null's heap type: the value is (ref null ht). */
 static int read_heaptype(struct cc *c, wasm_valtype *t)
 {
-	size_t off = c->r.pos;
-	int64_t ht;
-
-	if (wasm_read_s33(&c->r, &ht))
-		return -1;
-	switch (ht) {
-	case -0x10:
-		*t = WASM_FUNCREF;
-		return 0;
-	case -0x11:
-		*t = WASM_EXTERNREF;
-		return 0;
-	case -0x17:
-		*t = WASM_EXNREF;
-		return 0;
-	default:
-		if (ht >= 0)
-			return invalid(c, "typed function references are "
-					  "not supported");
-		return malformed(c, off, "malformed reference type");
-	}
+	return read_ref_after(c, 0x63, t);
 }
 
 static int op_ref(struct cc *c, uint8_t op)
@@ -1877,6 +2016,20 @@ static int op_ref(struct cc *c, uint8_t op)
 		if (read_heaptype(c, &t))
 			return -1;
 		return push_ent(c, t, VK_CONST, 0);
+	case WASM_OP_ref_as_non_null:
+		if (pop(c, T_UNKNOWN, &e))
+			return -1;
+		if (!is_ref(e.type))
+			return type_mismatch(c);
+		if (live(c))
+			s = src_of(c, &e);
+		if (cc_push(c, e.type == T_UNKNOWN ? T_UNKNOWN
+						   : e.type | WASM_REF_NONNULL))
+			return -1;
+		p = cc_emit_d(c, WASM_IOP_ref_as_non_null, 2);
+		p[0] = top_slot(c);
+		p[1] = s;
+		return 0;
 	case WASM_OP_ref_is_null:
 		if (pop(c, T_UNKNOWN, &e))
 			return -1;
@@ -1897,7 +2050,11 @@ static int op_ref(struct cc *c, uint8_t op)
 			return invalidx(c, "unknown function %u", x);
 		if (!c->refs[x])
 			return invalid(c, "undeclared function reference");
-		if (cc_push(c, WASM_FUNCREF))
+		/* the exact, non-null type (ref $t) */
+		if (cc_push(c, wasm_reftype(WASM_FUNCREF, false,
+					    WASM_HEAP_IDX0 +
+						    wasm_module_func_typeidx(
+							    c->m, x))))
 			return -1;
 		p = cc_emit_d(c, WASM_IOP_ref_func, 2);
 		p[0] = top_slot(c);
@@ -2031,7 +2188,7 @@ static int op_misc(struct cc *c)
 		if (read_elemidx(c, &y) || wasm_read_u32(&c->r, &x) ||
 		    table_elem(c, x, &t))
 			return -1;
-		if (c->m->elems[y].type != t)
+		if (!wasm_valtype_sub(c->m, c->m->elems[y].type, t))
 			return type_mismatch(c);
 		ty[0] = table_at(c, x);
 		ty[1] = ty[2] = WASM_I32;
@@ -2052,7 +2209,7 @@ static int op_misc(struct cc *c)
 		if (wasm_read_u32(&c->r, &x) || wasm_read_u32(&c->r, &y) ||
 		    table_elem(c, x, &t) || table_elem(c, y, &t2))
 			return -1;
-		if (t != t2)
+		if (!wasm_valtype_sub(c->m, t2, t))
 			return type_mismatch(c);
 		ty[0] = table_at(c, x);
 		ty[1] = table_at(c, y);
@@ -2388,6 +2545,14 @@ static int compile_instr(struct cc *c, uint8_t op)
 		return op_br(c);
 	case WASM_OP_br_if:
 		return op_br_if(c);
+	case WASM_OP_br_on_null:
+		return op_br_on_null(c, true);
+	case WASM_OP_br_on_non_null:
+		return op_br_on_null(c, false);
+	case WASM_OP_call_ref:
+		return op_call_ref(c, false);
+	case WASM_OP_return_call_ref:
+		return op_call_ref(c, true);
 	case WASM_OP_br_table:
 		return op_br_table(c);
 	case WASM_OP_return:
@@ -2430,6 +2595,7 @@ static int compile_instr(struct cc *c, uint8_t op)
 		return op_const(c, op);
 	case WASM_OP_ref_null:
 	case WASM_OP_ref_is_null:
+	case WASM_OP_ref_as_non_null:
 	case WASM_OP_ref_func:
 		return op_ref(c, op);
 	case WASM_OP_prefix_misc:
@@ -2458,6 +2624,8 @@ static int compile_instr(struct cc *c, uint8_t op)
 static void cc_free(struct cc *c)
 {
 	free(c->lslot);
+	free(c->linit);
+	free(c->linit_set);
 	free(c->vs);
 	free(c->tmp);
 	free(c->cs);
@@ -2477,8 +2645,23 @@ static int setup_locals(struct cc *c)
 	if (c->lslot == NULL)
 		return oom(c);
 	for (uint32_t i = 0; i < c->nlocals; i++) {
+		wasm_valtype t = local_type(c, i);
+
+		if (i >= c->ft->nparams &&
+		    wasm_valtype_check(c->m, t, c->code_entry->body_offset,
+				       c->err))
+			return -1;
+		/* params are set on entry; other (ref ht) locals are not */
+		if (i >= c->ft->nparams && !wasm_valtype_defaultable(t) &&
+		    c->linit == NULL) {
+			c->linit = calloc((size_t)c->nlocals, sizeof *c->linit);
+			if (c->linit == NULL)
+				return oom(c);
+			for (uint32_t k = 0; k < c->ft->nparams; k++)
+				c->linit[k] = true;
+		}
 		c->lslot[i] = s;
-		s += tslots(local_type(c, i));
+		s += tslots(t);
 		if (s > MAX_SLOTS)
 			return wasm_error_set(c->err, WASM_ERR_INVALID,
 					      c->code_entry->body_offset,

@@ -61,6 +61,7 @@ struct ctl {
 	uint32_t label;	     /* branch target (loop: start, else: end) */
 	uint32_t else_label; /* if: target of the false branch */
 	uint32_t handler;    /* try_table: index into handlers */
+	uint32_t init_height; /* linit_set's height at entry */
 };
 
 struct fix {
@@ -104,6 +105,15 @@ struct cc {
 	const wasm_code *code_entry;
 	uint32_t *lslot;
 	uint32_t nlocal_slots;
+	/*
+	 * Non-defaultable locals ((ref ht)): linit[x] while local x is set
+	 * on every path to here; linit_set lists the ones set since the
+	 * enclosing blocks began, so a block's end forgets them (the spec's
+	 * initialization rule).  NULL when the function has none.
+	 */
+	bool *linit;
+	uint32_t *linit_set;
+	uint32_t nlinit, clinit;
 
 	struct vent *vs;
 	uint32_t nvs, cvs;

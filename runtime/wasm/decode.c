@@ -12,9 +12,10 @@
  * the spec interpreter's message text first, so conformance drivers can
  * match on it; allocation failures are WASM_ERR_RESOURCE.
  *
- * Typed references beyond the funcref/externref/exnref shorthands and the
- * GC type definitions are not supported yet: they fail as malformed with
- * a message that says "not supported".
+ * Typed function references ((ref null? ht) with ht func, extern, exn or
+ * a type index) are decoded into wasm_valtype (module.h).  The GC type
+ * definitions (rec, sub, struct, array) and the GC abstract heap types
+ * fail as malformed with a message that says "GC not supported".
  *
  * The module keeps a private copy of the input, and every pointer it
  * holds points into that copy or into arrays it owns.
@@ -121,7 +122,12 @@ static bool is_gc_abstract_heaptype(uint8_t b)
 	return (b >= 0x71 && b <= 0x74) || (b >= 0x6a && b <= 0x6e);
 }
 
-/* After 0x63 (ref null ht) or 0x64 (ref ht): the heap type. */
+/*
+ * After 0x63 (ref null ht) or 0x64 (ref ht): the heap type, an abstract
+ * func/extern/exn or a type index (its range is validate.c's business).
+ * The GC abstract types (any, eq, i31, struct, array, none, nofunc,
+ * noextern, noexn) are refused.
+ */
 static int read_ref_heaptype(wasm_reader *r, size_t off, bool nullable,
 			     wasm_valtype *out)
 {
@@ -129,21 +135,32 @@ static int read_ref_heaptype(wasm_reader *r, size_t off, bool nullable,
 
 	if (wasm_read_s33(r, &ht))
 		return -1;
-	if (nullable && ht == HT_FUNC) {
-		*out = WASM_FUNCREF;
+	switch (ht) {
+	case HT_FUNC:
+		*out = wasm_reftype(WASM_FUNCREF, nullable, WASM_HEAP_TOP);
 		return 0;
-	}
-	if (nullable && ht == HT_EXTERN) {
-		*out = WASM_EXTERNREF;
+	case HT_EXTERN:
+		*out = wasm_reftype(WASM_EXTERNREF, nullable, WASM_HEAP_TOP);
 		return 0;
-	}
-	if (nullable && ht == HT_EXN) {
-		*out = WASM_EXNREF;
+	case HT_EXN:
+		*out = wasm_reftype(WASM_EXNREF, nullable, WASM_HEAP_TOP);
 		return 0;
+	default:
+		break;
 	}
-	return fail(r, off,
-		    "malformed reference type: typed references "
-		    "(function-references/gc) not supported");
+	if (ht < 0)
+		return fail(r, off,
+			    is_gc_abstract_heaptype((uint8_t)(ht & 0x7f))
+				    ? "malformed reference type: gc "
+				      "reference types: GC not supported"
+				    : "malformed heap type");
+	if (ht > WASM_MAX_HEAP_IDX)
+		return fail(r, off, "malformed reference type: type index "
+				    "too large");
+	/* Only function types exist without GC, so $t is in func's. */
+	*out = wasm_reftype(WASM_FUNCREF, nullable,
+			    WASM_HEAP_IDX0 + (uint32_t)ht);
+	return 0;
 }
 
 static int read_valtype(wasm_reader *r, wasm_valtype *out)
@@ -171,7 +188,7 @@ static int read_valtype(wasm_reader *r, wasm_valtype *out)
 		if (is_gc_abstract_heaptype(b))
 			return fail(r, off,
 				    "malformed value type: gc reference "
-				    "types not supported");
+				    "types: GC not supported");
 		return fail(r, off, "malformed value type");
 	}
 }
@@ -196,7 +213,7 @@ static int read_reftype(wasm_reader *r, wasm_valtype *out)
 		if (is_gc_abstract_heaptype(b))
 			return fail(r, off,
 				    "malformed reference type: gc reference "
-				    "types not supported");
+				    "types: GC not supported");
 		return fail(r, off, "malformed reference type");
 	}
 }
@@ -255,7 +272,7 @@ static int reject_gc_type(wasm_reader *r, size_t off, uint8_t form)
 	}
 	return fail(r, off,
 		    "malformed type: gc type definitions (rec, sub, struct, "
-		    "array) not supported");
+		    "array): GC not supported");
 }
 
 static int read_functype(wasm_reader *r, wasm_functype *ft)
@@ -923,7 +940,8 @@ static int read_elem(wasm_reader *r, wasm_elem *e)
 	if (flags > 7)
 		return fail(r, off, "malformed elements segment kind");
 	exprs = flags & 4;
-	e->type = WASM_FUNCREF;
+	/* function indices are never null: (ref func) */
+	e->type = wasm_reftype(WASM_FUNCREF, false, WASM_HEAP_TOP);
 	e->table = 0;
 	if (flags & 1) {
 		e->mode = (flags & 2) ? WASM_SEG_DECLARATIVE : WASM_SEG_PASSIVE;

@@ -266,6 +266,29 @@ static wasm_exec_status run_host_entry(wasm_exec *e, wasm_func *f)
 	}
 }
 
+/*
+ * Whether a caller's argument fits parameter type p (in the store's form,
+ * module.h).  A host's reference says only its hierarchy (funcref,
+ * externref, ...), so a typed parameter is checked on the value itself:
+ * null only where nullable, a function of exactly the named type.
+ */
+static bool arg_matches(const wasm_val *a, wasm_valtype p)
+{
+	uint32_t heap;
+
+	if (a->type == p)
+		return true;
+	if (!wasm_valtype_is_ref(p) || (uint8_t)a->type != (uint8_t)p)
+		return false;
+	if (a->u.ref == WASM_REF_NULL)
+		return wasm_ref_nullable(p);
+	heap = wasm_ref_heap(p);
+	if (heap == WASM_HEAP_TOP)
+		return true;
+	return (uint8_t)p == WASM_FUNCREF &&
+	       ((const wasm_func *)a->u.ref)->type_id + WASM_HEAP_IDX0 == heap;
+}
+
 wasm_exec_status wasm_exec_call(wasm_exec *e, wasm_func *f,
 				const wasm_val *args, uint32_t nargs)
 {
@@ -281,7 +304,7 @@ wasm_exec_status wasm_exec_call(wasm_exec *e, wasm_func *f,
 	if (nargs != ft->nparams)
 		return misuse(e, "wrong number of arguments");
 	for (uint32_t i = 0; i < nargs; i++)
-		if (args[i].type != ft->params[i])
+		if (!arg_matches(&args[i], ft->params[i]))
 			return misuse(e, "argument type mismatch");
 	nps = wasm_types_slots(ft->params, ft->nparams);
 	nrs = wasm_types_slots(ft->results, ft->nresults);

@@ -270,6 +270,55 @@ static int alloc_funcs(wasm_instance *inst, wasm_store *s, wasm_error *err)
 	return 0;
 }
 
+wasm_valtype wasm_instance_valtype(const wasm_instance *inst, wasm_valtype t)
+{
+	uint32_t k;
+
+	if (!wasm_ref_typeidx(t, &k) || k >= inst->module->ntypes)
+		return t;
+	return wasm_reftype((uint8_t)t, wasm_ref_nullable(t),
+			    WASM_HEAP_IDX0 + inst->type_ids[k]);
+}
+
+/*
+ * Intern type i of the module in the store's form: the types it names
+ * come before it (validation), so their ids are known; a reference to
+ * itself is WASM_HEAP_SELF.  WASM_TYPE_ID_NONE when out of memory.
+ */
+static uint32_t intern_type(wasm_instance *inst, wasm_store *s, uint32_t i)
+{
+	const wasm_functype *ft = &inst->module->types[i];
+	size_t n = (size_t)ft->nparams + ft->nresults;
+	wasm_valtype *v;
+	wasm_functype c;
+	uint32_t id, k;
+
+	v = malloc((n ? n : 1) * sizeof *v);
+	if (v == NULL)
+		return WASM_TYPE_ID_NONE;
+	for (size_t j = 0; j < n; j++) {
+		wasm_valtype t = j < ft->nparams ? ft->params[j]
+						 : ft->results[j - ft->nparams];
+
+		if (wasm_ref_typeidx(t, &k) && k >= i)
+			t = wasm_reftype((uint8_t)t, wasm_ref_nullable(t),
+					 WASM_HEAP_SELF);
+		else
+			t = wasm_instance_valtype(inst, t);
+		v[j] = t;
+	}
+	c.nparams = ft->nparams;
+	c.nresults = ft->nresults;
+	c.params = v;
+	c.results = v + ft->nparams;
+	id = wasm_store_intern_type(s, &c);
+	free(v);
+	/* ids must fit a heap type code */
+	if (id != WASM_TYPE_ID_NONE && id >= WASM_MAX_HEAP_IDX)
+		return WASM_TYPE_ID_NONE;
+	return id;
+}
+
 static int alloc_globals(wasm_instance *inst, wasm_error *err)
 {
 	const wasm_module *m = inst->module;
@@ -280,6 +329,7 @@ static int alloc_globals(wasm_instance *inst, wasm_error *err)
 		wasm_global_inst *g = inst->globals[idx];
 
 		g->type = m->globals[i].type;
+		g->type.type = wasm_instance_valtype(inst, g->type.type);
 		if (wasm_constexpr_eval(inst, idx, &m->globals[i].init,
 					g->slots, err) != 0)
 			return -1;
@@ -311,13 +361,15 @@ static int alloc_tables(wasm_instance *inst, wasm_store *s, wasm_error *err)
 	for (i = 0; i < m->ntables; i++) {
 		uint64_t init[2] = {0, 0};
 		wasm_table_inst *t;
+		wasm_tabletype tt;
 
 		if (m->tables[i].has_init &&
 		    wasm_constexpr_eval(inst, nglobals, &m->tables[i].init,
 					init, err) != 0)
 			return -1;
-		t = wasm_table_create(s, &m->tables[i].type, (wasm_ref)init[0],
-				      err);
+		tt = m->tables[i].type;
+		tt.elem = wasm_instance_valtype(inst, tt.elem);
+		t = wasm_table_create(s, &tt, (wasm_ref)init[0], err);
 		if (t == NULL)
 			return -1;
 		inst->tables[m->nimported_tables + i] = t;
@@ -537,7 +589,7 @@ int wasm_instantiate(wasm_store *s, const wasm_module *m,
 		return -1;
 	inst->store = s;
 	for (i = 0; i < m->ntypes; i++) {
-		inst->type_ids[i] = wasm_store_intern_type(s, &m->types[i]);
+		inst->type_ids[i] = intern_type(inst, s, i);
 		if (inst->type_ids[i] == WASM_TYPE_ID_NONE) {
 			free(inst);
 			return wasm_error_set(err, WASM_ERR_RESOURCE,

@@ -24,6 +24,12 @@ void wasm_table_destroy(wasm_table_inst *t);
 void wasm_instance_destroy(wasm_instance *inst);
 
 /*
+ * A type of inst's module in the store's form (module.h): a type index
+ * becomes the store id inst->type_ids gives it (filled already).
+ */
+wasm_valtype wasm_instance_valtype(const wasm_instance *inst, wasm_valtype t);
+
+/*
  * Import matching: checks imports[i] against m->imports[i] for every i
  * and stores each import into inst's index spaces (inst->type_ids must be
  * filled already).  Returns 0, or -1 with a LINK error.

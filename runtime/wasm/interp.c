@@ -498,6 +498,16 @@ dispatch:
 			retpc = pc + 3;
 			goto do_call;
 		}
+		OP(call_ref)
+		{
+			FUEL();
+			callee = (wasm_func *)(uintptr_t)S(2);
+			if (unlikely(callee == NULL))
+				TRAP(WASM_TRAP_NULL_FUNCTION);
+			nfp = fp + pc[1];
+			retpc = pc + 3;
+			goto do_call;
+		}
 		OP(call_indirect)
 		{
 			wasm_table_inst *t = inst->tables[pc[4]];
@@ -590,6 +600,15 @@ dispatch:
 			FUEL();
 			callee = inst->funcs[pc[1]];
 			nfp = fp + pc[2];
+			goto do_tail_call;
+		}
+		OP(return_call_ref)
+		{
+			FUEL();
+			callee = (wasm_func *)(uintptr_t)S(2);
+			if (unlikely(callee == NULL))
+				TRAP(WASM_TRAP_NULL_FUNCTION);
+			nfp = fp + pc[1];
 			goto do_tail_call;
 		}
 		OP(return_call_indirect)
@@ -1028,6 +1047,14 @@ dispatch:
 		OP(ref_is_null)
 		{
 			S(1) = S(2) == 0;
+			pc += 3;
+			NEXT();
+		}
+		OP(ref_as_non_null)
+		{
+			if (unlikely(S(2) == 0))
+				TRAP(WASM_TRAP_NULL_REFERENCE);
+			S(1) = S(2);
 			pc += 3;
 			NEXT();
 		}

@@ -72,7 +72,9 @@ static bool import_matches(const wasm_instance *inst, const wasm_import *im,
 	case WASM_EXTERN_TABLE: {
 		const wasm_table_inst *t = ex->u.table;
 
-		return t->type.elem == im->u.table.elem &&
+		/* table types are invariant: equal element types */
+		return t->type.elem ==
+			       wasm_instance_valtype(inst, im->u.table.elem) &&
 		       limits_match(t->size, &t->type.limits,
 				    &im->u.table.limits);
 	}
@@ -85,8 +87,15 @@ static bool import_matches(const wasm_instance *inst, const wasm_import *im,
 	case WASM_EXTERN_GLOBAL: {
 		const wasm_global_inst *g = ex->u.global;
 
-		return g->type.type == im->u.global.type &&
-		       g->type.mut == im->u.global.mut;
+		wasm_valtype want = wasm_instance_valtype(inst,
+							  im->u.global.type);
+
+		/* a mutable global is read and written: invariant */
+		if (g->type.mut != im->u.global.mut)
+			return false;
+		return im->u.global.mut ? g->type.type == want
+					: wasm_store_valtype_sub(g->type.type,
+								 want);
 	}
 	case WASM_EXTERN_TAG:
 		return im->u.tag.typeidx < m->ntypes &&

@@ -24,10 +24,15 @@
 #include "wasm/error.h"
 
 /*
- * A value type.  The low byte is the binary encoding (0x7f i32 ... 0x70
- * funcref, 0x6f externref, 0x69 exnref).  The upper bits are reserved for
- * typed references (function-references / gc: heap type index and
- * nullability) so that the type can grow without changing every signature.
+ * A value type.  The low byte is the binary encoding of the type or, for
+ * a reference type, of the top of its hierarchy (0x70 func, 0x6f extern,
+ * 0x69 exn): values of one hierarchy share one run-time representation,
+ * so everything that only moves or stores values looks at the low byte.
+ * The upper bits refine a reference type (function-references): bit 8
+ * set means non-nullable, bits 9..31 the heap type (WASM_HEAP_TOP: the
+ * abstract func/extern/exn; else WASM_HEAP_IDX0 + a type index).  The
+ * nullable abstract types are thus the plain bytes 0x70/0x6f/0x69, one
+ * encoding per type, so type equality is ==.
  */
 typedef uint32_t wasm_valtype;
 
@@ -42,10 +47,74 @@ enum {
 	WASM_EXNREF = 0x69,
 };
 
+#define WASM_REF_NONNULL  0x100u
+#define WASM_HEAP_SHIFT	  9
+#define WASM_HEAP_TOP	  0u
+#define WASM_HEAP_IDX0	  1u
+/* Type indices a reference type can name (23 bits of heap type). */
+#define WASM_MAX_HEAP_IDX ((1u << (32 - WASM_HEAP_SHIFT)) - 1 - WASM_HEAP_IDX0)
+
 static inline bool wasm_valtype_is_ref(wasm_valtype t)
 {
 	uint8_t c = (uint8_t)t;
 	return c == WASM_FUNCREF || c == WASM_EXTERNREF || c == WASM_EXNREF;
+}
+
+/* (ref null? ht) for hierarchy top (a low byte) and heap code heap. */
+static inline wasm_valtype wasm_reftype(uint8_t top, bool nullable,
+					uint32_t heap)
+{
+	return top | (nullable ? 0 : WASM_REF_NONNULL) |
+	       (heap << WASM_HEAP_SHIFT);
+}
+
+static inline bool wasm_ref_nullable(wasm_valtype t)
+{
+	return !(t & WASM_REF_NONNULL);
+}
+
+static inline uint32_t wasm_ref_heap(wasm_valtype t)
+{
+	return t >> WASM_HEAP_SHIFT;
+}
+
+/* Whether t is (ref null? $i) for some type index; *idx gets i. */
+static inline bool wasm_ref_typeidx(wasm_valtype t, uint32_t *idx)
+{
+	if (!wasm_valtype_is_ref(t) || wasm_ref_heap(t) == WASM_HEAP_TOP)
+		return false;
+	*idx = wasm_ref_heap(t) - WASM_HEAP_IDX0;
+	return true;
+}
+
+/*
+ * In a store's interned types (store.h) a concrete heap type names a
+ * store type id instead of a module's type index, and a function type
+ * that names itself uses WASM_HEAP_SELF: equal ids then mean equal types
+ * across modules.  Store ids stay below WASM_MAX_HEAP_IDX.
+ */
+#define WASM_HEAP_SELF (WASM_HEAP_IDX0 + WASM_MAX_HEAP_IDX)
+
+/*
+ * Subtyping of two value types in a store's form: heap types are equal
+ * when their codes are, so no module is needed.
+ */
+static inline bool wasm_store_valtype_sub(wasm_valtype a, wasm_valtype b)
+{
+	if (a == b)
+		return true;
+	if (!wasm_valtype_is_ref(a) || (uint8_t)a != (uint8_t)b)
+		return false;
+	if (wasm_ref_nullable(a) && !wasm_ref_nullable(b))
+		return false;
+	return wasm_ref_heap(a) == wasm_ref_heap(b) ||
+	       wasm_ref_heap(b) == WASM_HEAP_TOP;
+}
+
+/* Whether a default value exists: numbers and nullable references. */
+static inline bool wasm_valtype_defaultable(wasm_valtype t)
+{
+	return !wasm_valtype_is_ref(t) || wasm_ref_nullable(t);
 }
 
 /* Number of 64-bit value slots a value of type t occupies (v128 takes 2). */

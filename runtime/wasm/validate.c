@@ -14,7 +14,8 @@
  * an encoding error.  The rest of the module is checked afterwards.
  * Features: Wasm 2.0, multi-memory, memory64 and table64, extended
  * constant expressions, tail calls, exception handling (try_table), SIMD
- * and relaxed SIMD.  Typed function references and GC are rejected.
+ * and relaxed SIMD, typed function references (subtyping:
+ * wasm_valtype_sub).  GC is rejected at decoding ("GC not supported").
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - collect_refs, the compiled flags: one entry per function index,
@@ -39,6 +40,108 @@ static int inval(wasm_error *err, size_t off, const char *fmt, uint32_t x)
 	return wasm_error_set(err, WASM_ERR_INVALID, off, fmt, x);
 }
 
+/* ---- typed references ---------------------------------------------------- */
+
+/*
+ * Type equivalence of two type indices.  Without GC every type is a
+ * function type in a singleton recursion group, so the spec's
+ * equivalence is structural; here two function types are equal when
+ * their value types are identical.  That is exact unless the types name
+ * different but equivalent type indices, which no toolchain emits (they
+ * deduplicate types); it keeps the check constant-time and non-recursive.
+ */
+static bool typeidx_equal(const wasm_module *m, uint32_t a, uint32_t b)
+{
+	const wasm_functype *x, *y;
+
+	if (a == b)
+		return true;
+	if (a >= m->ntypes || b >= m->ntypes)
+		return false;
+	x = &m->types[a];
+	y = &m->types[b];
+	if (x->nparams != y->nparams || x->nresults != y->nresults)
+		return false;
+	for (uint32_t i = 0; i < x->nparams; i++)
+		if (x->params[i] != y->params[i])
+			return false;
+	for (uint32_t i = 0; i < x->nresults; i++)
+		if (x->results[i] != y->results[i])
+			return false;
+	return true;
+}
+
+bool wasm_valtype_sub(const wasm_module *m, wasm_valtype a, wasm_valtype b)
+{
+	uint32_t ha, hb;
+
+	if (a == b)
+		return true;
+	if (!wasm_valtype_is_ref(a) || (uint8_t)a != (uint8_t)b)
+		return false;
+	if (wasm_ref_nullable(a) && !wasm_ref_nullable(b))
+		return false;
+	ha = wasm_ref_heap(a);
+	hb = wasm_ref_heap(b);
+	if (ha == hb || hb == WASM_HEAP_TOP)
+		return true;
+	if (ha == WASM_HEAP_TOP)
+		return false;
+	return typeidx_equal(m, ha - WASM_HEAP_IDX0, hb - WASM_HEAP_IDX0);
+}
+
+int wasm_heaptype_ref(const wasm_module *m, int64_t ht, bool nullable,
+		      size_t off, wasm_valtype *out, wasm_error *err)
+{
+	switch (ht) {
+	case -0x10:
+		*out = wasm_reftype(WASM_FUNCREF, nullable, WASM_HEAP_TOP);
+		return 0;
+	case -0x11:
+		*out = wasm_reftype(WASM_EXTERNREF, nullable, WASM_HEAP_TOP);
+		return 0;
+	case -0x17:
+		*out = wasm_reftype(WASM_EXNREF, nullable, WASM_HEAP_TOP);
+		return 0;
+	default:
+		break;
+	}
+	if (ht < 0) {
+		uint8_t b = (uint8_t)(ht & 0x7f);
+		bool gc = (b >= 0x71 && b <= 0x74) || (b >= 0x6a && b <= 0x6e);
+
+		return wasm_error_set(err, WASM_ERR_MALFORMED, off, "%s",
+				      gc ? "malformed heap type: gc heap "
+					   "types: GC not supported"
+					 : "malformed heap type");
+	}
+	if ((uint64_t)ht >= m->ntypes)
+		return inval(err, off, "unknown type %u",
+			     ht > UINT32_MAX ? UINT32_MAX : (uint32_t)ht);
+	*out = wasm_reftype(WASM_FUNCREF, nullable,
+			    WASM_HEAP_IDX0 + (uint32_t)ht);
+	return 0;
+}
+
+int wasm_valtype_check(const wasm_module *m, wasm_valtype t, size_t off,
+		       wasm_error *err)
+{
+	uint32_t idx;
+
+	if (wasm_ref_typeidx(t, &idx) && idx >= m->ntypes)
+		return inval(err, off, "unknown type %u", idx);
+	return 0;
+}
+
+static int check_valtypes(const wasm_module *m, const wasm_valtype *v,
+			  uint32_t n, wasm_error *err)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (wasm_valtype_check(m, v[i], WASM_NO_OFFSET, err))
+			return -1;
+	return 0;
+}
+
 /* ---- constant expressions ----------------------------------------------- */
 
 int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
@@ -61,7 +164,7 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			return -1;
 		switch (op) {
 		case WASM_OP_end:
-			if (n != 1 || st[0] != expect)
+			if (n != 1 || !wasm_valtype_sub(m, st[0], expect))
 				return wasm_error_set(err, WASM_ERR_INVALID,
 						      off, "type mismatch");
 			return 0;
@@ -106,16 +209,8 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			int64_t ht;
 			if (wasm_read_s33(&r, &ht))
 				return -1;
-			if (ht == -0x10)
-				push = WASM_FUNCREF;
-			else if (ht == -0x11)
-				push = WASM_EXTERNREF;
-			else if (ht == -0x17)
-				push = WASM_EXNREF;
-			else
-				return wasm_error_set(
-					err, WASM_ERR_INVALID, off,
-					"unsupported reference type");
+			if (wasm_heaptype_ref(m, ht, true, off, &push, err))
+				return -1;
 			break;
 		}
 		case WASM_OP_ref_func: {
@@ -125,7 +220,11 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			if (x >= wasm_module_nfuncs(m))
 				return inval(err, off, "unknown function %u",
 					     x);
-			push = WASM_FUNCREF;
+			/* ref.func $f has the exact type (ref $t) */
+			push = wasm_reftype(WASM_FUNCREF, false,
+					    WASM_HEAP_IDX0 +
+						    wasm_module_func_typeidx(m,
+									     x));
 			break;
 		}
 		case WASM_OP_global_get: {
@@ -332,6 +431,40 @@ static int check_tabletype(const wasm_tabletype *tt, wasm_error *err)
 /* What function bodies rely on: every type index they can reach. */
 static int check_prerequisites(const wasm_module *m, wasm_error *err)
 {
+	for (uint32_t i = 0; i < m->ntypes; i++) {
+		const wasm_functype *ft = &m->types[i];
+		/*
+		 * Without rec groups a type may name itself and the types
+		 * before it only (instance.c interns them in that order).
+		 */
+		const wasm_module mi = {.ntypes = i + 1};
+		if (check_valtypes(&mi, ft->params, ft->nparams, err) ||
+		    check_valtypes(&mi, ft->results, ft->nresults, err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->nimports; i++) {
+		const wasm_import *im = &m->imports[i];
+		if (im->kind == WASM_EXTERN_TABLE &&
+		    wasm_valtype_check(m, im->u.table.elem, WASM_NO_OFFSET,
+				       err))
+			return -1;
+		if (im->kind == WASM_EXTERN_GLOBAL &&
+		    wasm_valtype_check(m, im->u.global.type, WASM_NO_OFFSET,
+				       err))
+			return -1;
+	}
+	for (uint32_t i = 0; i < m->ntables; i++)
+		if (wasm_valtype_check(m, m->tables[i].type.elem,
+				       WASM_NO_OFFSET, err))
+			return -1;
+	for (uint32_t i = 0; i < m->nglobals; i++)
+		if (wasm_valtype_check(m, m->globals[i].type.type,
+				       WASM_NO_OFFSET, err))
+			return -1;
+	for (uint32_t i = 0; i < m->nelems; i++)
+		if (wasm_valtype_check(m, m->elems[i].type, WASM_NO_OFFSET,
+				       err))
+			return -1;
 	for (uint32_t i = 0; i < m->nimports; i++) {
 		const wasm_import *im = &m->imports[i];
 		if (im->kind == WASM_EXTERN_FUNC &&
@@ -440,6 +573,10 @@ static int check_module(const wasm_module *m, wasm_error *err)
 		const wasm_table *t = &m->tables[i];
 		if (check_tabletype(&t->type, err))
 			return -1;
+		/* a non-nullable table needs an initializer (no default) */
+		if (!t->has_init && !wasm_valtype_defaultable(t->type.elem))
+			return wasm_error_set(err, WASM_ERR_INVALID,
+					      WASM_NO_OFFSET, "type mismatch");
 		/* tables come before globals: only imported ones are seen */
 		if (t->has_init &&
 		    wasm_constexpr_validate(m, &t->init, t->type.elem,
@@ -468,7 +605,7 @@ static int check_module(const wasm_module *m, wasm_error *err)
 								    : WASM_I32,
 						    nglobals, err))
 				return -1;
-			if (tt->elem != el->type)
+			if (!wasm_valtype_sub(m, el->type, tt->elem))
 				return wasm_error_set(err, WASM_ERR_INVALID,
 						      WASM_NO_OFFSET,
 						      "type mismatch");

@@ -24,4 +24,25 @@ int wasm_constexpr_validate(const wasm_module *m, const wasm_constexpr *ce,
 			    wasm_valtype expect, uint32_t nglobals,
 			    wasm_error *err);
 
+/*
+ * Subtyping of value types within module m (function-references without
+ * GC): numbers match themselves; (ref null? ht1) <: (ref null? ht2) when
+ * they are of one hierarchy, non-null <: nullable, and ht1 == ht2, ht2 is
+ * the abstract top, or both name type indices of equal function types.
+ */
+bool wasm_valtype_sub(const wasm_module *m, wasm_valtype a, wasm_valtype b);
+
+/*
+ * The reference type (ref null? ht) for a heap type read as s33 from an
+ * instruction (ref.null, the typed select's types, block types).  Returns
+ * 0; -1 with *err MALFORMED for an unknown or GC abstract heap type,
+ * INVALID ("unknown type N") for a type index out of range.
+ */
+int wasm_heaptype_ref(const wasm_module *m, int64_t ht, bool nullable,
+		      size_t off, wasm_valtype *out, wasm_error *err);
+
+/* Whether every type index t names is a type of m ("unknown type"). */
+int wasm_valtype_check(const wasm_module *m, wasm_valtype t, size_t off,
+		       wasm_error *err);
+
 #endif

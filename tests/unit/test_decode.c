@@ -593,7 +593,8 @@ static const struct bad_case {
 	BAD("gc array mutability", "\x01\x04\x01\x5e\x78\x02",
 	    "malformed mutability"),
 	BAD("gc rec group", "\x01\x04\x01\x4e\x00\x00", "malformed type"),
-	BAD("non-null typed reference", "\x01\x06\x01\x60\x01\x64\x70\x00",
+	/* (ref func) decodes now; GC's (ref any) is refused */
+	BAD("gc abstract heap type", "\x01\x06\x01\x60\x01\x64\x6e\x00",
 	    "malformed reference type"),
 	BAD("locals above 2^32-1",
 	    "\x01\x04\x01\x60\x00\x00\x03\x02\x01\x00\x0a\x0c\x01\x0a\x02"
