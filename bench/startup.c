@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "component/component.h"
 #include "component/instance.h"
 #include "wasi/wasi.h"

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "client/commands.h"
 #include "client/run_component.h"
 #include "component/component.h"

@@ -36,7 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "client/wast.h"
 #include "client/wast_cvalue.h"
 #include "component/component.h"

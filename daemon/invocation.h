@@ -38,7 +38,7 @@
 
 #include <jansson.h>
 
-#include "cabi/val.h"
+#include "value/val.h"
 #include "component/instance.h"
 #include "component/types.h"
 #include "daemon/history-hooks.h"

@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/invocation.h"

@@ -85,8 +85,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cabi/val.h"
-#include "component/types.h"
+#include "value/type.h"
+#include "value/val.h"
 #include "wasm/wasm.h"
 
 /* ---- limits (definitions.py) ---------------------------------------- */

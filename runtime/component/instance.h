@@ -3,7 +3,7 @@
  * instantiate a loaded component (component.h) in a store
  * (sched/store.h), satisfy its imports with host functions, host resource
  * types or other instances, find its exports and call them with cm_val
- * values (cabi/val.h).  This is what the daemon and `hostel run` use.
+ * values (value/val.h).  This is what the daemon and `hostel run` use.
  *
  * Contract:
  *  - Nothing aborts on guest behaviour or bad host values; every failure
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "cabi/cabi.h"
-#include "cabi/val.h"
+#include "value/val.h"
 #include "component/types.h"
 #include "sched/store.h"
 

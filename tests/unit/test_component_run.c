@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/val.h"
+#include "value/val.h"
 #include "component/component.h"
 #include "component/instance.h"
 #include "testmain.h"

@@ -1,5 +1,5 @@
 /*
- * test_wave.c - WAVE (runtime/cabi/wave.h): parse -> print round trips for
+ * test_wave.c - WAVE (runtime/value/wave.h): parse -> print round trips for
  * every value type (the printer's canonical form, and parse(print(v)) ==
  * v), the spec's flat option/result forms, omitted record fields,
  * %-escaped keyword cases, multiline strings and comments; precise errors
@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "cabi_types.h"
 #include "testmain.h"
 

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/val.h"
+#include "value/val.h"
 
 /* ---- scalars ------------------------------------------------------------- */
 

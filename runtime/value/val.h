@@ -42,14 +42,14 @@
  * it owns and leaves it as a bool `false`.  Every allocating function
  * returns -1 (and leaves *out freeable) when malloc fails.
  */
-#ifndef HOSTEL_CABI_VAL_H
-#define HOSTEL_CABI_VAL_H
+#ifndef HOSTEL_VALUE_VAL_H
+#define HOSTEL_VALUE_VAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "component/types.h"
+#include "value/type.h"
 
 struct cabi_resource_type;
 struct cm_val;

@@ -33,14 +33,14 @@
  * "integer out of range for u8", "unknown case `foo`").  Input need not
  * be NUL-terminated.
  */
-#ifndef HOSTEL_CABI_WAVE_H
-#define HOSTEL_CABI_WAVE_H
+#ifndef HOSTEL_VALUE_WAVE_H
+#define HOSTEL_VALUE_WAVE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cabi/val.h"
-#include "component/types.h"
+#include "value/type.h"
+#include "value/val.h"
 
 typedef struct wave_error {
 	size_t offset;	       /* byte offset into the input */
