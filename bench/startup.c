@@ -28,7 +28,7 @@
 
 #include "value/wave.h"
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define MAX_ROUNDS 100

@@ -39,7 +39,7 @@
 #include <jansson.h>
 
 #include "value/val.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "component/types.h"
 #include "daemon/history-hooks.h"
 

@@ -1,6 +1,6 @@
 /*
  * test_call_turns.c - calls that run in service turns (cm_call_start,
- * component/instance.h; runtime/sched/invoke.c), in-process: the
+ * run/instance.h; runtime/run/invoke.c), in-process: the
  * counter component of tests/guests/mkcomponent (written by that program
  * from $HOSTEL_BUILDDIR, so the bytes are the daemon tests' own).
  *
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "testmain.h"
 
 #define TURN_FUEL 10000

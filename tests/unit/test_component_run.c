@@ -1,6 +1,6 @@
 /*
  * test_component_run.c - component instantiation, linking and sync calls
- * through the public API (component/instance.h): exports called with
+ * through the public API (run/instance.h): exports called with
  * cm_val values, host functions bound to imports (root functions and
  * functions of imported instances), missing imports named in the link
  * error, poisoning after a trap, the reentrance trap, the resource
@@ -17,7 +17,7 @@
 
 #include "value/val.h"
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "testmain.h"
 
 /* ---- assembling binaries ------------------------------------------------- */

@@ -19,7 +19,7 @@
 #include <event2/event.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "daemon/clock.h"
 #include "wasi/wasi.h"
 

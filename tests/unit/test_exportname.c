@@ -1,6 +1,6 @@
 /*
  * test_exportname.c - the resolver of function export names
- * (runtime/component/exportname.h): exact names, unqualified and
+ * (runtime/run/exportname.h): exact names, unqualified and
  * unversioned names, exact names winning over partial matches,
  * ambiguous names with their matches, and names that match nothing with
  * the closest candidates and the count of exports; the bounds (a long
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/exportname.h"
+#include "run/exportname.h"
 #include "testmain.h"
 
 static const cm_export_ref calc[] = {

@@ -19,8 +19,8 @@
 
 #include "cabi/cabi.h"
 #include "component/component.h"
-#include "component/instance.h"
-#include "component/rt.h"
+#include "run/instance.h"
+#include "run/rt.h"
 #include "daemon/service-wasi.h"
 #include "daemon/service.h"
 

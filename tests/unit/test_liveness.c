@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #include "guest-load.h"

@@ -1,5 +1,5 @@
 /*
- * test_sched.c - the per-store scheduler of runtime/sched (thread.c):
+ * test_sched.c - the per-store scheduler of runtime/run (thread.c):
  * coalesced service requests, FIFO and seeded picking among ready
  * threads, running a thread through its continuation, and deadlock
  * detection of the host driver.  Threads here carry no guest code: their
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "component/component.h"
-#include "component/instance.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/instance.h"
+#include "run/rt.h"
+#include "run/sched.h"
 #include "testmain.h"
 
 static int nrequests;

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #include "guest-load.h"

@@ -1,7 +1,7 @@
 /*
  * instance.h - the public run-time API of hostel's Component Model:
  * instantiate a loaded component (component.h) in a store
- * (sched/store.h), satisfy its imports with host functions, host resource
+ * (run/store.h), satisfy its imports with host functions, host resource
  * types or other instances, find its exports and call them with cm_val
  * values (value/val.h).  This is what the daemon and `hostel run` use.
  *
@@ -21,11 +21,11 @@
  *    the runtime resource type (cabi_resource_type) and the rep.
  *  - Sync- and async-typed exports, lifted with or without the `async`
  *    option, are called the same way: cm_invoke drives the store's
- *    scheduler until the call resolves (sched/invoke.c); cm_call_start
+ *    scheduler until the call resolves (run/invoke.c); cm_call_start
  *    runs the call in the store's service turns instead (below).
  */
-#ifndef HOSTEL_COMPONENT_INSTANCE_H
-#define HOSTEL_COMPONENT_INSTANCE_H
+#ifndef HOSTEL_RUN_INSTANCE_H
+#define HOSTEL_RUN_INSTANCE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 #include "cabi/cabi.h"
 #include "value/val.h"
 #include "component/types.h"
-#include "sched/store.h"
+#include "run/store.h"
 
 typedef struct cm_component_instance cm_component_instance;
 typedef struct cm_func cm_func;
@@ -79,7 +79,7 @@ cm_store *cm_host_call_store(const cm_host_call *call);
 /* The calling instance (NULL when the host calls its own function). */
 cm_component_instance *cm_host_call_caller(const cm_host_call *call);
 
-/* ---- host calls that complete later (sched/host_pending.c) ------------- */
+/* ---- host calls that complete later (run/host_pending.c) ------------- */
 
 /*
  * A host function whose import is lowered through the async ABI (an
@@ -134,12 +134,12 @@ uint32_t cm_store_pending_host_calls(const cm_store *s);
  * call settles, exactly once: RETURNED (result: the import's result, or
  * NULL when it has none), TRAPPED (msg) or CANCELLED.  A host call still
  * outstanding when its store is freed is not reported.  Neither callback
- * may call into the store.  (cm_host_observer: sched/store.h.)
+ * may call into the store.  (cm_host_observer: run/store.h.)
  * cm_store_observe_host_calls starts (o) or stops (NULL) watching.
  */
 void cm_store_observe_host_calls(cm_store *s, const cm_host_observer *o);
 
-/* ---- host-held stream and future ends (sched/host_stream.c) ------------ */
+/* ---- host-held stream and future ends (run/host_stream.c) ------------ */
 
 /*
  * The host holds one end of a stream or future whose other end a guest
@@ -274,7 +274,7 @@ bool cm_func_async_lifted(const cm_func *f);
 int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	      cm_val *results, uint32_t *nresults, cm_error *err);
 
-/* ---- calls that run in service turns (sched/invoke.c) ------------------ */
+/* ---- calls that run in service turns (run/invoke.c) ------------------ */
 
 /*
  * A call of an export started by the host that runs in the store's

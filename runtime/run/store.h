@@ -23,8 +23,8 @@
  *    by every exec the call nests (each exec is topped up from it and
  *    gives back what it did not use).  UINT64_MAX = unlimited.
  */
-#ifndef HOSTEL_SCHED_STORE_H
-#define HOSTEL_SCHED_STORE_H
+#ifndef HOSTEL_RUN_STORE_H
+#define HOSTEL_RUN_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,7 +72,7 @@ typedef struct cm_store_config {
 	/*
 	 * Not read any more: every built-in instantiates, and one the
 	 * runtime does not implement traps when called
-	 * (component/instantiate.c), whatever this says.
+	 * (run/instantiate.c), whatever this says.
 	 */
 	bool lazy_unsupported;
 	/*
@@ -147,7 +147,7 @@ typedef struct cm_store_config {
 /* 10,000: componentize-js guests have about ten, compositions hundreds. */
 #define CM_STORE_DEFAULT_MAX_INSTANCES 10000u
 
-/* Watching deferred host calls: component/instance.h. */
+/* Watching deferred host calls: run/instance.h. */
 struct cm_type;
 struct cm_val;
 typedef enum cm_host_outcome {
@@ -216,7 +216,7 @@ typedef struct cm_store {
 	cm_host_observer host_observer; /* fn NULL: nobody watches */
 	/* Root tasks (sched.h cm_atask.root): the last serial given, and
 	 * for the root a cm_call_start call starts now (invoke.c; taken by
-	 * canon_lift_async.c) its serial and its call's tag. */
+	 * canon_lift.c) its serial and its call's tag. */
 	uint64_t root_serial, next_root, next_root_tag;
 
 	/* calls started by cm_call_start, not decided yet (invoke.c) */

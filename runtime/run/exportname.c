@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/exportname.h"
-#include "component/rt.h"
+#include "run/exportname.h"
+#include "run/rt.h"
 
 /* The widest edit distance a candidate may have (exportname.h). */
 #define BAND_MAX 3

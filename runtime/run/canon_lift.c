@@ -1,5 +1,5 @@
 /*
- * canon_lift_async.c - canon lift of every function: sync-typed, and
+ * canon_lift.c - canon lift of every function: sync-typed, and
  * async-typed sync-lifted, stackless (async + callback) or stackful
  * (async alone); definitions.py canon_lift, Task.enter/exit, the callback
  * event loop (digest 3.5, 3.6).  A sync-typed task takes no lock and
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 

@@ -1,12 +1,12 @@
 /*
  * call.c - calling a component-level function: canon lift (handed to
- * runtime/sched, definitions.py canon_lift), host functions, and
+ * runtime/run, definitions.py canon_lift), host functions, and
  * Store.invoke (the host calling an export).
  *
  * Contract (rt.h, task.h): every function, whatever implements it, is
  * called with the caller's on_start/on_resolve callbacks and calls each
- * once.  A lifted call (digest 2.13, 3.6; runtime/sched/
- * canon_lift_async.c): enter the callee instance from the caller
+ * once.  A lifted call (digest 2.13, 3.6; runtime/run/
+ * canon_lift.c): enter the callee instance from the caller
  * (reentrance, poisoned); create the Task and its implicit thread;
  * on_start -> args, lowered into the callee (max 16 flat, spilling
  * through the callee's realloc); run the core function; lift its result
@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 /* ---- trap messages --------------------------------------------------------
  */
@@ -44,7 +44,7 @@ void cm_note_trap(cm_store *s, const cabi_error *err)
  */
 
 /*
- * Every lifted function runs on a thread of its own (runtime/sched):
+ * Every lifted function runs on a thread of its own (runtime/run):
  * a sync-typed task too may create and switch to threads, and may block
  * while another thread is ready (digest 3.6 step 3); it still returns
  * only resolved.

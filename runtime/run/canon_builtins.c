@@ -32,9 +32,9 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
+#include "run/rt.h"
 #include "wasm/store.h"
-#include "sched/sched.h"
+#include "run/sched.h"
 
 typedef struct cm_builtin {
 	cm_component_instance *inst;

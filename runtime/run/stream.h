@@ -1,8 +1,8 @@
 /*
  * stream.h - the shared state of one stream or future and its two ends
  * (definitions.py SharedStreamImpl / SharedFutureImpl, CopyEnd), private
- * to runtime/sched: stream.c runs the guest built-ins on it,
- * host_stream.c the host-held ends of component/instance.h.
+ * to runtime/run: stream.c runs the guest built-ins on it,
+ * host_stream.c the host-held ends of run/instance.h.
  *
  * Contract: the two ends jointly own their cm_shared (the last one to go
  * frees it).  At most one *guest* copy is pending at a time (sh->pending,
@@ -11,10 +11,10 @@
  * pending guest buffer when it likes and learns through sh->notify that
  * a guest copy became pending or that the guest end was dropped.
  */
-#ifndef HOSTEL_SCHED_STREAM_H
-#define HOSTEL_SCHED_STREAM_H
+#ifndef HOSTEL_RUN_STREAM_H
+#define HOSTEL_RUN_STREAM_H
 
-#include "sched/sched.h"
+#include "run/sched.h"
 
 enum { COPY_COMPLETED = 0, COPY_DROPPED = 1, COPY_CANCELLED = 2 };
 typedef enum { END_IDLE, END_COPYING, END_CANCELLING, END_DONE } end_state;

@@ -32,13 +32,13 @@
  * CM_NAME_DISTANCE_MAX characters is only compared exactly and by
  * suffix).
  */
-#ifndef HOSTEL_COMPONENT_EXPORTNAME_H
-#define HOSTEL_COMPONENT_EXPORTNAME_H
+#ifndef HOSTEL_RUN_EXPORTNAME_H
+#define HOSTEL_RUN_EXPORTNAME_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "component/instance.h"
+#include "run/instance.h"
 
 #define CM_NAME_CANDIDATES_MAX 5
 #define CM_NAME_DISTANCE_MAX   256

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "sched/task.h"
+#include "run/task.h"
 
 void cm_task_init(cm_task *t, const struct cm_func *func,
 		  struct cm_component_instance *inst,

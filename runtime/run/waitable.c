@@ -12,8 +12,8 @@
  */
 #include <string.h>
 
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 void cm_waitable_set_pending(cm_waitable *w)
 {

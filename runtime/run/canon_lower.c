@@ -3,7 +3,7 @@
  * to call a component-level function (another component's lifted export
  * or a host function).  definitions.py canon_lower; this file is its
  * sync branch with a sync-typed callee, and hands every other call (an
- * `async` lower, or an async-typed callee) to runtime/sched
+ * `async` lower, or an async-typed callee) to runtime/run
  * (canon_lower_async.c).
  *
  * Contract (digest 2.13): the trampoline
@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 

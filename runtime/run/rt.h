@@ -2,7 +2,7 @@
  * rt.h - the run-time objects of the component layer, shared by the
  * files that instantiate components and run calls (instantiate.c,
  * component_instance.c, linker.c, call.c, canon_lower.c,
- * canon_resource.c, canon_task_builtins.c, and runtime/sched, which runs
+ * canon_resource.c, canon_task_builtins.c, and runtime/run, which runs
  * the lifted calls).  Not a public contract: embedders use instance.h.
  *
  * Objects (all allocated in the store's arena, freed with the store):
@@ -29,18 +29,18 @@
  * instance's rmap, so cabi's resource_type hook resolves any node that
  * appears in that component's function types.
  */
-#ifndef HOSTEL_COMPONENT_RT_H
-#define HOSTEL_COMPONENT_RT_H
+#ifndef HOSTEL_RUN_RT_H
+#define HOSTEL_RUN_RT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "cabi/cabi.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "component/types.h"
-#include "sched/store.h"
-#include "sched/task.h"
+#include "run/store.h"
+#include "run/task.h"
 
 struct cm_rtinstance;
 struct cm_closure;
@@ -118,7 +118,7 @@ struct cm_component_instance {
 	bool may_leave, may_enter;
 	bool poisoned; /* a trap passed through it: never enter again */
 	uint32_t backpressure;
-	/* async (runtime/sched/sched.h) */
+	/* async (runtime/run/sched.h) */
 	cabi_table threads; /* CABI_ELEM_THREAD -> cm_thread */
 	uint32_t num_waiting_to_enter;
 	struct cm_thread *exclusive_thread;
@@ -179,7 +179,7 @@ extern const cabi_hooks cm_cabi_hooks;
 void cm_cx_init(cabi_cx *cx, cm_component_instance *inst,
 		const cabi_options *opts);
 
-/* ---- call.c (canon lift: runtime/sched/canon_lift_async.c) ---------- */
+/* ---- call.c (canon lift: runtime/run/canon_lift.c) ---------- */
 
 /*
  * Call f (lifted or host) on behalf of caller (NULL: host) in the task
@@ -228,7 +228,7 @@ wasm_func *cm_canon_resource(cm_component_instance *inst, const cm_canon *cn,
 /* cabi hook: run an own handle's destructor as a sync call. */
 int cm_run_dtor(cabi_cx *cx, const cabi_resource_type *rt, uint64_t rep);
 
-/* ---- async built-ins: runtime/sched/sched.h ------------------------- */
+/* ---- async built-ins: runtime/run/sched.h ------------------------- */
 
 /* ---- canon_task_builtins.c -------------------------------------------- */
 

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
+#include "run/rt.h"
 
 typedef enum def_kind {
 	DEF_FUNC,

@@ -1,6 +1,6 @@
 /*
  * host_stream.c - stream and future ends held by the host (issue 5 point
- * 4; component/instance.h "host-held stream and future ends"): the
+ * 4; run/instance.h "host-held stream and future ends"): the
  * embedder's side of definitions.py's host ReadableStream/WritableStream,
  * reduced to copies the host makes when it likes.
  *
@@ -28,10 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/instance.h"
-#include "component/rt.h"
-#include "sched/sched.h"
-#include "sched/stream.h"
+#include "run/instance.h"
+#include "run/rt.h"
+#include "run/sched.h"
+#include "run/stream.h"
 
 static int fail(cm_error *err, cm_error_kind kind, const char *msg)
 {

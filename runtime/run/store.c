@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "sched/store.h"
+#include "run/store.h"
 
 /* Instance objects are small; the cap only guards against runaway. */
 #define STORE_ARENA_LIMIT ((size_t)1 << 32)

@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -302,7 +302,7 @@ static const cabi_resource_type *hook_resource_type(void *inst,
 const cabi_hooks cm_cabi_hooks = {
 	.resource_type = hook_resource_type,
 	.run_dtor = cm_run_dtor,
-	.lift_async = cm_hook_lift_async, /* runtime/sched/stream.c */
+	.lift_async = cm_hook_lift_async, /* runtime/run/stream.c */
 	.lower_async = cm_hook_lower_async,
 };
 

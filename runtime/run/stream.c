@@ -32,9 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/rt.h"
-#include "sched/sched.h"
-#include "sched/stream.h"
+#include "run/rt.h"
+#include "run/sched.h"
+#include "run/stream.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 #define MAX_BUF_LEN	 ((1u << 28) - 1)

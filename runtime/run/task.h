@@ -26,8 +26,8 @@
  * of the call" when borrows are left, and refuses a second return.
  * Errors use cabi_error (kind TRAP: the message the suite matches).
  */
-#ifndef HOSTEL_SCHED_TASK_H
-#define HOSTEL_SCHED_TASK_H
+#ifndef HOSTEL_RUN_TASK_H
+#define HOSTEL_RUN_TASK_H
 
 #include <stdbool.h>
 #include <stdint.h>

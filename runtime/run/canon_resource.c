@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
+#include "run/rt.h"
 
 typedef struct cm_resource_builtin {
 	cm_component_instance *inst;

@@ -2,7 +2,7 @@
  * sched.h - the async model of the Component Model (definitions.py
  * Thread, Task (async part), Subtask (async part), Waitable,
  * WaitableSet) and the per-store scheduler that owns every waiting
- * thread.  Not a public contract: embedders use component/instance.h.
+ * thread.  Not a public contract: embedders use run/instance.h.
  *
  * Contract (ARCHITECTURE invariants 1-3, digest 3):
  *  - A cm_thread owns one wasm_exec; when the thread blocks (a built-in
@@ -58,21 +58,21 @@
  *    still traps when the turn's fuel runs out under it.
  *  - Every lifted call, sync-typed too, runs on a thread of its own.  A
  *    sync-typed task that blocks before returning does not return to
- *    its caller: canon_lift_async.c's sync_wait runs the ready threads
+ *    its caller: canon_lift.c's sync_wait runs the ready threads
  *    of its instance that may use the stack (cm_sched_pick_sync) until
  *    it resolves, its implicit thread pinned meanwhile.  Whether it may
  *    block at all is cm_thread_may_block (only while another thread of
  *    the store is ready), checked eagerly where wasmtime checks it.
  */
-#ifndef HOSTEL_SCHED_SCHED_H
-#define HOSTEL_SCHED_SCHED_H
+#ifndef HOSTEL_RUN_SCHED_H
+#define HOSTEL_RUN_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "cabi/cabi.h"
-#include "sched/store.h"
-#include "sched/task.h"
+#include "run/store.h"
+#include "run/task.h"
 
 struct cm_func;
 struct cm_component_instance;
@@ -365,7 +365,7 @@ void cm_host_pending_discard(struct cm_host_pending *p);
 /* Whether the host settled p already (it is then on the settled list). */
 bool cm_host_pending_settled(const struct cm_host_pending *p);
 /*
- * Tell the store's observer (component/instance.h) that p deferred, for
+ * Tell the store's observer (run/instance.h) that p deferred, for
  * the call whose ctx is call_ctx; and, for a host call answered at once
  * after deferring (then discarded), how it settled.
  */

@@ -4,7 +4,7 @@
  * side of an async-lowered call, digest 3.15 "host calls"; seeds 000 and
  * 003, the settlement pump).
  *
- * Contract (component/instance.h, ARCHITECTURE invariant 2): settling
+ * Contract (run/instance.h, ARCHITECTURE invariant 2): settling
  * only records the outcome, queues it on the store and requests service
  * (coalesced through service_requested); it never runs guest code, not
  * even the caller's realloc.  The outcome reaches the caller's subtask
@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/instance.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/instance.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 typedef enum pending_state {
 	PENDING_OUTSTANDING = 0,

@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 

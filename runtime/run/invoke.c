@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "component/instance.h"
-#include "component/rt.h"
-#include "sched/sched.h"
-#include "sched/stream.h"
+#include "run/instance.h"
+#include "run/rt.h"
+#include "run/sched.h"
+#include "run/stream.h"
 
 typedef struct ainvoke {
 	const cm_val *args;

@@ -13,7 +13,7 @@
  * TRAP for a trap in a core start function (with its message),
  * UNSUPPORTED for 🪙 values/start and for too many or too deeply nested
  * instances, NOMEM.  Every built-in gets its core function here (the
- * async model's from runtime/sched/canon_builtins.c); one the runtime
+ * async model's from runtime/run/canon_builtins.c); one the runtime
  * does not implement (thread.spawn-ref, thread.spawn-indirect,
  * thread.available-parallelism) traps "async builtin (canon op N) not
  * implemented" when called.  Every
@@ -36,8 +36,8 @@
 #include <string.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 /* An argument of a component instantiation. */
 typedef struct inst_arg {
@@ -343,7 +343,7 @@ static int canon_def(ictx *x, cm_component_instance *inst, uint32_t def)
 			wf = cm_canon_task_builtin(inst, cn);
 			break;
 		}
-		/* the async model's built-ins: runtime/sched */
+		/* the async model's built-ins: runtime/run */
 		if (resolve_opts(x, inst, &cn->opts, &opts))
 			return -1;
 		wf = cm_canon_async_builtin(inst, cn, &opts);

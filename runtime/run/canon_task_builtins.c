@@ -13,7 +13,7 @@
  * current task (a core start function) sees a fresh thread: get returns
  * 0 and set is forgotten.  backpressure.inc traps when the counter
  * would reach 2^16, dec when it would go below 0; gate waiters see the
- * counter through their readiness predicate (runtime/sched), so nobody
+ * counter through their readiness predicate (runtime/run), so nobody
  * needs waking here.
  *
  * Allocations sized by a guest or a client (issue 18 audit): one
@@ -23,8 +23,8 @@
 #include <stdio.h>
 
 #include "component/arena.h"
-#include "component/rt.h"
-#include "sched/sched.h"
+#include "run/rt.h"
+#include "run/sched.h"
 
 typedef struct cm_task_builtin {
 	cm_component_instance *inst;
