@@ -65,7 +65,7 @@ struct cm_host_call {
 	cm_component_instance *caller;
 	cabi_error err;
 	/* deferring (host_pending.c): the async subtask and its callbacks */
-	struct cm_asubtask *st;
+	struct cm_subtask *st;
 	const cm_call_cbs *cbs;
 	cm_host_pending *pending;
 	const cm_val *args; /* for the store's observer */

@@ -95,7 +95,7 @@ static int store_event(wasm_memory *m, uint64_t ptr, const cm_event *ev,
 	return 0;
 }
 
-static cm_atask *current_atask(cm_store *s)
+static cm_task *current_task(cm_store *s)
 {
 	cm_thread *t = cm_sched_current(s);
 
@@ -108,7 +108,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 				    const wasm_val *args)
 {
 	cm_store *s = b->inst->store;
-	cm_atask *at = current_atask(s);
+	cm_task *at = current_task(s);
 	const cm_type *rt = b->cn->type;
 	cabi_core_iter vi = {args, 0, 0};
 	cm_val result[1];
@@ -118,7 +118,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 
 	memset(&ce, 0, sizeof ce);
 	memset(result, 0, sizeof result);
-	if (at == NULL || at->sync_lift || at->base.inst != b->inst)
+	if (at == NULL || at->sync_lift || at->inst != b->inst)
 		return trapf(e, s,
 			     "wasm trap: invalid task.return: "
 			     "the current task is not async-lifted");
@@ -146,7 +146,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 			return trap_err(e, s, &ce);
 		}
 	}
-	if (at->base.state == CM_TASK_RESOLVED) {
+	if (at->state == CM_TASK_RESOLVED) {
 		cm_vals_free(result, rt != NULL);
 		cabi_cx_release(&cx);
 		return trapf(e, s,
@@ -157,7 +157,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 	 * or goes with it to a caller that keeps it (store.h returning) */
 	prev_returning = s->returning;
 	s->returning = &cx;
-	rc = cm_task_return(&at->base, result, &ce);
+	rc = cm_task_return(at, result, &ce);
 	s->returning = prev_returning;
 	cm_vals_free(result, rt != NULL);
 	cabi_cx_release(&cx);
@@ -171,7 +171,7 @@ static wasm_host_status task_return(wasm_exec *e, const cm_builtin *b,
 static wasm_host_status task_cancel(wasm_exec *e, const cm_builtin *b)
 {
 	cm_store *s = b->inst->store;
-	cm_atask *at = current_atask(s);
+	cm_task *at = current_task(s);
 	cabi_error ce;
 
 	memset(&ce, 0, sizeof ce);
@@ -179,12 +179,12 @@ static wasm_host_status task_cancel(wasm_exec *e, const cm_builtin *b)
 		return trapf(e, s,
 			     "wasm trap: task.cancel in a task that is "
 			     "not async-lifted");
-	if (at->base.state != CM_TASK_CANCEL_DELIVERED)
+	if (at->state != CM_TASK_CANCEL_DELIVERED)
 		return trapf(e, s,
 			     "wasm trap: `task.cancel` called by task "
 			     "which has not been cancelled");
 	at->resolved_cancelled = true;
-	if (cm_task_return(&at->base, NULL, &ce))
+	if (cm_task_return(at, NULL, &ce))
 		return trap_err(e, s, &ce);
 	return WASM_HOST_OK;
 }
@@ -398,7 +398,7 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 {
 	cm_store *s = b->inst->store;
 	cm_thread *t = cm_sched_current(s);
-	cm_atask *at = t != NULL ? t->task : NULL;
+	cm_task *at = t != NULL ? t->task : NULL;
 	cabi_error ce;
 	cm_waitable_set *ws;
 	cm_event ev = {CM_EVENT_NONE, 0, 0};
@@ -410,8 +410,8 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 		return trap_err(e, s, &ce);
 	if (poll) {
 		if (b->cn->flag && at != NULL &&
-		    at->base.state == CM_TASK_PENDING_CANCEL) {
-			at->base.state = CM_TASK_CANCEL_DELIVERED;
+		    at->state == CM_TASK_PENDING_CANCEL) {
+			at->state = CM_TASK_CANCEL_DELIVERED;
 			ev.code = CM_EVENT_TASK_CANCELLED;
 		} else if (cm_waitable_set_take(s, ws, &ev, &ce)) {
 			return trap_err(e, s, &ce);
@@ -431,7 +431,7 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 	 */
 	if (cm_waitable_set_has_event(ws) &&
 	    !(b->cn->flag && at != NULL &&
-	      at->base.state == CM_TASK_PENDING_CANCEL)) {
+	      at->state == CM_TASK_PENDING_CANCEL)) {
 		if (cm_waitable_set_take(s, ws, &ev, &ce) ||
 		    store_event(b->opts.memory, (uint32_t)args[1].u.i32, &ev,
 				&ce))
@@ -539,7 +539,7 @@ static wasm_host_status waitable_join(wasm_exec *e, const cm_builtin *b,
 /* ---- subtasks --------------------------------------------------------------
  */
 
-static cm_asubtask *subtask_at(cm_component_instance *inst, uint32_t i,
+static cm_subtask *subtask_at(cm_component_instance *inst, uint32_t i,
 			       cabi_error *err)
 {
 	cabi_elem *el =
@@ -554,32 +554,32 @@ static wasm_host_status subtask_drop(wasm_exec *e, const cm_builtin *b,
 	cm_store *s = b->inst->store;
 	uint32_t i = (uint32_t)args[0].u.i32;
 	cabi_error ce;
-	cm_asubtask *st;
+	cm_subtask *st;
 
 	memset(&ce, 0, sizeof ce);
 	st = subtask_at(b->inst, i, &ce);
 	if (st == NULL)
 		return trap_err(e, s, &ce);
-	if (!st->base.resolve_delivered)
+	if (!st->resolve_delivered)
 		return trapf(e, s,
 			     "cannot drop a subtask which has not yet "
 			     "resolved");
 	cabi_table_remove(&b->inst->handles, i, NULL, NULL);
 	cm_waitable_join(&st->w, NULL);
-	cm_asubtask_free(st);
+	cm_subtask_free(st);
 	return WASM_HOST_OK;
 }
 
 static bool subtask_resolved(cm_thread *t)
 {
-	cm_asubtask *st = t->wait_obj;
+	cm_subtask *st = t->wait_obj;
 
-	return st->base.state >= CM_SUBTASK_RETURNED;
+	return st->state >= CM_SUBTASK_RETURNED;
 }
 
 static int cancel_complete(cm_thread *t, bool cancelled, cabi_error *err)
 {
-	cm_asubtask *st = t->wait_obj;
+	cm_subtask *st = t->wait_obj;
 	cm_event ev;
 
 	st->w.sync_waiter = false;
@@ -596,7 +596,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 	cm_store *s = b->inst->store;
 	bool async = b->cn->flag;
 	cabi_error ce;
-	cm_asubtask *st;
+	cm_subtask *st;
 	cm_thread *t;
 	cm_event ev;
 
@@ -606,7 +606,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 	st = subtask_at(b->inst, (uint32_t)args[0].u.i32, &ce);
 	if (st == NULL)
 		return trap_err(e, s, &ce);
-	if (st->base.resolve_delivered)
+	if (st->resolve_delivered)
 		return trapf(e, s,
 			     "wasm trap: `subtask.cancel` called after "
 			     "terminal status delivered");
@@ -614,7 +614,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 		return trapf(e, s, "wasm trap: `subtask.cancel` called twice");
 	if (!async && st->w.set != NULL)
 		return trapf(e, s, CM_MSG_SYNC_IN_SET);
-	if (st->base.state < CM_SUBTASK_RETURNED) {
+	if (st->state < CM_SUBTASK_RETURNED) {
 		st->cancel_requested = true;
 		if (st->callee != NULL &&
 		    cm_task_request_cancellation(st->callee, &ce))
@@ -622,7 +622,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 		if (st->host != NULL)
 			cm_host_pending_cancel(st->host);
 	}
-	if (st->base.state < CM_SUBTASK_RETURNED) {
+	if (st->state < CM_SUBTASK_RETURNED) {
 		if (async) {
 			set_i32(&results[0], CM_BLOCKED);
 			return WASM_HOST_OK;

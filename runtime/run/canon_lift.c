@@ -38,7 +38,7 @@ bool cm_func_is_async(const cm_func *f)
 	       (f->opts.async || f->type->u.func.async);
 }
 
-static bool has_backpressure(cm_component_instance *inst, cm_atask *at)
+static bool has_backpressure(cm_component_instance *inst, cm_task *at)
 {
 	return inst->backpressure > 0 ||
 	       (at->needs_exclusive && inst->exclusive_thread != NULL);
@@ -69,7 +69,7 @@ static bool callback_ready(cm_thread *t)
  * of the former nested sync path: unprefixed when the host is the peer
  * (the values suite matches cabi's own messages).
  */
-static int cx_fail(const cabi_cx *cx, const cm_atask *at, cabi_error *err)
+static int cx_fail(const cabi_cx *cx, const cm_task *at, cabi_error *err)
 {
 	*err = cx->err;
 	if (err->kind == CABI_ERR_NONE)
@@ -84,18 +84,18 @@ static int cx_fail(const cabi_cx *cx, const cm_atask *at, cabi_error *err)
 
 static void task_cx(cabi_cx *cx, cm_thread *t)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 
 	cm_cx_init(cx, t->inst, &at->func->opts);
-	cx->borrow_scope = &at->base.borrows;
-	cx->host_peer = at->base.caller == NULL;
+	cx->borrow_scope = &at->borrows;
+	cx->host_peer = at->caller == NULL;
 }
 
 /* ---- sync lift ----------------------------------------------------------- */
 
 static int sync_lift_done(cm_thread *t, cabi_error *err)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 	cm_func *f = at->func;
 	const cm_type *ft = f->type;
 	uint32_t nres = ft->u.func.result != NULL;
@@ -120,7 +120,7 @@ static int sync_lift_done(cm_thread *t, cabi_error *err)
 	 * or goes with it to a caller that keeps it (store.h returning) */
 	prev_returning = t->store->returning;
 	t->store->returning = &cx;
-	rc = cm_task_return(&at->base, result, err);
+	rc = cm_task_return(at, result, err);
 	t->store->returning = prev_returning;
 	cm_vals_free(result, nres);
 	cabi_cx_release(&cx);
@@ -153,7 +153,7 @@ static int callback_done(cm_thread *t, cabi_error *err);
 
 static int callback_wake(cm_thread *t, bool cancelled, cabi_error *err)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 	cm_event ev = {CM_EVENT_NONE, 0, 0};
 	wasm_val args[3];
 
@@ -179,7 +179,7 @@ static int callback_wake(cm_thread *t, bool cancelled, cabi_error *err)
 
 static int callback_done(cm_thread *t, cabi_error *err)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 	wasm_val packed;
 	uint32_t code, si;
 
@@ -214,8 +214,8 @@ static int callback_done(cm_thread *t, cabi_error *err)
 	}
 	t->wake = callback_wake;
 	t->cancellable = true;
-	if (at->base.state == CM_TASK_PENDING_CANCEL) {
-		at->base.state = CM_TASK_CANCEL_DELIVERED;
+	if (at->state == CM_TASK_PENDING_CANCEL) {
+		at->state = CM_TASK_CANCEL_DELIVERED;
 		t->state = CM_THREAD_RUNNING;
 		return callback_wake(t, true, err);
 	}
@@ -234,7 +234,7 @@ static int callback_first_done(cm_thread *t, cabi_error *err)
 
 static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 	cm_component_instance *inst = t->inst;
 	cm_func *f = at->func;
 	const cm_type *ft = f->type;
@@ -250,7 +250,7 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 		inst->num_waiting_to_enter--;
 		if (cancelled) {
 			/* CANCELLED_BEFORE_STARTED: no guest code ran */
-			at->base.state = CM_TASK_RESOLVED;
+			at->state = CM_TASK_RESOLVED;
 			at->resolved_cancelled = true;
 			rc = at->cbs.on_resolve(at->cbs.env, NULL, err);
 			if (cm_thread_exit(t, err))
@@ -277,7 +277,7 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 	args = calloc(np ? np : 1, sizeof *args);
 	if (args == NULL)
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
-	if (cm_task_start(&at->base, args, err)) {
+	if (cm_task_start(at, args, err)) {
 		cm_vals_free(args, np);
 		free(args);
 		return -1;
@@ -322,14 +322,14 @@ static int implicit_start(cm_thread *t, bool cancelled, cabi_error *err)
  * call started by the host (cm_call_start) goes on next turn, a nested
  * sync call (its caller waits on the C stack) traps as before.
  */
-static int sync_wait(cm_store *s, cm_thread *t, cm_atask *const *ref,
+static int sync_wait(cm_store *s, cm_thread *t, cm_task *const *ref,
 		     cm_component_instance *caller, cabi_error *err)
 {
 	cm_component_instance *inst;
 	int rc = 0;
 
 	/* t may be gone already (its task resolved and it ended): test *ref */
-	while (*ref != NULL && (*ref)->base.state != CM_TASK_RESOLVED) {
+	while (*ref != NULL && (*ref)->state != CM_TASK_RESOLVED) {
 		cm_thread *r;
 
 		if ((*ref)->implicit != t)
@@ -366,10 +366,10 @@ static int sync_wait(cm_store *s, cm_thread *t, cm_atask *const *ref,
 
 int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 			cm_task *supertask, const cm_call_cbs *cbs,
-			cm_atask **out, cabi_error *err)
+			cm_task **out, cabi_error *err)
 {
 	cm_component_instance *inst = f->inst;
-	cm_atask *at, *local = NULL;
+	cm_task *at, *local = NULL;
 	cm_thread *t;
 
 	if (out != NULL)
@@ -380,21 +380,20 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 				  CM_MSG_CANNOT_ENTER);
 		return -1;
 	}
-	at = cm_atask_new(s);
+	at = cm_task_new(s);
 	if (at == NULL) {
 		cm_leave(inst, caller);
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}
-	at->cbs = *cbs;
 	/*
-	 * A supertask is the caller's task: always a cm_atask, since only
-	 * this function makes tasks (cm_task_init); the bare cm_task of
-	 * cm_fresh_thread_enter (a realloc) never calls a lifted function,
-	 * as it runs with may_leave cleared and both lowers refuse then.
+	 * A supertask is the caller's task, made by this function; the
+	 * zeroed scratch cm_task of cm_fresh_thread_enter (a realloc) never
+	 * calls a lifted function, as it runs with may_leave cleared and
+	 * both lowers refuse then.
 	 */
 	if (supertask != NULL) {
-		at->root = ((const cm_atask *)supertask)->root;
-		at->call_tag = ((const cm_atask *)supertask)->call_tag;
+		at->root = supertask->root;
+		at->call_tag = supertask->call_tag;
 	} else if (s->next_root != 0) { /* a cm_call_start call's */
 		at->root = s->next_root;
 		at->call_tag = s->next_root_tag;
@@ -402,14 +401,13 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 	} else {
 		at->root = ++s->root_serial;
 	}
-	cm_task_init(&at->base, f, inst, caller, supertask, &at->cbs);
-	at->func = f;
+	cm_task_init(at, f, inst, caller, supertask, cbs);
 	at->sync_lift = !f->opts.async;
 	at->stackful = f->opts.async && f->opts.callback == NULL;
 	at->needs_exclusive = !f->opts.async || f->opts.callback != NULL;
 	t = cm_thread_new(at, inst);
 	if (t == NULL) {
-		cm_atask_free(at);
+		cm_task_free(at);
 		cm_leave(inst, caller);
 		return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	}
@@ -435,19 +433,19 @@ int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
 
 /* ---- cancellation (definitions.py Task.request_cancellation) ------------- */
 
-int cm_task_request_cancellation(cm_atask *at, cabi_error *err)
+int cm_task_request_cancellation(cm_task *at, cabi_error *err)
 {
 	cm_thread *cand = NULL;
 
-	if (at->base.state == CM_TASK_INITIAL) {
+	if (at->state == CM_TASK_INITIAL) {
 		cm_thread *t = at->implicit;
 
 		if (t != NULL && t->gate_waiting) {
-			at->base.state = CM_TASK_CANCEL_DELIVERED;
+			at->state = CM_TASK_CANCEL_DELIVERED;
 			return cm_thread_resume(t, true, err);
 		}
 	}
-	if (at->base.state != CM_TASK_STARTED)
+	if (at->state != CM_TASK_STARTED)
 		return 0;
 	for (cm_thread *t = at->threads; t != NULL; t = t->tnext) {
 		if (!t->cancellable || (t->state != CM_THREAD_WAITING &&
@@ -460,10 +458,10 @@ int cm_task_request_cancellation(cm_atask *at, cabi_error *err)
 		if (cand == NULL || t == at->implicit)
 			cand = t;
 	}
-	if (cand == NULL || !at->base.inst->may_enter) {
-		at->base.state = CM_TASK_PENDING_CANCEL;
+	if (cand == NULL || !at->inst->may_enter) {
+		at->state = CM_TASK_PENDING_CANCEL;
 		return 0;
 	}
-	at->base.state = CM_TASK_CANCEL_DELIVERED;
+	at->state = CM_TASK_CANCEL_DELIVERED;
 	return cm_thread_resume(cand, true, err);
 }

@@ -119,9 +119,8 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 	cm_component_instance *inst = lw->inst;
 	cm_store *s = inst->store;
 	cm_call_cbs cbs = {lower_on_start, lower_on_resolve, NULL};
-	cm_subtask st;
+	cm_subtask st; /* on the stack: up to st.cx (sched.h) */
 	lower_call lc;
-	cabi_cx cx;
 	cabi_error ce;
 	wasm_exec *gx = NULL;
 	int rc;
@@ -136,16 +135,16 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 					    &lw->opts, lw->ncore_params,
 					    lw->ncore_results, args, results);
 	cm_subtask_init(&st, inst, &inst->handles, s->current);
-	cm_cx_init(&cx, inst, &lw->opts);
-	cx.lenders = &st.lenders;
+	cm_cx_init(&st.cx, inst, &lw->opts);
+	st.cx.lenders = &st.lenders;
 	if (lw->opts.realloc != NULL) {
 		/* the caller's realloc cannot run on e: it is inside us */
 		gx = cm_store_exec_acquire(s);
-		cx.exec = gx;
+		st.cx.exec = gx;
 	}
 	lc.lw = lw;
 	lc.subtask = &st;
-	lc.cx = &cx;
+	lc.cx = &st.cx;
 	lc.vi.vals = args;
 	lc.vi.n = lw->ncore_params;
 	lc.vi.i = 0;
@@ -163,7 +162,7 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 	cm_store_bill_host_work(s, e);
 
 	cm_subtask_deliver_resolve(&st);
-	cabi_cx_release(&cx);
+	cabi_cx_release(&st.cx);
 	if (gx != NULL)
 		cm_store_exec_release(s, gx, true);
 	if (rc)

@@ -44,20 +44,20 @@ static int cx_fail(const cabi_cx *cx, cabi_error *err)
 	return -1;
 }
 
-static bool resolved(const cm_asubtask *st)
+static bool resolved(const cm_subtask *st)
 {
-	return st->base.state >= CM_SUBTASK_RETURNED;
+	return st->state >= CM_SUBTASK_RETURNED;
 }
 
 static int alower_on_start(void *env, cm_val *args, cabi_error *err)
 {
-	cm_asubtask *st = env;
-	cm_store *s = st->base.inst->store;
+	cm_subtask *st = env;
+	cm_store *s = st->inst->store;
 	cabi_core_iter vi = {st->args, st->nargs, 0};
 	cm_task scratch, *prev;
 	int rc;
 
-	st->base.state = CM_SUBTASK_STARTED;
+	st->state = CM_SUBTASK_STARTED;
 	prev = cm_fresh_thread_enter(s, &scratch);
 	rc = cabi_lift_params(&st->cx, st->ft,
 			      st->async_lower ? CM_MAX_FLAT_ASYNC_PARAMS
@@ -74,13 +74,13 @@ static int alower_on_start(void *env, cm_val *args, cabi_error *err)
 
 static int alower_on_resolve(void *env, cm_val *result, cabi_error *err)
 {
-	cm_asubtask *st = env;
-	cm_store *s = st->base.inst->store;
+	cm_subtask *st = env;
+	cm_store *s = st->inst->store;
 	cm_task scratch, *prev;
 	int rc = 0;
 
 	if (result == NULL) {
-		st->base.state = st->base.state == CM_SUBTASK_STARTING
+		st->state = st->state == CM_SUBTASK_STARTING
 					 ? CM_SUBTASK_CANCELLED_BEFORE_STARTED
 					 : CM_SUBTASK_CANCELLED_BEFORE_RETURNED;
 	} else {
@@ -96,7 +96,7 @@ static int alower_on_resolve(void *env, cm_val *result, cabi_error *err)
 					result, &vi, &st->out);
 		cm_fresh_thread_leave(s, prev);
 		st->nres = st->out.n;
-		st->base.state = CM_SUBTASK_RETURNED;
+		st->state = CM_SUBTASK_RETURNED;
 		if (rc)
 			rc = cx_fail(&st->cx, err);
 	}
@@ -111,27 +111,27 @@ static int alower_on_resolve(void *env, cm_val *result, cabi_error *err)
  */
 static void subtask_dispose(cm_store_obj *o)
 {
-	cm_asubtask *st =
-		(cm_asubtask *)((char *)o - offsetof(cm_asubtask, obj));
+	cm_subtask *st =
+		(cm_subtask *)((char *)o - offsetof(cm_subtask, obj));
 
-	cabi_lenders_free(&st->base.lenders);
+	cabi_lenders_free(&st->lenders);
 	cabi_cx_release(&st->cx);
 	free(st);
 }
 
-static void subtask_free(cm_asubtask *st)
+static void subtask_free(cm_subtask *st)
 {
 	cm_store_untrack(&st->obj);
 	if (st->callee != NULL)
 		st->callee->ref = NULL;
 	if (st->host != NULL)
 		cm_host_pending_detach(st->host);
-	cabi_lenders_free(&st->base.lenders);
+	cabi_lenders_free(&st->lenders);
 	cabi_cx_release(&st->cx);
 	free(st);
 }
 
-void cm_asubtask_free(cm_asubtask *st)
+void cm_subtask_free(cm_subtask *st)
 {
 	subtask_free(st);
 }
@@ -152,13 +152,13 @@ static bool sync_lower_ready(cm_thread *t)
 
 static int sync_lower_complete(cm_thread *t, bool cancelled, cabi_error *err)
 {
-	cm_asubtask *st = t->wait_obj;
+	cm_subtask *st = t->wait_obj;
 
-	if (st->base.state != CM_SUBTASK_RETURNED) {
+	if (st->state != CM_SUBTASK_RETURNED) {
 		subtask_free(st);
 		return cabi_fail(err, CABI_ERR_TRAP, "sync call cancelled");
 	}
-	cabi_lenders_release(&st->base.lenders);
+	cabi_lenders_release(&st->lenders);
 	t->nres = st->nres;
 	if (st->nres)
 		t->res[0] = st->res[0];
@@ -167,18 +167,18 @@ static int sync_lower_complete(cm_thread *t, bool cancelled, cabi_error *err)
 }
 
 /* Call callee; an async-typed lift leaves its task in st->callee. */
-static int call_callee(cm_store *s, cm_func *callee, cm_asubtask *st,
+static int call_callee(cm_store *s, cm_func *callee, cm_subtask *st,
 		       cabi_error *err)
 {
 	if (cm_func_is_async(callee))
-		return cm_canon_lift_async(s, callee, st->base.inst, s->current,
+		return cm_canon_lift_async(s, callee, st->inst, s->current,
 					   &st->cbs, &st->callee, err);
 	int rc;
 
 	/* a host callee may defer its answer (host_pending.c) */
 	if (callee->kind == CM_FUNC_HOST)
 		s->lowering = st;
-	rc = cm_func_call(s, callee, st->base.inst, s->current, &st->cbs, err);
+	rc = cm_func_call(s, callee, st->inst, s->current, &st->cbs, err);
 	s->lowering = NULL;
 	return rc;
 }
@@ -190,7 +190,7 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 				      wasm_val *results)
 {
 	cm_store *s = inst->store;
-	cm_asubtask *st;
+	cm_subtask *st;
 	cabi_error ce;
 	cabi_elem el;
 	int rc;
@@ -219,9 +219,9 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 	cm_store_track(s, &st->obj, subtask_dispose);
 	st->w.kind = CABI_ELEM_SUBTASK;
 	st->w.inst = inst;
-	cm_subtask_init(&st->base, inst, &inst->handles, s->current);
+	cm_subtask_init(st, inst, &inst->handles, s->current);
 	cm_cx_init(&st->cx, inst, opts);
-	st->cx.lenders = &st->base.lenders;
+	st->cx.lenders = &st->lenders;
 	st->ft = ft;
 	st->async_lower = opts->async;
 	st->nargs = ncp < CM_MAX_FLAT_PARAMS + 2 ? ncp : CM_MAX_FLAT_PARAMS + 2;
@@ -247,13 +247,13 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 
 		if (resolved(st)) {
 			t = NULL;
-			if (st->base.state != CM_SUBTASK_RETURNED) {
+			if (st->state != CM_SUBTASK_RETURNED) {
 				subtask_free(st);
 				cabi_fail(&ce, CABI_ERR_TRAP,
 					  "sync call cancelled");
 				return trap(e, s, &ce);
 			}
-			cabi_lenders_release(&st->base.lenders);
+			cabi_lenders_release(&st->lenders);
 			if (st->nres && ncr)
 				results[0] = st->res[0];
 			subtask_free(st);
@@ -279,7 +279,7 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 	 * thread the (possibly seeded) pick returns first cannot change the
 	 * answer.
 	 */
-	while (st->base.state == CM_SUBTASK_STARTING && st->callee != NULL &&
+	while (st->state == CM_SUBTASK_STARTING && st->callee != NULL &&
 	       !(s->in_turn && s->fuel == 0)) {
 		cm_thread *r = cm_sched_pick_other(s, callee->inst, s->current);
 
@@ -292,10 +292,10 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 	}
 
 	if (resolved(st)) {
-		uint32_t state = st->base.state;
+		uint32_t state = st->state;
 
-		cabi_lenders_release(&st->base.lenders);
-		st->base.resolve_delivered = true;
+		cabi_lenders_release(&st->lenders);
+		st->resolve_delivered = true;
 		subtask_free(st);
 		results[0].type = WASM_I32;
 		results[0].u.i32 = state == CM_SUBTASK_RETURNED ? 2 : state;
@@ -308,6 +308,6 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e, cm_component_instance *inst,
 		return trap(e, s, &ce);
 	st->handed_out = true;
 	results[0].type = WASM_I32;
-	results[0].u.i32 = st->base.state | (st->w.index << 4);
+	results[0].u.i32 = st->state | (st->w.index << 4);
 	return WASM_HOST_OK;
 }

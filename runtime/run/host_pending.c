@@ -42,7 +42,7 @@ typedef enum pending_state {
 struct cm_host_pending {
 	cm_store *store;
 	cm_func *func;
-	cm_asubtask *st; /* NULL once the subtask is gone */
+	cm_subtask *st; /* NULL once the subtask is gone */
 	cm_call_cbs cbs;
 	void (*on_cancel)(void *env, cm_host_pending *p);
 	void *cancel_env;
@@ -101,7 +101,7 @@ static void pending_cleanup(void *arg)
 
 cm_host_pending *cm_host_pending_new(cm_store *s, cm_func *f,
 				     cm_component_instance *caller,
-				     cm_asubtask *st, const cm_call_cbs *cbs)
+				     cm_subtask *st, const cm_call_cbs *cbs)
 {
 	cm_host_pending *p;
 
@@ -260,7 +260,7 @@ void cm_host_settle_cancelled(cm_host_pending *p)
 /* Resolve p's subtask as definitions.py's on_resolve would. */
 static int deliver(cm_host_pending *p, cabi_error *err)
 {
-	cm_asubtask *st = p->st;
+	cm_subtask *st = p->st;
 
 	if (st == NULL)
 		return 0;
@@ -273,7 +273,7 @@ static int deliver(cm_host_pending *p, cabi_error *err)
 		return p->cbs.on_resolve(p->cbs.env, NULL, err);
 	default:
 		/* a trap of the host callee traps (poisons) its caller */
-		cm_poison(st->base.inst, NULL);
+		cm_poison(st->inst, NULL);
 		return cabi_fail(err, CABI_ERR_TRAP, "%s", p->msg);
 	}
 }

@@ -81,7 +81,7 @@ int cm_invoke_async(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	uint32_t nres = f->type->u.func.result != NULL;
 	ainvoke ai = {args, nargs, results, nres, false, false};
 	cm_call_cbs cbs = {ainvoke_on_start, ainvoke_on_resolve, &ai};
-	cm_atask *task = NULL;
+	cm_task *task = NULL;
 	cabi_error ce;
 	int rc;
 
@@ -134,13 +134,13 @@ struct cm_call {
 	uint64_t turn_used; /* charged by this turn's threads (cm_calls_charge)
 			     */
 	cm_thread *starter;
-	cm_atask *task; /* while the task lives (its ref points here) */
+	cm_task *task; /* while the task lives (its ref points here) */
 	cm_call_outcome outcome;
 	cm_error err;
 	cm_call_done_fn on_done;
 	void *ctx;
 	uint64_t tag;  /* cm_call_set_tag */
-	uint64_t root; /* its root task's serial (sched.h cm_atask.root) */
+	uint64_t root; /* its root task's serial (sched.h cm_task.root) */
 	cm_call *prev, *next; /* s->calls, until decided */
 };
 
@@ -411,10 +411,10 @@ bool cm_call_started(const cm_call *c)
  */
 static bool cancel_at_gate(cm_call *c)
 {
-	cm_atask *at = c->task;
+	cm_task *at = c->task;
 	cabi_error ce;
 
-	if (at == NULL || at->base.state != CM_TASK_INITIAL ||
+	if (at == NULL || at->state != CM_TASK_INITIAL ||
 	    at->implicit == NULL || !at->implicit->gate_waiting)
 		return false;
 	memset(&ce, 0, sizeof ce);

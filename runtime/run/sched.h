@@ -1,8 +1,9 @@
 /*
- * sched.h - the async model of the Component Model (definitions.py
- * Thread, Task (async part), Subtask (async part), Waitable,
- * WaitableSet) and the per-store scheduler that owns every waiting
- * thread.  Not a public contract: embedders use run/instance.h.
+ * sched.h - the threads, subtasks, waitables and waitable sets of the
+ * Component Model (definitions.py Thread, Subtask, Waitable, WaitableSet;
+ * Task is task.h's) and the per-store scheduler that owns every waiting
+ * thread.  Every call, sync or async, runs on these.  Not a public
+ * contract: embedders use run/instance.h.
  *
  * Contract (ARCHITECTURE invariants 1-3, digest 3):
  *  - A cm_thread owns one wasm_exec; when the thread blocks (a built-in
@@ -71,6 +72,7 @@
 #include <stdint.h>
 
 #include "cabi/cabi.h"
+#include "component/types.h"
 #include "run/store.h"
 #include "run/task.h"
 
@@ -133,7 +135,7 @@ typedef int (*cm_thread_complete_fn)(cm_thread *t, bool cancelled,
 struct cm_thread {
 	cm_store_obj obj; /* tracked: the store owns it until it is freed */
 	cm_store *store;
-	struct cm_atask *task;
+	struct cm_task *task;
 	struct cm_component_instance *inst;
 	wasm_exec *exec;
 	uint64_t context[2];
@@ -177,42 +179,6 @@ struct cm_thread {
 	cm_thread *tnext;
 };
 
-/* ---- tasks (async part of definitions.py Task) ------------------------ */
-
-/*
- * The async state a Task carries on top of task.h's cm_task (which stays
- * the first member so a cm_task * converts).
- */
-typedef struct cm_atask {
-	cm_task base;
-	cm_store_obj obj; /* tracked */
-	struct cm_func *func;
-	bool needs_exclusive;
-	bool sync_lift, stackful;
-	cm_thread *implicit;
-	cm_thread *threads; /* list via tnext */
-	uint32_t nthreads;
-	/* the caller's handle on this task (cleared when it is freed) */
-	struct cm_atask **ref;
-	cm_val result[1];
-	uint32_t nres;
-	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
-	/*
-	 * Its root task (the one no task called): a serial number in the
-	 * store, and the tag cm_call_set_tag gave that root's call.  Kept
-	 * on every task, from its caller, so nobody walks `supertask`
-	 * pointers: a caller may be freed while its callee runs on.
-	 */
-	uint64_t root;
-	uint64_t call_tag;
-	bool resolved_cancelled;
-} cm_atask;
-
-/* A zeroed task tracked by s; NULL when out of memory. */
-cm_atask *cm_atask_new(cm_store *s);
-/* Free a task (its result values too) and stop tracking it. */
-void cm_atask_free(cm_atask *at);
-
 /* ---- waitables and waitable sets -------------------------------------- */
 
 struct cm_waitable {
@@ -241,29 +207,48 @@ int cm_waitable_set_take(cm_store *st, cm_waitable_set *s, cm_event *ev,
 /* Evaluate and clear w's pending event. */
 int cm_waitable_deliver(cm_waitable *w, cm_event *ev, cabi_error *err);
 
-/* ---- subtasks (async part) ------------------------------------------- */
+/* ---- subtasks (definitions.py Subtask) ------------------------------- */
 
-typedef struct cm_asubtask {
+/*
+ * A Subtask: the caller side of one call of a lowered import.  A sync
+ * lower of a sync-typed callee keeps it on its stack and uses only the
+ * fields up to `cx` (cm_subtask_init); every other lower has it on the
+ * heap, tracked (the callee may resolve long after the trampoline
+ * returned), as a waitable in the caller's table once handed out.
+ */
+typedef struct cm_subtask {
 	cm_waitable w;	  /* first: the handle table points here */
-	cm_store_obj obj; /* tracked */
-	cm_subtask base;
-	cm_call_cbs cbs;
+	cm_store_obj obj; /* tracked (heap subtasks) */
+	cm_subtask_state state;
+	struct cm_component_instance *inst; /* the caller */
+	cm_task *supertask;		    /* the caller's task, if any */
+	cabi_lenders lenders;		    /* handles lent by lift_borrow */
+	bool resolve_delivered;
 	cabi_cx cx;
+	cm_call_cbs cbs;
 	const cm_type *ft;
 	bool async_lower;
 	bool handed_out; /* in the caller's table */
 	bool cancel_requested;
-	cm_atask *callee;	      /* NULL: not a task (host) or freed */
+	cm_task *callee;	      /* NULL: not a task (host) or freed */
 	struct cm_host_pending *host; /* a deferred host callee */
 	wasm_val args[CM_MAX_FLAT_PARAMS + 2];
 	uint32_t nargs, ret_i;
 	wasm_val res[1];
 	uint32_t nres;
 	cabi_core_out out;
-} cm_asubtask;
+} cm_subtask;
 
-int cm_subtask_event(cm_asubtask *st, cm_event *ev);
-void cm_asubtask_free(cm_asubtask *st);
+/*
+ * Set the Subtask fields (state STARTING, caller, supertask, lenders on
+ * table); the waitable, cx and the rest are the lower's.
+ */
+void cm_subtask_init(cm_subtask *st, struct cm_component_instance *inst,
+		     cabi_table *table, cm_task *supertask);
+/* Release the lends (deliver_resolve) and free the lenders list. */
+void cm_subtask_deliver_resolve(cm_subtask *st);
+int cm_subtask_event(cm_subtask *st, cm_event *ev);
+void cm_subtask_free(cm_subtask *st);
 /* Evaluate a stream/future end's pending event (stream.c). */
 int cm_stream_event(cm_waitable *w, cm_event *ev, cabi_error *err);
 
@@ -286,7 +271,7 @@ cm_thread *cm_sched_pick_other(cm_store *s, struct cm_component_instance *inst,
  * 3.6 step 3): of inst, ready, able to use the stack; NULL: none.
  */
 cm_thread *cm_sched_pick_sync(cm_store *s, struct cm_component_instance *inst,
-			      const cm_atask *self);
+			      const cm_task *self);
 /*
  * May t block now (definitions.py Task.may_block, refined by the
  * suite)?  An async-typed or resolved task may; a sync-typed one only
@@ -308,7 +293,7 @@ int cm_thread_after_exec(cm_thread *t, wasm_exec_status st, cabi_error *err);
 /* Start a core call f(args) on t's exec. */
 int cm_thread_call(cm_thread *t, wasm_func *f, const wasm_val *args,
 		   uint32_t nargs, cm_thread_done_fn on_done, cabi_error *err);
-cm_thread *cm_thread_new(struct cm_atask *task,
+cm_thread *cm_thread_new(struct cm_task *task,
 			 struct cm_component_instance *inst);
 int cm_thread_register(cm_thread *t, cabi_error *err);
 /* The thread's current core call finished for good. */
@@ -328,7 +313,7 @@ bool cm_func_is_async(const struct cm_func *f);
 int cm_canon_lift_async(cm_store *s, struct cm_func *f,
 			struct cm_component_instance *caller,
 			cm_task *supertask, const cm_call_cbs *cbs,
-			cm_atask **out, cabi_error *err);
+			cm_task **out, cabi_error *err);
 /* The lower trampoline of an async lower or a lower of an async callee. */
 wasm_host_status cm_canon_lower_async(wasm_exec *e,
 				      struct cm_component_instance *inst,
@@ -337,7 +322,7 @@ wasm_host_status cm_canon_lower_async(wasm_exec *e,
 				      uint32_t ncr, const wasm_val *args,
 				      wasm_val *results);
 /* Request cancellation of a task from caller (definitions.py). */
-int cm_task_request_cancellation(cm_atask *t, cabi_error *err);
+int cm_task_request_cancellation(cm_task *t, cabi_error *err);
 /*
  * Store.invoke of an async-typed export (args already type-checked): the
  * harness driver of digest 3.15 (tick until the task resolves; nothing
@@ -357,7 +342,7 @@ struct cm_component_instance;
 /* A deferred call of host function f lowered by subtask st. */
 struct cm_host_pending *
 cm_host_pending_new(cm_store *s, struct cm_func *f,
-		    struct cm_component_instance *caller, cm_asubtask *st,
+		    struct cm_component_instance *caller, cm_subtask *st,
 		    const cm_call_cbs *cbs);
 /* Forget p (the host function answered at once after all). */
 /* Only while outstanding: a settled one is the settlement's. */

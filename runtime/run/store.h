@@ -211,10 +211,10 @@ typedef struct cm_store {
 	 * thread out of fuel is suspended, not trapped.
 	 */
 	struct cm_host_pending *pending_first, *settled_first, *settled_last;
-	struct cm_asubtask *lowering;
+	struct cm_subtask *lowering;
 	bool pending_cleanup, in_turn;
 	cm_host_observer host_observer; /* fn NULL: nobody watches */
-	/* Root tasks (sched.h cm_atask.root): the last serial given, and
+	/* Root tasks (task.h cm_task.root): the last serial given, and
 	 * for the root a cm_call_start call starts now (invoke.c; taken by
 	 * canon_lift.c) its serial and its call's tag. */
 	uint64_t root_serial, next_root, next_root_tag;

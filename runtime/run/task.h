@@ -1,8 +1,8 @@
 /*
- * task.h - the common part of Task (callee side of one call of a lifted
- * function) and Subtask (caller side of one call of a lowered import), as
- * in definitions.py and digest 3.5/3.7.  The async model's task and
- * subtask (sched.h cm_atask, cm_asubtask) embed these as `base`.
+ * task.h - Task (callee side of one call of a lifted function) as in
+ * definitions.py and digest 3.5, the call protocol every function shares,
+ * and the states of a Subtask (caller side of one call of a lowered
+ * import, digest 3.7; the struct is sched.h's cm_subtask, a waitable).
  *
  *  - Every call of a function goes through the same interface, whatever
  *    implements it (canon lift, a host function): the caller hands over
@@ -18,9 +18,9 @@
  *    the CANCELLED states; its lenders are released when the resolution
  *    is delivered (sync lower: on return).
  *  - The task's implicit thread is a cm_thread (sched.h, thread.c) with
- *    its own exec; `context` holds the task's two context slots.  A bare
- *    cm_task (rt.h cm_fresh_thread_enter) stands for the fresh thread of
- *    the ABI's own guest calls (realloc).
+ *    its own exec; `context` holds the task's two context slots.  A
+ *    zeroed scratch cm_task (rt.h cm_fresh_thread_enter) stands for the
+ *    fresh thread of the ABI's own guest calls (realloc).
  *
  * Contract: cm_task_return traps "borrow handles still remain at the end
  * of the call" when borrows are left, and refuses a second return.
@@ -33,9 +33,11 @@
 #include <stdint.h>
 
 #include "cabi/cabi.h"
+#include "run/store.h"
 
 struct cm_func;
 struct cm_component_instance;
+struct cm_thread;
 
 /*
  * How a caller takes part in a call (definitions.py OnStart/OnResolve).
@@ -57,21 +59,49 @@ typedef enum cm_task_state {
 	CM_TASK_RESOLVED,
 } cm_task_state;
 
+/*
+ * A Task (definitions.py Task): the callee side of one call of a lifted
+ * function.  Made by canon lift (canon_lift.c) only, zeroed by
+ * cm_task_new; its implicit thread and any threads it spawns are
+ * cm_threads (sched.h, thread.c).
+ */
 typedef struct cm_task {
 	cm_task_state state;
-	const struct cm_func *func;	    /* ft + opts of the lift */
+	struct cm_func *func;		    /* ft + opts of the lift */
 	struct cm_component_instance *inst; /* the callee */
 	/* the caller: its instance (NULL: the host) and its task */
 	struct cm_component_instance *caller;
 	struct cm_task *supertask;
-	const cm_call_cbs *cbs;
+	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
 	cabi_borrow_scope borrows; /* num_borrows */
-	/* unused: the implicit thread (a cm_thread) owns the exec */
-	wasm_exec *exec;
-	uint64_t context[2]; /* context.get/set slots (async builtins) */
+	uint64_t context[2]; /* context.get/set slots */
+	cm_store_obj obj;    /* tracked */
+	bool needs_exclusive;
+	bool sync_lift, stackful;
+	struct cm_thread *implicit;
+	struct cm_thread *threads; /* list via tnext */
+	uint32_t nthreads;
+	/* the caller's handle on this task (cleared when it is freed) */
+	struct cm_task **ref;
+	cm_val result[1];
+	uint32_t nres;
+	/*
+	 * Its root task (the one no task called): a serial number in the
+	 * store, and the tag cm_call_set_tag gave that root's call.  Kept
+	 * on every task, from its caller, so nobody walks `supertask`
+	 * pointers: a caller may be freed while its callee runs on.
+	 */
+	uint64_t root;
+	uint64_t call_tag;
+	bool resolved_cancelled;
 } cm_task;
 
-void cm_task_init(cm_task *t, const struct cm_func *func,
+/* A zeroed task tracked by s; NULL when out of memory. */
+cm_task *cm_task_new(cm_store *s);
+/* Free a task (its result values too) and stop tracking it. */
+void cm_task_free(cm_task *t);
+/* Set who calls whom (t as cm_task_new made it): state INITIAL. */
+void cm_task_init(cm_task *t, struct cm_func *func,
 		  struct cm_component_instance *inst,
 		  struct cm_component_instance *caller, cm_task *supertask,
 		  const cm_call_cbs *cbs);
@@ -90,18 +120,5 @@ typedef enum cm_subtask_state {
 	CM_SUBTASK_CANCELLED_BEFORE_STARTED = 3,
 	CM_SUBTASK_CANCELLED_BEFORE_RETURNED = 4,
 } cm_subtask_state;
-
-typedef struct cm_subtask {
-	cm_subtask_state state;
-	struct cm_component_instance *inst; /* the caller */
-	cm_task *supertask;		    /* the caller's task, if any */
-	cabi_lenders lenders;		    /* handles lent by lift_borrow */
-	bool resolve_delivered;
-} cm_subtask;
-
-void cm_subtask_init(cm_subtask *st, struct cm_component_instance *inst,
-		     cabi_table *table, cm_task *supertask);
-/* Release the lends (deliver_resolve) and free the lenders list. */
-void cm_subtask_deliver_resolve(cm_subtask *st);
 
 #endif

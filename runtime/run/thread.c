@@ -18,7 +18,6 @@
  *    waiting at a gate are bounded by their callers' subtasks
  *    (max_handles) and blocked threads; finished threads' execs are
  *    cached, 8 at most.
- *  - cm_atask_new: one task per call (the same bound).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@ cm_thread *cm_sched_current(cm_store *s)
 	cm_thread *t = s->current_thread;
 
 	/* the ABI's own guest calls (realloc) run under a scratch task */
-	if (t != NULL && t->task != NULL && &t->task->base == s->current)
+	if (t != NULL && t->task != NULL && t->task == s->current)
 		return t;
 	return NULL;
 }
@@ -114,7 +113,7 @@ static bool candidate(cm_thread *t, struct cm_component_instance *inst,
 		      const cm_task *skip)
 {
 	return !t->pinned && (inst == NULL || t->inst == inst) &&
-	       (skip == NULL || t->task == NULL || &t->task->base != skip) &&
+	       (skip == NULL || t->task == NULL || t->task != skip) &&
 	       thread_ready(t) && gate_turn(t);
 }
 
@@ -158,7 +157,7 @@ cm_thread *cm_sched_pick(cm_store *s, struct cm_component_instance *inst)
  * The blocked task's own implicit thread is one once ready.
  */
 static bool sync_candidate(cm_thread *t, struct cm_component_instance *inst,
-			   const cm_atask *self)
+			   const cm_task *self)
 {
 	if (t->inst != inst || t->index == 0 || !thread_ready(t) ||
 	    !gate_turn(t) || t == inst->exclusive_thread)
@@ -170,7 +169,7 @@ static bool sync_candidate(cm_thread *t, struct cm_component_instance *inst,
 }
 
 cm_thread *cm_sched_pick_sync(cm_store *s, struct cm_component_instance *inst,
-			      const cm_atask *self)
+			      const cm_task *self)
 {
 	uint32_t n = 0, k;
 
@@ -191,13 +190,13 @@ cm_thread *cm_sched_pick_sync(cm_store *s, struct cm_component_instance *inst,
 
 bool cm_thread_may_block(cm_thread *t)
 {
-	const cm_atask *at;
+	const cm_task *at;
 
 	if (t == NULL)
 		return false; /* a start function, or the ABI's own calls */
 	at = t->task;
 	if (at == NULL || at->func->type->u.func.async ||
-	    at->base.state == CM_TASK_RESOLVED)
+	    at->state == CM_TASK_RESOLVED)
 		return true;
 	/*
 	 * A sync-typed task that has not returned: only while some other
@@ -220,7 +219,7 @@ static void thread_dispose(cm_store_obj *o)
 	free(t);
 }
 
-cm_thread *cm_thread_new(cm_atask *task, struct cm_component_instance *inst)
+cm_thread *cm_thread_new(cm_task *task, struct cm_component_instance *inst)
 {
 	cm_store *s = inst->store;
 	cm_thread *t = calloc(1, sizeof *t);
@@ -262,43 +261,18 @@ int cm_thread_register(cm_thread *t, cabi_error *err)
 	return cabi_table_add(&t->inst->threads, &e, &t->index, err);
 }
 
-/* Store teardown: the task never resolved, or a thread of it trapped. */
-static void atask_dispose(cm_store_obj *o)
+static void task_maybe_free(cm_task *at)
 {
-	cm_atask *at = (cm_atask *)((char *)o - offsetof(cm_atask, obj));
-
-	cm_vals_free(at->result, at->nres);
-	free(at);
-}
-
-cm_atask *cm_atask_new(cm_store *s)
-{
-	cm_atask *at = calloc(1, sizeof *at);
-
-	if (at != NULL)
-		cm_store_track(s, &at->obj, atask_dispose);
-	return at;
-}
-
-void cm_atask_free(cm_atask *at)
-{
-	cm_store_untrack(&at->obj);
-	cm_vals_free(at->result, at->nres);
-	free(at);
-}
-
-static void task_maybe_free(cm_atask *at)
-{
-	if (at->base.state != CM_TASK_RESOLVED || at->nthreads > 0)
+	if (at->state != CM_TASK_RESOLVED || at->nthreads > 0)
 		return;
 	if (at->ref != NULL)
 		*at->ref = NULL;
-	cm_atask_free(at);
+	cm_task_free(at);
 }
 
 int cm_thread_exit(cm_thread *t, cabi_error *err)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 	int rc = 0;
 
 	if (t->inst->exclusive_thread == t)
@@ -318,7 +292,7 @@ int cm_thread_exit(cm_thread *t, cabi_error *err)
 				break;
 			}
 		at->nthreads--;
-		if (at->nthreads == 0 && at->base.state != CM_TASK_RESOLVED)
+		if (at->nthreads == 0 && at->state != CM_TASK_RESOLVED)
 			rc = cabi_fail(err, CABI_ERR_TRAP,
 				       WASM_TRAP_PREFIX
 				       "async-lifted export failed to produce "
@@ -423,18 +397,18 @@ wasm_host_status cm_thread_block(cm_thread *t, bool waiting,
 				 cm_thread_complete_fn complete,
 				 bool cancellable)
 {
-	cm_atask *at = t->task;
+	cm_task *at = t->task;
 
 	t->wake = wake_exec;
 	t->complete = complete;
 	t->ready = ready;
 	t->cancellable = cancellable;
 	if (cancellable && at != NULL &&
-	    at->base.state == CM_TASK_PENDING_CANCEL) {
+	    at->state == CM_TASK_PENDING_CANCEL) {
 		/* deliver the pending cancellation without blocking */
 		cabi_error ce;
 
-		at->base.state = CM_TASK_CANCEL_DELIVERED;
+		at->state = CM_TASK_CANCEL_DELIVERED;
 		t->nres = 0;
 		memset(&ce, 0, sizeof ce);
 		if (complete != NULL && complete(t, true, &ce)) {
@@ -487,7 +461,7 @@ int cm_thread_resume(cm_thread *t, bool cancelled, cabi_error *err)
 		cm_sched_dequeue(t);
 		t->state = CM_THREAD_RUNNING;
 		s->current_thread = t;
-		s->current = t->task != NULL ? &t->task->base : NULL;
+		s->current = t->task != NULL ? t->task : NULL;
 		rc = t->wake(t, cancelled, err);
 		next = t->switch_to;
 		t->switch_to = NULL;

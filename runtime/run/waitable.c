@@ -75,16 +75,16 @@ int cm_waitable_set_take(cm_store *st, cm_waitable_set *s, cm_event *ev,
 	return 0;
 }
 
-int cm_subtask_event(cm_asubtask *st, cm_event *ev)
+int cm_subtask_event(cm_subtask *st, cm_event *ev)
 {
-	cm_subtask_state s = st->base.state;
+	cm_subtask_state s = st->state;
 
 	if (s == CM_SUBTASK_RETURNED ||
 	    s == CM_SUBTASK_CANCELLED_BEFORE_STARTED ||
 	    s == CM_SUBTASK_CANCELLED_BEFORE_RETURNED) {
-		if (!st->base.resolve_delivered) {
-			cabi_lenders_release(&st->base.lenders);
-			st->base.resolve_delivered = true;
+		if (!st->resolve_delivered) {
+			cabi_lenders_release(&st->lenders);
+			st->resolve_delivered = true;
 		}
 	}
 	ev->code = CM_EVENT_SUBTASK;
@@ -98,7 +98,7 @@ int cm_waitable_deliver(cm_waitable *w, cm_event *ev, cabi_error *err)
 	w->pending = false;
 	switch (w->kind) {
 	case CABI_ELEM_SUBTASK:
-		return cm_subtask_event((cm_asubtask *)w, ev);
+		return cm_subtask_event((cm_subtask *)w, ev);
 	case CABI_ELEM_STREAM_READABLE:
 	case CABI_ELEM_STREAM_WRITABLE:
 	case CABI_ELEM_FUTURE_READABLE:

@@ -179,23 +179,23 @@ END_TEST
 /* ---- sync-typed tasks that block (digest 3.6 step 3) ----------------- */
 
 /* A task of inst whose function has the given type and lift options. */
-static cm_atask *task_of(cm_store *s, cm_component_instance *inst, cm_func *f,
+static cm_task *task_of(cm_store *s, cm_component_instance *inst, cm_func *f,
 			 bool needs_exclusive)
 {
-	cm_atask *at = cm_atask_new(s);
+	cm_task *at = cm_task_new(s);
 
 	ck_assert_ptr_nonnull(at);
 	at->func = f;
-	at->base.inst = inst;
-	at->base.state = CM_TASK_STARTED;
+	at->inst = inst;
+	at->state = CM_TASK_STARTED;
 	at->needs_exclusive = needs_exclusive;
 	return at;
 }
 
-static cm_thread *task_thread(cm_atask *at, bool implicit, bool ready)
+static cm_thread *task_thread(cm_task *at, bool implicit, bool ready)
 {
 	cabi_error err;
-	cm_thread *t = cm_thread_new(at, at->base.inst);
+	cm_thread *t = cm_thread_new(at, at->inst);
 
 	ck_assert_ptr_nonnull(t);
 	memset(&err, 0, sizeof err);
@@ -223,7 +223,7 @@ START_TEST(sync_pick_excludes_stack_users)
 	cm_component_instance inst, sib;
 	cm_type sync_ft, async_ft;
 	cm_func sync_f, async_f;
-	cm_atask *self, *cb, *other;
+	cm_task *self, *cb, *other;
 	cm_thread *imp, *cb_imp, *cb_x, *holder, *sib_t;
 
 	memset(&inst, 0, sizeof inst);
@@ -285,7 +285,7 @@ START_TEST(may_block_needs_another_ready_thread)
 	cm_component_instance inst;
 	cm_type sync_ft, async_ft;
 	cm_func sync_f, async_f;
-	cm_atask *self, *at;
+	cm_task *self, *at;
 	cm_thread *imp, *t;
 
 	memset(&inst, 0, sizeof inst);
@@ -315,9 +315,9 @@ START_TEST(may_block_needs_another_ready_thread)
 	cm_sched_dequeue(t);
 	t->state = CM_THREAD_SUSPENDED;
 	/* once it has returned, a sync-typed task may block */
-	self->base.state = CM_TASK_RESOLVED;
+	self->state = CM_TASK_RESOLVED;
 	ck_assert(cm_thread_may_block(imp));
-	self->base.state = CM_TASK_STARTED;
+	self->state = CM_TASK_STARTED;
 	/* an async-typed task always may */
 	ck_assert(cm_thread_may_block(t));
 	cm_store_free(s);
@@ -374,9 +374,9 @@ static int deferring_host(cm_host_call *call, void *env, const cm_val *args,
 
 static bool subtask_returned(cm_thread *t)
 {
-	const cm_asubtask *st = t->wait_obj;
+	const cm_subtask *st = t->wait_obj;
 
-	return st->base.state == CM_SUBTASK_RETURNED;
+	return st->state == CM_SUBTASK_RETURNED;
 }
 
 typedef struct host_fixture {
@@ -411,7 +411,7 @@ static void fixture_init(host_fixture *fx)
 }
 
 /* The guest's async lower of the host import: STARTED, a subtask. */
-static cm_asubtask *lower_async(host_fixture *fx, uint32_t *index)
+static cm_subtask *lower_async(host_fixture *fx, uint32_t *index)
 {
 	wasm_val args[1] = {{0}}, res[1];
 	cabi_elem *el;
@@ -433,7 +433,7 @@ static void drop_subtask(host_fixture *fx, uint32_t index)
 
 	ck_assert_int_eq(cabi_table_remove(&fx->inst.handles, index, &el, NULL),
 			 0);
-	cm_asubtask_free(el.u.obj);
+	cm_subtask_free(el.u.obj);
 }
 
 static void fixture_free(host_fixture *fx)
@@ -452,7 +452,7 @@ static void fixture_free(host_fixture *fx)
 START_TEST(host_settle_between_calls)
 {
 	host_fixture fx;
-	cm_asubtask *st0, *st1;
+	cm_subtask *st0, *st1;
 	uint32_t i0, i1;
 	cm_thread *bg;
 	cm_error err;
@@ -483,7 +483,7 @@ START_TEST(host_settle_between_calls)
 	/* settled from outside: recorded, one request, no guest code */
 	ck_assert_int_eq(cm_host_settle(held[0], NULL, 0, &err), 0);
 	ck_assert_int_eq(nrequests, 2);
-	ck_assert_int_eq(st0->base.state, CM_SUBTASK_STARTED);
+	ck_assert_int_eq(st0->state, CM_SUBTASK_STARTED);
 	ck_assert_int_eq(ran, 0);
 	/* a result the import's type does not have: still pending */
 	memset(&bad, 0, sizeof bad);
@@ -499,8 +499,8 @@ START_TEST(host_settle_between_calls)
 	/* the turn delivers both and runs the background task to the end */
 	ck_assert_int_eq(cm_store_service_turn(fx.s, 0, &err), 0);
 	ck_assert_int_eq(ran, 1);
-	ck_assert_int_eq(st0->base.state, CM_SUBTASK_RETURNED);
-	ck_assert_int_eq(st1->base.state, CM_SUBTASK_RETURNED);
+	ck_assert_int_eq(st0->state, CM_SUBTASK_RETURNED);
+	ck_assert_int_eq(st1->state, CM_SUBTASK_RETURNED);
 	ck_assert(st1->w.pending); /* its event is armed for the guest */
 	ck_assert_ptr_null(fx.s->wfirst);
 	ck_assert_int_eq(nrequests, 2); /* quiescent: no new request */
@@ -673,7 +673,7 @@ START_TEST(host_calls_are_observed)
 	 * is what the guest gets, delivered as any other */
 	defer_mode = DEFER_SETTLE_ANSWER;
 	{
-		cm_asubtask *st = lower_async(&fx, &idx[5]);
+		cm_subtask *st = lower_async(&fx, &idx[5]);
 
 		ck_assert_ptr_nonnull(fx.s->settled_last);
 		ck_assert_ptr_eq(st->host, fx.s->settled_last);
