@@ -1,16 +1,15 @@
 /*
- * call.c - calling a component-level function: canon lift (handed to
- * runtime/run, definitions.py canon_lift), host functions, and
- * Store.invoke (the host calling an export).
+ * call.c - calling a component-level function: a lifted one through
+ * canon lift (canon_lift.c, definitions.py canon_lift), a host function
+ * here, and Store.invoke (the host calling an export).
  *
  * Contract (rt.h, task.h): every function, whatever implements it, is
  * called with the caller's on_start/on_resolve callbacks and calls each
- * once.  A lifted call (digest 2.13, 3.6; runtime/run/
- * canon_lift.c): enter the callee instance from the caller
- * (reentrance, poisoned); create the Task and its implicit thread;
- * on_start -> args, lowered into the callee (max 16 flat, spilling
- * through the callee's realloc); run the core function; lift its result
- * (max 1 flat); task.return (borrows must be gone; on_resolve lowers the
+ * once.  A lifted call (digest 2.13, 3.6; canon_lift.c): enter the callee
+ * instance from the caller (reentrance, poisoned); create the Task and its
+ * implicit thread; on_start -> args, lowered into the callee (max 16 flat,
+ * spilling through the callee's realloc); run the core function; lift its
+ * result (max 1 flat); task.return (borrows must be gone; on_resolve lowers the
  * result into the caller); post-return with may_leave cleared; leave.  A
  * sync-typed call returns only resolved (or trapped).  Any failure after
  * entering poisons the entering set (digest 2.15) and comes back as a
@@ -38,22 +37,6 @@
 void cm_note_trap(cm_store *s, const cabi_error *err)
 {
 	snprintf(s->last_trap, sizeof s->last_trap, "%s", err->msg);
-}
-
-/* ---- canon lift ----------------------------------------------------------
- */
-
-/*
- * Every lifted function runs on a thread of its own (runtime/run):
- * a sync-typed task too may create and switch to threads, and may block
- * while another thread is ready (digest 3.6 step 3); it still returns
- * only resolved.
- */
-static int canon_lift(cm_store *s, cm_func *f, cm_component_instance *caller,
-		      cm_task *supertask, const cm_call_cbs *cbs,
-		      cabi_error *err)
-{
-	return cm_canon_lift_async(s, f, caller, supertask, cbs, NULL, err);
 }
 
 /* ---- host functions -------------------------------------------------------
@@ -200,7 +183,13 @@ int cm_func_call(cm_store *s, cm_func *f, cm_component_instance *caller,
 				 "call of a missing function");
 	if (f->kind == CM_FUNC_HOST)
 		return call_host(s, f, caller, cbs, err);
-	return canon_lift(s, f, caller, supertask, cbs, err);
+	/*
+	 * Every lifted function runs on a thread of its own: a sync-typed
+	 * task too may create and switch to threads, and may block while
+	 * another thread is ready (digest 3.6 step 3); it still returns only
+	 * resolved.
+	 */
+	return cm_canon_lift(s, f, caller, supertask, cbs, NULL, err);
 }
 
 /* ---- Store.invoke ---------------------------------------------------------

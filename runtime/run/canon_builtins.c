@@ -540,7 +540,7 @@ static wasm_host_status waitable_join(wasm_exec *e, const cm_builtin *b,
  */
 
 static cm_subtask *subtask_at(cm_component_instance *inst, uint32_t i,
-			       cabi_error *err)
+			      cabi_error *err)
 {
 	cabi_elem *el =
 		cabi_table_get_kind(&inst->handles, i, CABI_ELEM_SUBTASK, err);

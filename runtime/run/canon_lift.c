@@ -364,9 +364,9 @@ static int sync_wait(cm_store *s, cm_thread *t, cm_task *const *ref,
 	return rc;
 }
 
-int cm_canon_lift_async(cm_store *s, cm_func *f, cm_component_instance *caller,
-			cm_task *supertask, const cm_call_cbs *cbs,
-			cm_task **out, cabi_error *err)
+int cm_canon_lift(cm_store *s, cm_func *f, cm_component_instance *caller,
+		  cm_task *supertask, const cm_call_cbs *cbs, cm_task **out,
+		  cabi_error *err)
 {
 	cm_component_instance *inst = f->inst;
 	cm_task *at, *local = NULL;

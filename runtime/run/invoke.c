@@ -12,7 +12,7 @@
  * Calls that run in service turns (cm_call_start, instance.h): the call
  * is begun by a task-less "starter" thread queued ready, so it begins
  * inside a turn like any other guest work; the export (sync-typed too)
- * is lifted with cm_canon_lift_async, so its implicit thread is a real
+ * is lifted with cm_canon_lift, so its implicit thread is a real
  * cm_thread a turn can park when the fuel runs out.  The store's service
  * turn asks this file for the turn's fuel (cm_calls_turn_fuel: never
  * more than a call in flight has left) and hands back what the turn
@@ -90,7 +90,7 @@ int cm_invoke_async(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 		results[i].kind = CM_BOOL;
 	}
 	memset(&ce, 0, sizeof ce);
-	rc = cm_canon_lift_async(s, f, NULL, NULL, &cbs, &task, &ce);
+	rc = cm_canon_lift(s, f, NULL, NULL, &cbs, &task, &ce);
 	if (rc == 0)
 		rc = cm_sched_drive(s, &ai.done, &ce);
 	if (task != NULL)
@@ -318,7 +318,7 @@ static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err)
 	c->root = ++s->root_serial;
 	s->next_root = c->root;
 	s->next_root_tag = c->tag;
-	rc = cm_canon_lift_async(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
+	rc = cm_canon_lift(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
 	s->next_root = s->next_root_tag = 0;
 	if (rc) {
 		/* the turn goes on; the call reports its own trap */

@@ -303,24 +303,33 @@ int cm_exec_fail(wasm_exec *e, wasm_exec_status st, cabi_error *err);
 
 /* ---- lift / lower / invoke --------------------------------------------- */
 
-/* Does calling f go through the async machinery? */
+/*
+ * Is f a lifted function whose call may outlive its caller's lower (an
+ * `async` lift, or an async-typed function)?  A lower of it takes
+ * cm_canon_lower_call's path, Store.invoke drives the scheduler for it.
+ */
 bool cm_func_is_async(const struct cm_func *f);
 /*
- * canon_lift of an async-typed function: returns once the implicit
- * thread has blocked or finished; *out (may be NULL) gets the task while
- * it lives (cleared when it is freed).
+ * canon_lift of every lifted function, sync or async (canon_lift.c):
+ * enters the callee, makes the Task and its implicit thread and runs it;
+ * returns once that thread has blocked or finished (a sync-typed call:
+ * once resolved, sync_wait).  *out (may be NULL) gets the task while it
+ * lives (cleared when it is freed).
  */
-int cm_canon_lift_async(cm_store *s, struct cm_func *f,
-			struct cm_component_instance *caller,
-			cm_task *supertask, const cm_call_cbs *cbs,
-			cm_task **out, cabi_error *err);
-/* The lower trampoline of an async lower or a lower of an async callee. */
-wasm_host_status cm_canon_lower_async(wasm_exec *e,
-				      struct cm_component_instance *inst,
-				      struct cm_func *callee, const cm_type *ft,
-				      const cabi_options *opts, uint32_t ncp,
-				      uint32_t ncr, const wasm_val *args,
-				      wasm_val *results);
+int cm_canon_lift(cm_store *s, struct cm_func *f,
+		  struct cm_component_instance *caller, cm_task *supertask,
+		  const cm_call_cbs *cbs, cm_task **out, cabi_error *err);
+/*
+ * One call through a canon lower's trampoline whose Subtask lives on the
+ * heap (canon_lower.c): an `async` lower, or a lower of an async-typed
+ * callee.
+ */
+wasm_host_status cm_canon_lower_call(wasm_exec *e,
+				     struct cm_component_instance *inst,
+				     struct cm_func *callee, const cm_type *ft,
+				     const cabi_options *opts, uint32_t ncp,
+				     uint32_t ncr, const wasm_val *args,
+				     wasm_val *results);
 /* Request cancellation of a task from caller (definitions.py). */
 int cm_task_request_cancellation(cm_task *t, cabi_error *err);
 /*

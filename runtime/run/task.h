@@ -72,10 +72,10 @@ typedef struct cm_task {
 	/* the caller: its instance (NULL: the host) and its task */
 	struct cm_component_instance *caller;
 	struct cm_task *supertask;
-	cm_call_cbs cbs; /* copy: the caller's may be on its stack */
+	cm_call_cbs cbs;	   /* copy: the caller's may be on its stack */
 	cabi_borrow_scope borrows; /* num_borrows */
-	uint64_t context[2]; /* context.get/set slots */
-	cm_store_obj obj;    /* tracked */
+	uint64_t context[2];	   /* context.get/set slots */
+	cm_store_obj obj;	   /* tracked */
 	bool needs_exclusive;
 	bool sync_lift, stackful;
 	struct cm_thread *implicit;

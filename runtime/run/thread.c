@@ -403,8 +403,7 @@ wasm_host_status cm_thread_block(cm_thread *t, bool waiting,
 	t->complete = complete;
 	t->ready = ready;
 	t->cancellable = cancellable;
-	if (cancellable && at != NULL &&
-	    at->state == CM_TASK_PENDING_CANCEL) {
+	if (cancellable && at != NULL && at->state == CM_TASK_PENDING_CANCEL) {
 		/* deliver the pending cancellation without blocking */
 		cabi_error ce;
 

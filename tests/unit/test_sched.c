@@ -180,7 +180,7 @@ END_TEST
 
 /* A task of inst whose function has the given type and lift options. */
 static cm_task *task_of(cm_store *s, cm_component_instance *inst, cm_func *f,
-			 bool needs_exclusive)
+			bool needs_exclusive)
 {
 	cm_task *at = cm_task_new(s);
 
@@ -416,9 +416,9 @@ static cm_subtask *lower_async(host_fixture *fx, uint32_t *index)
 	wasm_val args[1] = {{0}}, res[1];
 	cabi_elem *el;
 
-	ck_assert_int_eq(cm_canon_lower_async(fx->e, &fx->inst, &fx->host,
-					      &fx->ft, &fx->opts, 0, 1, args,
-					      res),
+	ck_assert_int_eq(cm_canon_lower_call(fx->e, &fx->inst, &fx->host,
+					     &fx->ft, &fx->opts, 0, 1, args,
+					     res),
 			 WASM_HOST_OK);
 	ck_assert_uint_eq(res[0].u.i32 & 0xf, CM_SUBTASK_STARTED);
 	*index = res[0].u.i32 >> 4;
@@ -660,9 +660,9 @@ START_TEST(host_calls_are_observed)
 	{
 		wasm_val args[1] = {{0}}, res[1];
 
-		ck_assert_int_eq(cm_canon_lower_async(fx.e, &fx.inst, &fx.host,
-						      &fx.ft, &fx.opts, 0, 1,
-						      args, res),
+		ck_assert_int_eq(cm_canon_lower_call(fx.e, &fx.inst, &fx.host,
+						     &fx.ft, &fx.opts, 0, 1,
+						     args, res),
 				 WASM_HOST_OK);
 		ck_assert_uint_eq(res[0].u.i32 & 0xf, CM_SUBTASK_RETURNED);
 	}
@@ -938,9 +938,8 @@ START_TEST(host_writes_stream)
 		ck_assert_int_eq(err.kind, CM_ERR_VALUE);
 	}
 	memset(&ce, 0, sizeof ce);
-	ck_assert_int_eq(
-		cm_canon_lift_async(s, consume, NULL, NULL, &cbs, NULL, &ce),
-		0);
+	ck_assert_int_eq(cm_canon_lift(s, consume, NULL, NULL, &cbs, NULL, &ce),
+			 0);
 	/* the guest's read is pending and the host was told */
 	ck_assert_int_eq(nnotes, 1);
 	ck_assert(cm_host_end_pending(h));
