@@ -1,7 +1,7 @@
 /*
  * call.c - calling a component-level function: a lifted one through
  * canon lift (canon_lift.c, definitions.py canon_lift), a host function
- * here, and Store.invoke (the host calling an export).
+ * here.  Store.invoke (the host calling an export) is invoke.c's.
  *
  * Contract (rt.h, task.h): every function, whatever implements it, is
  * called with the caller's on_start/on_resolve callbacks and calls each
@@ -21,7 +21,6 @@
  *  - call_host: the arguments' array (the type's count), filled by
  *    on_start (a lift through the caller's cx: the store's budget, or
  *    the embedder's values), freed when the host function returns.
- *  - invoke_on_start: copies of the embedder's arguments.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,77 +189,4 @@ int cm_func_call(cm_store *s, cm_func *f, cm_component_instance *caller,
 	 * resolved.
 	 */
 	return cm_canon_lift(s, f, caller, supertask, cbs, NULL, err);
-}
-
-/* ---- Store.invoke ---------------------------------------------------------
- */
-
-typedef struct invoke_env {
-	const cm_val *args;
-	uint32_t nargs;
-	cm_val *results;
-	uint32_t nresults;
-} invoke_env;
-
-static int invoke_on_start(void *env, cm_val *args, cabi_error *err)
-{
-	invoke_env *ie = env;
-
-	for (uint32_t i = 0; i < ie->nargs; i++)
-		if (cm_val_copy(&args[i], &ie->args[i]))
-			return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
-	return 0;
-}
-
-static int invoke_on_resolve(void *env, cm_val *result, cabi_error *err)
-{
-	invoke_env *ie = env;
-
-	if (result == NULL)
-		return cabi_fail(err, CABI_ERR_TRAP, "call cancelled");
-	for (uint32_t i = 0; i < ie->nresults; i++) {
-		ie->results[i] = result[i];
-		memset(&result[i], 0, sizeof result[i]);
-		result[i].kind = CM_BOOL;
-	}
-	return 0;
-}
-
-int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
-	      cm_val *results, uint32_t *nresults, cm_error *err)
-{
-	const cm_type *ft = f->type;
-	uint32_t nres = ft->u.func.result != NULL;
-	invoke_env ie = {args, nargs, results, nres};
-	cm_call_cbs cbs = {invoke_on_start, invoke_on_resolve, &ie};
-	cabi_error ce;
-	char why[128];
-
-	if (err != NULL)
-		memset(err, 0, sizeof *err);
-	*nresults = 0;
-	if (nargs != ft->u.func.nparams)
-		return cm_error_set(err, CM_ERR_VALUE,
-				    "expected %u arguments, got %u",
-				    ft->u.func.nparams, nargs);
-	for (uint32_t i = 0; i < nargs; i++)
-		if (!cm_val_typecheck(&args[i], ft->u.func.params[i].type, why,
-				      sizeof why))
-			return cm_error_set(
-				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
-				i + 1, ft->u.func.params[i].label.ptr, why);
-	if (cm_func_is_async(f)) /* drive the store until it resolves */
-		return cm_invoke_async(s, f, args, nargs, results, nresults,
-				       err);
-	for (uint32_t i = 0; i < nres; i++) {
-		memset(&results[i], 0, sizeof results[i]);
-		results[i].kind = CM_BOOL;
-	}
-	memset(&ce, 0, sizeof ce);
-	if (cm_func_call(s, f, NULL, NULL, &cbs, &ce)) {
-		cm_vals_free(results, nres);
-		return cm_error_from_cabi(err, &ce);
-	}
-	*nresults = nres;
-	return 0;
 }

@@ -1,13 +1,15 @@
 /*
  * invoke.c - the host calling an export.
  *
- * Store.invoke of an async-typed export (cm_invoke_async): the host
- * calls the lifted function, then drives the store's scheduler until the
- * call has resolved (digest 3.15 "test-harness driver": no draining of
- * other work after the resolution; nothing ready and the call unresolved
- * is the deadlock trap).  Contract (sched.h): arguments were type-checked
- * by cm_invoke; results are moved to the caller, who owns them.  A trap
- * poisons as a sync call does (the callee's entering set).
+ * Store.invoke (cm_invoke, instance.h): the arguments are type-checked,
+ * then the function is called as a component would call it (cm_func_call;
+ * a sync-typed lift or a host function returns resolved).  For an async
+ * lift or an async-typed export the host then drives the store's
+ * scheduler until the call has resolved (digest 3.15 "test-harness
+ * driver": no draining of other work after the resolution; nothing ready
+ * and the call unresolved is the deadlock trap).  Results are moved to
+ * the caller, who owns them.  A trap poisons the callee's entering set
+ * (canon_lift.c; for a driven call, its instance again here).
  *
  * Calls that run in service turns (cm_call_start, instance.h): the call
  * is begun by a task-less "starter" thread queued ready, so it begins
@@ -27,7 +29,7 @@
  *    they keep the charge of the cx that lifted them (store.h
  *    `returning`) until call_deliver, so waiting results of every call
  *    share limits.hostBytes.
- *  - cm_invoke_async (ainvoke_on_start): copies of the embedder's
+ *  - cm_invoke (invoke_on_start): copies of the embedder's
  *    arguments; results go straight to the embedder, one call at a
  *    time (each lifted within the budget).
  */
@@ -40,67 +42,88 @@
 #include "run/sched.h"
 #include "run/stream.h"
 
-typedef struct ainvoke {
+typedef struct invoke_env {
 	const cm_val *args;
 	uint32_t nargs;
 	cm_val *results;
 	uint32_t nresults;
 	bool done, cancelled;
-} ainvoke;
+} invoke_env;
 
-static int ainvoke_on_start(void *env, cm_val *args, cabi_error *err)
+static int invoke_on_start(void *env, cm_val *args, cabi_error *err)
 {
-	ainvoke *ai = env;
+	invoke_env *ie = env;
 
-	for (uint32_t i = 0; i < ai->nargs; i++)
-		if (cm_val_copy(&args[i], &ai->args[i]))
+	for (uint32_t i = 0; i < ie->nargs; i++)
+		if (cm_val_copy(&args[i], &ie->args[i]))
 			return cabi_fail(err, CABI_ERR_NOMEM, "out of memory");
 	return 0;
 }
 
-static int ainvoke_on_resolve(void *env, cm_val *result, cabi_error *err)
+static int invoke_on_resolve(void *env, cm_val *result, cabi_error *err)
 {
-	ainvoke *ai = env;
+	invoke_env *ie = env;
 
-	ai->done = true;
+	ie->done = true;
 	if (result == NULL) {
-		ai->cancelled = true;
+		ie->cancelled = true;
 		return 0;
 	}
-	for (uint32_t i = 0; i < ai->nresults; i++) {
-		ai->results[i] = result[i];
+	for (uint32_t i = 0; i < ie->nresults; i++) {
+		ie->results[i] = result[i];
 		memset(&result[i], 0, sizeof result[i]);
 		result[i].kind = CM_BOOL;
 	}
 	return 0;
 }
 
-int cm_invoke_async(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
-		    cm_val *results, uint32_t *nresults, cm_error *err)
+int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
+	      cm_val *results, uint32_t *nresults, cm_error *err)
 {
-	uint32_t nres = f->type->u.func.result != NULL;
-	ainvoke ai = {args, nargs, results, nres, false, false};
-	cm_call_cbs cbs = {ainvoke_on_start, ainvoke_on_resolve, &ai};
+	const cm_type *ft = f->type;
+	uint32_t nres = ft->u.func.result != NULL;
+	invoke_env ie = {args, nargs, results, nres, false, false};
+	cm_call_cbs cbs = {invoke_on_start, invoke_on_resolve, &ie};
+	bool drive = cm_func_is_async(f);
 	cm_task *task = NULL;
 	cabi_error ce;
+	char why[128];
 	int rc;
 
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	*nresults = 0;
+	if (nargs != ft->u.func.nparams)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "expected %u arguments, got %u",
+				    ft->u.func.nparams, nargs);
+	for (uint32_t i = 0; i < nargs; i++)
+		if (!cm_val_typecheck(&args[i], ft->u.func.params[i].type, why,
+				      sizeof why))
+			return cm_error_set(
+				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
+				i + 1, ft->u.func.params[i].label.ptr, why);
 	for (uint32_t i = 0; i < nres; i++) {
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].kind = CM_BOOL;
 	}
 	memset(&ce, 0, sizeof ce);
-	rc = cm_canon_lift(s, f, NULL, NULL, &cbs, &task, &ce);
-	if (rc == 0)
-		rc = cm_sched_drive(s, &ai.done, &ce);
-	if (task != NULL)
-		task->ref = NULL;
-	if (rc == 0 && ai.cancelled)
+	if (drive) { /* drive the store until the call resolves */
+		rc = cm_canon_lift(s, f, NULL, NULL, &cbs, &task, &ce);
+		if (rc == 0)
+			rc = cm_sched_drive(s, &ie.done, &ce);
+		if (task != NULL)
+			task->ref = NULL;
+	} else { /* a sync-typed lift or a host function: resolved on return */
+		rc = cm_func_call(s, f, NULL, NULL, &cbs, &ce);
+	}
+	if (rc == 0 && ie.cancelled)
 		rc = cabi_fail(&ce, CABI_ERR_TRAP, "call cancelled");
 	if (rc) {
-		if (ai.done && !ai.cancelled)
-			cm_vals_free(results, nres);
-		cm_poison(f->inst, NULL);
+		/* results not moved in yet are still zeroed: nothing to free */
+		cm_vals_free(results, nres);
+		if (drive)
+			cm_poison(f->inst, NULL);
 		return cm_error_from_cabi(err, &ce);
 	}
 	*nresults = nres;

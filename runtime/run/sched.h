@@ -332,15 +332,6 @@ wasm_host_status cm_canon_lower_call(wasm_exec *e,
 				     wasm_val *results);
 /* Request cancellation of a task from caller (definitions.py). */
 int cm_task_request_cancellation(cm_task *t, cabi_error *err);
-/*
- * Store.invoke of an async-typed export (args already type-checked): the
- * harness driver of digest 3.15 (tick until the task resolves; nothing
- * ready is a deadlock trap).
- */
-struct cm_error;
-int cm_invoke_async(cm_store *s, struct cm_func *f, const cm_val *args,
-		    uint32_t nargs, cm_val *results, uint32_t *nresults,
-		    struct cm_error *err);
 /* Host-driven loop: tick until *done or deadlock. */
 int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err);
 
