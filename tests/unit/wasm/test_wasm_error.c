@@ -1,5 +1,5 @@
 /*
- * test_error.c - wasm_error formatting and truncation.
+ * test_wasm_error.c - wasm_error formatting and truncation.
  */
 #include <string.h>
 

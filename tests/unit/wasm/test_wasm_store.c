@@ -1,5 +1,5 @@
 /*
- * test_store.c - runtime objects and instantiation: memory and table
+ * test_wasm_store.c - runtime objects and instantiation: memory and table
  * growth under type and store limits, extern references, function-type
  * interning, globals, import matching (every mismatch case), segment
  * initialisation order and traps, export lookup with odd names, and the

@@ -1,5 +1,5 @@
 /*
- * test_decode.c - the core module decoder (runtime/wasm/decode.c).
+ * test_wasm_decode.c - the core module decoder (runtime/wasm/decode.c).
  *
  * Hand-assembled modules exercise every section and every error path;
  * truncating and mutating a module at every byte must never crash and
