@@ -1,9 +1,9 @@
 /*
- * rt.h - the run-time objects of the component layer, shared by the
- * files that instantiate components and run calls (instantiate.c,
- * component_instance.c, linker.c, call.c, canon_lower.c,
- * canon_resource.c, canon_task_builtins.c, and runtime/run, which runs
- * the lifted calls).  Not a public contract: embedders use instance.h.
+ * rt.h - the run-time objects of a component instance, shared by the
+ * files of runtime/run that instantiate components (instantiate.c,
+ * component_instance.c, linker.c) and run calls (call.c, canon_lift.c,
+ * canon_lower.c, canon_resource.c, the built-ins, the scheduler).  Not a
+ * public contract: embedders use instance.h.
  *
  * Objects (all allocated in the store's arena, freed with the store):
  *  - cm_component_instance: definitions.py ComponentInstance (handle
@@ -179,7 +179,7 @@ extern const cabi_hooks cm_cabi_hooks;
 void cm_cx_init(cabi_cx *cx, cm_component_instance *inst,
 		const cabi_options *opts);
 
-/* ---- call.c (canon lift: runtime/run/canon_lift.c) ---------- */
+/* ---- call.c (a lifted callee: canon_lift.c) -------------------------- */
 
 /*
  * Call f (lifted or host) on behalf of caller (NULL: host) in the task
@@ -228,7 +228,7 @@ wasm_func *cm_canon_resource(cm_component_instance *inst, const cm_canon *cn,
 /* cabi hook: run an own handle's destructor as a sync call. */
 int cm_run_dtor(cabi_cx *cx, const cabi_resource_type *rt, uint64_t rep);
 
-/* ---- async built-ins: runtime/run/sched.h ------------------------- */
+/* ---- the other built-ins: sched.h ------------------------------------ */
 
 /* ---- canon_task_builtins.c -------------------------------------------- */
 

@@ -99,7 +99,7 @@ typedef struct cm_handle {
 /*
  * stream/future/error-context values: the shared object (a stream or
  * future shared between its two ends, an ErrorContext) owned by the
- * async layer (runtime/run); `index` as for cm_handle.
+ * run time (runtime/run); `index` as for cm_handle.
  */
 typedef struct cm_async_handle {
 	void *obj;
