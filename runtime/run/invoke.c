@@ -77,22 +77,12 @@ static int invoke_on_resolve(void *env, cm_val *result, cabi_error *err)
 	return 0;
 }
 
-int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
-	      cm_val *results, uint32_t *nresults, cm_error *err)
+/* The embedder's arguments against function type ft: a VALUE error. */
+static int check_args(const cm_type *ft, const cm_val *args, uint32_t nargs,
+		      cm_error *err)
 {
-	const cm_type *ft = f->type;
-	uint32_t nres = ft->u.func.result != NULL;
-	invoke_env ie = {args, nargs, results, nres, false, false};
-	cm_call_cbs cbs = {invoke_on_start, invoke_on_resolve, &ie};
-	bool drive = cm_func_is_async(f);
-	cm_task *task = NULL;
-	cabi_error ce;
 	char why[128];
-	int rc;
 
-	if (err != NULL)
-		memset(err, 0, sizeof *err);
-	*nresults = 0;
 	if (nargs != ft->u.func.nparams)
 		return cm_error_set(err, CM_ERR_VALUE,
 				    "expected %u arguments, got %u",
@@ -103,6 +93,26 @@ int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 			return cm_error_set(
 				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
 				i + 1, ft->u.func.params[i].label.ptr, why);
+	return 0;
+}
+
+int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
+	      cm_val *results, uint32_t *nresults, cm_error *err)
+{
+	const cm_type *ft = f->type;
+	uint32_t nres = ft->u.func.result != NULL;
+	invoke_env ie = {args, nargs, results, nres, false, false};
+	cm_call_cbs cbs = {invoke_on_start, invoke_on_resolve, &ie};
+	bool drive = cm_func_is_async(f);
+	cm_task *task = NULL;
+	cabi_error ce;
+	int rc;
+
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	*nresults = 0;
+	if (check_args(ft, args, nargs, err))
+		return -1;
 	for (uint32_t i = 0; i < nres; i++) {
 		memset(&results[i], 0, sizeof results[i]);
 		results[i].kind = CM_BOOL;
@@ -359,7 +369,6 @@ int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 {
 	const cm_type *ft = f->type;
 	cm_call *c;
-	char why[128];
 
 	if (err != NULL)
 		memset(err, 0, sizeof *err);
@@ -368,16 +377,8 @@ int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	if (f->kind != CM_FUNC_LIFTED || f->inst == NULL)
 		return cm_error_set(err, CM_ERR_UNSUPPORTED,
 				    "not a lifted function");
-	if (nargs != ft->u.func.nparams)
-		return cm_error_set(err, CM_ERR_VALUE,
-				    "expected %u arguments, got %u",
-				    ft->u.func.nparams, nargs);
-	for (uint32_t i = 0; i < nargs; i++)
-		if (!cm_val_typecheck(&args[i], ft->u.func.params[i].type, why,
-				      sizeof why))
-			return cm_error_set(
-				err, CM_ERR_VALUE, "argument %u (`%s`): %s",
-				i + 1, ft->u.func.params[i].label.ptr, why);
+	if (check_args(ft, args, nargs, err))
+		return -1;
 	c = calloc(1, sizeof *c);
 	if (c == NULL)
 		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
