@@ -39,8 +39,8 @@
 #include <unistd.h>
 
 #include "component/component.h"
-#include "component/instance.h"
-#include "sched/store.h"
+#include "run/instance.h"
+#include "run/store.h"
 
 #define TARGET_P50_NS	   30000.0
 #define TARGET_RATE	   30000.0

@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define IFACE	   "hostel:qjs/api@0.1.0"

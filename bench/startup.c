@@ -26,9 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define MAX_ROUNDS 100

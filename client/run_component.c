@@ -10,7 +10,7 @@
  * instantiate, and the message names it), then one export is called.
  * NAME is a root export ("add") or a function of an exported instance
  * ("wasi:cli/run@0.2.0#run"), or a name that resolves to exactly one
- * of them ("run", "wasi:cli/run#run": component/exportname.h; when
+ * of them ("run", "wasi:cli/run#run": run/exportname.h; when
  * none or several match, the message lists the candidates); ARGS are
  * WAVE values typed by the export's declared parameters.  Without
  * --invoke, wasi:cli/run@0.2.x's (or the async @0.3.x's) `run` is
@@ -43,12 +43,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "client/commands.h"
 #include "client/run_component.h"
 #include "component/component.h"
-#include "component/exportname.h"
-#include "component/instance.h"
+#include "run/exportname.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 int run_wasi_add(const char ***v, uint32_t *n, const char *s)
@@ -107,7 +107,7 @@ typedef struct invoke_env {
 	cm_component_instance *inst;
 	cm_func *f;		/* the function the name resolved to */
 	char *name;		/* the name asked for, when it did not */
-	cm_name_resolution res; /* component/exportname.h */
+	cm_name_resolution res; /* run/exportname.h */
 	cm_type func;
 	cm_field *params;
 	cm_type *lists;
@@ -177,7 +177,7 @@ static cm_func *find_run(cm_component_instance *inst, const char **name)
 
 /*
  * The --invoke name resolved to no function or to several
- * (component/exportname.h): say so, with the candidates.
+ * (run/exportname.h): say so, with the candidates.
  */
 static int export_error(const char *path, const char *name,
 			const cm_name_resolution *res)

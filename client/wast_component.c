@@ -4,7 +4,7 @@
  *
  * Contract: loading is real: module_definition, module, assert_invalid
  * and assert_malformed decode and validate through component/component.h.
- * Instantiation and calls are real too (component/instance.h): module and
+ * Instantiation and calls are real too (run/instance.h): module and
  * module_instance instantiate, each instance in its own store (as
  * wasmtime gives each its own); action / assert_return / assert_trap
  * invoke an export of the current (or named) instance with the fuel of
@@ -36,11 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "client/wast.h"
 #include "client/wast_cvalue.h"
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 
 typedef struct def {
 	char *name; /* NULL: the unnamed definition */

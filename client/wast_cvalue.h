@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "cabi/val.h"
+#include "value/val.h"
 #include "component/types.h"
 
 /* 0 and *out, or -1 with a reason in why[0..n) (*out then freeable). */

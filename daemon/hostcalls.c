@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "component/instance.h"
+#include "run/instance.h"
 #include "daemon/daemon.h"
 #include "daemon/history-hooks.h"
 #include "daemon/hostcalls.h"

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"

@@ -46,8 +46,8 @@
 
 #include <jansson.h>
 
-#include "cabi/val.h"
-#include "component/instance.h"
+#include "value/val.h"
+#include "run/instance.h"
 #include "component/types.h"
 #include "daemon/history-hooks.h"
 

@@ -2,7 +2,7 @@
  * method-call.c - io.hostel.Call: Invoke (arguments as canonical JSON or
  * WAVE text, parsed against the export's real type; the export named in
  * full or by a shorter name that matches one export,
- * component/exportname.h, recorded in call.started by its full name;
+ * run/exportname.h, recorded in call.started by its full name;
  * none: ExportNotFound with the closest names, several:
  * ExportAmbiguous with the matches) and Cancel.  The
  * handler validates everything it can before call.started is recorded,
@@ -15,7 +15,7 @@
  *    (at most VARLINK_MESSAGE_MAX, 16 MiB), and of the full name it
  *    resolved to (a guest's export name, bounded by its component).
  *  - service_export: a list of the instance's function exports while
- *    it resolves (component/exportname.h); ExportNotFound and
+ *    it resolves (run/exportname.h); ExportNotFound and
  *    ExportAmbiguous replies carry at most CM_NAME_CANDIDATES_MAX (5)
  *    full names.
  *  - the call's arguments: parsed from the request's WAVE or JSON, at
@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "daemon/daemon.h"
 #include "daemon/dispatch.h"
 #include "daemon/invocation.h"
@@ -80,7 +80,7 @@ static bool args_fit(struct call *call, struct service *svc, cm_val *vals,
 }
 
 /*
- * The full name of an export (component/exportname.h) as a JSON string;
+ * The full name of an export (run/exportname.h) as a JSON string;
  * NULL: no memory.
  */
 static char *export_name_dup(const cm_export_ref *ref);

@@ -40,7 +40,7 @@
 
 #include <jansson.h>
 
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define SERVICE_WASI_LOG_LINE  200

@@ -10,7 +10,7 @@
  *    one service per services row (bounded by who holds the deploy
  *    role, docs/limits.md).
  *  - service_export: the list of the instance's function exports
- *    (component/exportname.h), as long as its component defines.
+ *    (run/exportname.h), as long as its component defines.
  *  - the queue: service_enqueue links invocations that invocation_begin
  *    admitted: at most limits.maxQueuedCalls waiting beyond the room
  *    under limits.maxConcurrentCalls (service_queue_full).

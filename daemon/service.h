@@ -65,8 +65,8 @@
 #include <jansson.h>
 
 #include "component/component.h"
-#include "component/exportname.h"
-#include "component/instance.h"
+#include "run/exportname.h"
+#include "run/instance.h"
 #include "daemon/metrics.h"
 #include "store/services.h"
 
@@ -252,7 +252,7 @@ void service_running_add(struct service *s, struct invocation *inv);
 void service_running_remove(struct service *s, struct invocation *inv);
 
 /*
- * Resolve an export name in the running instance (component/exportname.h:
+ * Resolve an export name in the running instance (run/exportname.h:
  * exact "f" / "iface#f", else an unqualified or unversioned name that
  * matches exactly one export); NULL if none or several match, with *res
  * (when not NULL) saying which and the candidates.  Without an instance,

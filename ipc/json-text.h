@@ -10,7 +10,7 @@
  * buffer that grows once and is then reused.
  *
  * Contract: the text is byte for byte what json_dumps(v, JSON_COMPACT |
- * JSON_ENCODE_ANY) gives (tests/unit/test_json_text.c compares the two):
+ * JSON_ENCODE_ANY) gives (tests/unit/ipc/test_json_text.c compares the two):
  * members in the object's order, strings escaped as jansson does, reals
  * formatted by jansson itself.  json_text_put() returns 0, -ENOMEM (out of
  * memory, the buffer's text is then void) or -ELOOP (nesting deeper than

@@ -50,7 +50,7 @@
 
 #include <jansson.h>
 
-#include "cabi/val.h"
+#include "value/val.h"
 #include "component/types.h"
 
 /* The largest integer every JSON reader holds exactly: 2^53. */

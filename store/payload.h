@@ -55,7 +55,7 @@ void payload_clear(struct payload *p);
  * Whether text[0..len) is one JSON object (RFC 8259 syntax, whitespace
  * around it allowed), nested at most PAYLOAD_DEPTH_MAX deep.  Checks the
  * syntax only, in one pass without allocating; what it accepts SQLite's
- * json_valid() accepts too (tests/unit/test_store.c compares the two).
+ * json_valid() accepts too (tests/unit/store/test_history.c compares the two).
  * Bytes of 0x80 and above inside strings pass as they are.
  */
 bool payload_valid_object(const char *text, size_t len);

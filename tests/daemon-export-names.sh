@@ -1,6 +1,6 @@
 #!/bin/sh
 # daemon-export-names.sh - export names as a client writes them, through
-# a real hosteld and the real client (component/exportname.h): the calc
+# a real hosteld and the real client (run/exportname.h): the calc
 # guest's `greet(...)` resolves to hostel:calc/api@0.1.0#greet (WAVE and
 # JSON, and the history's call.started names it in full), an unversioned
 # interface name resolves, a misspelt name is ExportNotFound with the

@@ -58,7 +58,7 @@
  * second one for threads).  The table's index order is normative (digest
  * 2.2): slot 0 reserved, the free list reused LIFO, indices < 2^28.
  * Resource handles live inline in the table; every other kind is an
- * opaque pointer owned by the layer that made it (runtime/sched).
+ * opaque pointer owned by the layer that made it (runtime/run).
  *
  * Borrows: a Task (callee side) embeds a cabi_borrow_scope (num_borrows);
  * lowering a borrow into the callee counts there.  A Subtask (caller side)
@@ -74,7 +74,7 @@
  * cx->inst.
  *
  * Async values (stream, future) go through cabi_hooks.lift_async /
- * lower_async, which runtime/sched provides; without them they trap with
+ * lower_async, which runtime/run provides; without them they trap with
  * "not supported".  error-context without a hook is lifted by get (the
  * handle stays) and lowered by add, sharing cm_async_handle.obj.
  */
@@ -85,8 +85,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cabi/val.h"
-#include "component/types.h"
+#include "value/type.h"
+#include "value/val.h"
 #include "wasm/wasm.h"
 
 /* ---- limits (definitions.py) ---------------------------------------- */
@@ -177,7 +177,7 @@ typedef struct cabi_resource_handle {
 typedef enum cabi_elem_kind {
 	CABI_ELEM_FREE = 0,
 	CABI_ELEM_RESOURCE, /* u.res */
-	CABI_ELEM_SUBTASK,  /* the rest: u.obj, owned by runtime/sched */
+	CABI_ELEM_SUBTASK,  /* the rest: u.obj, owned by runtime/run */
 	CABI_ELEM_STREAM_READABLE,
 	CABI_ELEM_STREAM_WRITABLE,
 	CABI_ELEM_FUTURE_READABLE,
@@ -281,7 +281,7 @@ typedef struct cabi_options {
 	wasm_memory *memory;		    /* NULL: none */
 	wasm_func *realloc;		    /* NULL: none */
 	wasm_func *post_return;		    /* run by the caller of cabi */
-	wasm_func *callback;		    /* async (runtime/sched) */
+	wasm_func *callback;		    /* async (runtime/run) */
 	bool async;
 	bool ptr64; /* 64-bit memory (🐘): pointers and lengths are i64 */
 } cabi_options;
@@ -300,7 +300,7 @@ typedef struct cabi_hooks {
 	 */
 	int (*run_dtor)(struct cabi_cx *cx, const cabi_resource_type *rt,
 			uint64_t rep);
-	/* stream/future (and error-context) values, runtime/sched */
+	/* stream/future (and error-context) values, runtime/run */
 	int (*lift_async)(struct cabi_cx *cx, uint32_t index, const cm_type *t,
 			  cm_val *out);
 	int (*lower_async)(struct cabi_cx *cx, const cm_val *v,
@@ -321,7 +321,7 @@ typedef struct cabi_hooks {
  * cx are freed by then, or soon after, by whoever lifted them (a copy
  * stores and frees them, a call lowers them into the callee).  A holder
  * that keeps lifted values beyond the cx (a call's results waiting for
- * the embedder, runtime/sched/invoke.c) takes the charge over with
+ * the embedder, runtime/run/invoke.c) takes the charge over with
  * cabi_cx_keep and gives it back with cabi_budget_release.  Not
  * thread-safe: one driver per store.
  */
@@ -332,7 +332,7 @@ typedef struct cabi_budget {
 	 * Bytes of host work ever done for the store's guests: every byte
 	 * charged, and every byte a copy moved without lifting.  It only
 	 * grows; the built-ins that do the work bill its growth to the
-	 * calling guest as fuel (cm_store_bill_host_work, sched/store.h).
+	 * calling guest as fuel (cm_store_bill_host_work, run/store.h).
 	 */
 	uint64_t work;
 } cabi_budget;

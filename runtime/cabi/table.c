@@ -18,7 +18,7 @@
  *  - cabi_lenders_add: one index per borrow a lift lends, each an
  *    element of a lifted value whose 40-byte cm_val the lift charged
  *    (the list is 1/10 of that charge), kept with the subtask whose cx
- *    keeps the charge until it is freed (canon_lower_async.c).
+ *    keeps the charge until it is freed (canon_lower.c).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -85,7 +85,6 @@ static inline const void *cm_hmap_lookup_ptr(const cm_hmap *m, const void *k)
 /* ---- types.c ------------------------------------------------------------ */
 
 const cm_type *cm_prim_of_byte(uint8_t b);
-void cm_type_finish(cm_type *t);
 
 /* ---- names.c ------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /*
  * wasi.h - hostel's WASI 0.2 host: wasi:cli, wasi:clocks, wasi:random,
  * wasi:io and wasi:filesystem, and the WASI 0.3 clocks, written against
- * the public runtime API (component/instance.h) only.
+ * the public runtime API (run/instance.h) only.
  *
  * Contract:
  *  - One wasi_ctx per store.  It owns every host object the guest can
@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasm/wasm.h"
 
 #define WASI_EXIT_TRAP_MSG "wasi:cli/exit called"

@@ -1,6 +1,6 @@
 /*
  * fuzz_wave.c - libFuzzer target over the WAVE parser and printer
- * (runtime/cabi/wave.c).
+ * (runtime/value/wave.c).
  *
  * Input: a byte L, then L bytes that build a value type (random_type.h),
  * then the WAVE text.  When the text parses as a value of the type, the
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cabi/wave.h"
+#include "value/wave.h"
 #include "random_type.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -24,7 +24,7 @@
  *
  * `names` is the same core module with its functions in two exported
  * instances and one at the root, for the resolver of export names
- * (component/exportname.h; tests/daemon-export-names.sh):
+ * (run/exportname.h; tests/daemon-export-names.sh):
  *     (instance $a (export "count" (func $inc)) (export "value" (func $get))
  *                  (export "get" (func $get)))
  *     (instance $b (export "count" (func $inc)) (export "total" (func $add)))

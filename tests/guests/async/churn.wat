@@ -1,5 +1,5 @@
 ;; churn.wat - one call creates and drops every kind of async object, for
-;; the leak test (tests/unit/test_liveness.c, issue 5: 10,000 calls).
+;; the leak test (tests/unit/run/test_liveness.c, issue 5: 10,000 calls).
 ;;
 ;;   import wasi:clocks/monotonic-clock@0.3.0 { wait-for }
 ;;   export churn: async func()

@@ -1,5 +1,5 @@
 ;; park.wat - a background task parked on an async host import, for the
-;; between-calls liveness test (tests/unit/test_liveness.c, issue 5).
+;; between-calls liveness test (tests/unit/run/test_liveness.c, issue 5).
 ;;
 ;;   import hostel:test/host { park: async func(x: u32) -> u32 }
 ;;   export start: async func(x: u32)  returns at once (task.return), then

@@ -1,5 +1,5 @@
 ;; hostile.wat - a guest that does everything a guest should not, one
-;; export per misdeed, for the per-store limits (tests/unit/test_limits.c)
+;; export per misdeed, for the per-store limits (tests/unit/run/test_limits.c)
 ;; and the hostile-guest daemon test (tests/daemon-hostile.sh, issue 9
 ;; point 4).  Each misdeed must end in a clean trap (or, for memory, a
 ;; failed memory.grow), never in the host growing without bound.

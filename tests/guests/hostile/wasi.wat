@@ -1,6 +1,6 @@
 ;; wasi.wat - WASI 0.2 host functions re-exported as they are, so a test
 ;; calls them straight from the host with arguments no real guest would
-;; pass (tests/unit/test_wasi.c, the issue 18 bounds): a poll over too
+;; pass (tests/unit/wasi/test_wasi_limits.c, the issue 18 bounds): a poll over too
 ;; many pollables, too many random bytes, a write longer than
 ;; check-write allows, more open files than a store may hold.
 ;;

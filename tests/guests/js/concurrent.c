@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define MAX_CALLS 256

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "component/component.h"
-#include "component/instance.h"
+#include "run/instance.h"
 #include "wasi/wasi.h"
 
 #define IFACE	"hostel:qjsguest/api@0.1.0"

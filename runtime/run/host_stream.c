@@ -1,0 +1,303 @@
+/*
+ * host_stream.c - stream and future ends held by the host (issue 5 point
+ * 4; run/instance.h "host-held stream and future ends"): the
+ * embedder's side of definitions.py's host ReadableStream/WritableStream,
+ * reduced to copies the host makes when it likes.
+ *
+ * Contract (stream.h): a host end never registers a buffer and never
+ * blocks.  A write copies into the pending guest read (lowering each
+ * value into the reader's memory; a stream reader gets a partial-progress
+ * COMPLETED and stays pending, a future reader completes); a read copies
+ * out of the pending guest write likewise.  With no guest copy pending
+ * nothing moves (0 elements) and the host waits for its notify callback,
+ * which fires when a guest copy becomes pending or the guest end is
+ * dropped; it never runs guest code.  A pending guest buffer with no room
+ * left (or a zero-length readiness probe) is completed instead, as a
+ * wasm peer would.  Dropping the host end completes a pending guest copy
+ * DROPPED.  Every event a host copy arms reaches the guest through the
+ * normal waitable machinery (and asks the embedder for service).
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - cm_host_stream_new: one pair of ends per call of the embedder.
+ *  - cm_host_end_read: the values land in the embedder's array (cap
+ *    entries, its own); what they hold is lifted through a cx of
+ *    cm_cx_init (the store's budget, per read); the embedder owns them
+ *    after.
+ *  - cm_host_end_write lowers the embedder's values: no host memory.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/instance.h"
+#include "run/rt.h"
+#include "run/sched.h"
+#include "run/stream.h"
+
+static int fail(cm_error *err, cm_error_kind kind, const char *msg)
+{
+	return cm_error_set(err, kind, "%s", msg);
+}
+
+int cm_host_stream_new(cm_store *s, const cm_type *t, cm_val *guest_end,
+		       cm_host_end **out, cm_error *err)
+{
+	cm_shared *sh;
+	cm_end *r, *w;
+
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	*out = NULL;
+	if (t == NULL || (t->kind != CM_STREAM && t->kind != CM_FUTURE))
+		return fail(err, CM_ERR_VALUE, "not a stream or future type");
+	sh = calloc(1, sizeof *sh);
+	if (sh == NULL)
+		return fail(err, CM_ERR_NOMEM, "out of memory");
+	sh->future = t->kind == CM_FUTURE;
+	sh->t = sh->future ? t->u.future.elem : t->u.stream.elem;
+	r = cm_end_new(sh, s, true);
+	w = r != NULL ? cm_end_new(sh, s, false) : NULL;
+	if (w == NULL) {
+		if (r != NULL)
+			cm_end_free(r); /* the last end: frees sh too */
+		else
+			free(sh);
+		return fail(err, CM_ERR_NOMEM, "out of memory");
+	}
+	w->host = true;
+	sh->host = w;
+	memset(guest_end, 0, sizeof *guest_end);
+	guest_end->kind = t->kind;
+	guest_end->u.async.obj = r;
+	*out = w;
+	return 0;
+}
+
+cm_host_end *cm_host_end_take(cm_store *s, cm_val *v)
+{
+	cm_end *e;
+
+	if (v == NULL || (v->kind != CM_STREAM && v->kind != CM_FUTURE) ||
+	    v->u.async.obj == NULL)
+		return NULL;
+	e = v->u.async.obj;
+	if (e->store != s || e->sh->host != NULL || e->w.index != 0)
+		return NULL;
+	e->host = true;
+	e->w.inst = NULL;
+	e->sh->host = e;
+	v->u.async.obj = NULL; /* moved: lowering v again fails */
+	return e;
+}
+
+void cm_host_end_set_notify(cm_host_end *e,
+			    void (*notify)(void *env, cm_host_end *e),
+			    void *env)
+{
+	e->sh->notify = notify;
+	e->sh->notify_env = env;
+}
+
+bool cm_host_end_peer_dropped(const cm_host_end *e)
+{
+	return e->sh->dropped;
+}
+
+bool cm_host_end_pending(const cm_host_end *e)
+{
+	return e->sh->pending != NULL;
+}
+
+/* The pending guest copy a host copy in direction `reading` can use. */
+static cm_end *peer(cm_end *e, bool reading)
+{
+	cm_end *p = e->sh->pending;
+
+	return p != NULL && p->readable != reading ? p : NULL;
+}
+
+static int check(cm_end *e, bool reading, cm_error *err)
+{
+	if (err != NULL)
+		memset(err, 0, sizeof *err);
+	if (!e->host || e->readable != reading)
+		return fail(err, CM_ERR_VALUE,
+			    reading ? "not a readable host end"
+				    : "not a writable host end");
+	if (e->state == END_DONE)
+		return fail(err, CM_ERR_VALUE,
+			    "the future's value has already moved");
+	return 0;
+}
+
+int cm_host_end_write(cm_host_end *e, const cm_val *vals, uint32_t n,
+		      uint32_t *done, cm_error *err)
+{
+	cm_shared *sh = e->sh;
+	cm_end *r;
+	uint32_t k, sz;
+	char why[128];
+	cabi_cx cx;
+	cm_task scratch, *prev;
+	int rc = 0;
+
+	*done = 0;
+	if (check(e, false, err))
+		return -1;
+	if (sh->future && n > 1)
+		return fail(err, CM_ERR_VALUE, "a future carries one value");
+	for (uint32_t i = 0; sh->t != NULL && i < n; i++)
+		if (!cm_val_typecheck(&vals[i], sh->t, why, sizeof why))
+			return cm_error_set(err, CM_ERR_VALUE, "value %u: %s",
+					    i + 1, why);
+	if (sh->dropped)
+		return 1;
+	r = peer(e, false);
+	if (r == NULL || n == 0)
+		return 0;
+	if (r->length == r->progress) {
+		/* no room (a readiness probe): let the guest come back */
+		cm_end_complete(r, COPY_COMPLETED);
+		return 0;
+	}
+	k = r->length - r->progress < n ? r->length - r->progress : n;
+	if (sh->t != NULL) {
+		sz = cm_elem_size(sh->t, false);
+		cm_cx_init(&cx, r->binst, &r->opts);
+		prev = cm_fresh_thread_enter(e->store, &scratch);
+		for (uint32_t i = 0; i < k && rc == 0; i++)
+			rc = cabi_store(&cx, &vals[i], sh->t,
+					r->ptr + (uint64_t)(r->progress + i) *
+							 sz);
+		cm_fresh_thread_leave(e->store, prev);
+		if (rc) {
+			cabi_error ce = cx.err;
+
+			cabi_cx_release(&cx);
+			if (ce.kind == CABI_ERR_NONE)
+				ce.kind = CABI_ERR_TRAP;
+			return cm_error_from_cabi(err, &ce);
+		}
+		cabi_cx_release(&cx);
+	}
+	r->progress += k;
+	*done = k;
+	if (sh->future) {
+		e->state = END_DONE;
+		cm_end_complete(r, COPY_COMPLETED);
+	} else {
+		cm_end_arm(r, COPY_COMPLETED, true);
+	}
+	return 0;
+}
+
+int cm_host_end_read(cm_host_end *e, cm_val *vals, uint32_t cap, uint32_t *done,
+		     cm_error *err)
+{
+	cm_shared *sh = e->sh;
+	cm_end *w;
+	uint32_t k, sz, i;
+	cabi_cx cx;
+	int rc = 0;
+
+	*done = 0;
+	if (check(e, true, err))
+		return -1;
+	if (sh->dropped && sh->pending == NULL)
+		return 1;
+	w = peer(e, true);
+	if (w == NULL || cap == 0)
+		return 0;
+	if (w->length == w->progress) {
+		cm_end_complete(w, COPY_COMPLETED);
+		return 0;
+	}
+	k = w->length - w->progress < cap ? w->length - w->progress : cap;
+	if (sh->future)
+		k = 1;
+	memset(vals, 0, k * sizeof *vals);
+	if (sh->t != NULL) {
+		sz = cm_elem_size(sh->t, false);
+		cm_cx_init(&cx, w->binst, &w->opts);
+		for (i = 0; i < k && rc == 0; i++)
+			rc = cabi_load(
+				&cx, w->ptr + (uint64_t)(w->progress + i) * sz,
+				sh->t, &vals[i]);
+		if (rc) {
+			cabi_error ce = cx.err;
+
+			cm_vals_free(vals, i);
+			cabi_cx_release(&cx);
+			if (ce.kind == CABI_ERR_NONE)
+				ce.kind = CABI_ERR_TRAP;
+			return cm_error_from_cabi(err, &ce);
+		}
+		cabi_cx_release(&cx);
+	} else {
+		/* no element type: the values are units, only counted */
+		for (i = 0; i < k; i++)
+			vals[i].kind = CM_BOOL;
+	}
+	w->progress += k;
+	*done = k;
+	if (sh->future) {
+		e->state = END_DONE;
+		cm_end_complete(w, COPY_COMPLETED);
+	} else {
+		cm_end_arm(w, COPY_COMPLETED, true);
+	}
+	return 0;
+}
+
+void cm_host_end_drop(cm_host_end *e)
+{
+	cm_shared *sh = e->sh;
+
+	sh->dropped = true;
+	sh->notify = NULL;
+	if (sh->pending != NULL && sh->pending != e)
+		cm_end_complete(sh->pending, COPY_DROPPED);
+	cm_end_free(e);
+}
+
+/* cm_host_end_take and cm_host_end_drop of the end obj, when it is a
+ * readable end of s lifted out of every handle table (a value's). */
+static void drop_value_end(cm_store *s, void *obj)
+{
+	cm_end *e = obj;
+
+	if (e == NULL || e->store != s || e->sh->host != NULL ||
+	    e->w.index != 0)
+		return;
+	e->host = true;
+	e->w.inst = NULL;
+	e->sh->host = e;
+	cm_host_end_drop(e);
+}
+
+void cm_vals_drop_ends(cm_store *s, const cm_val *vs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const cm_val *v = &vs[i];
+
+		switch (v->kind) {
+		case CM_STREAM:
+		case CM_FUTURE:
+			drop_value_end(s, v->u.async.obj);
+			break;
+		case CM_LIST:
+		case CM_MAP:
+		case CM_RECORD:
+		case CM_TUPLE:
+			cm_vals_drop_ends(s, v->u.list.elems, v->u.list.n);
+			break;
+		case CM_VARIANT:
+		case CM_OPTION:
+		case CM_RESULT:
+			if (v->u.variant.payload != NULL)
+				cm_vals_drop_ends(s, v->u.variant.payload, 1);
+			break;
+		default:
+			break;
+		}
+	}
+}
