@@ -940,8 +940,10 @@ static int read_elem(wasm_reader *r, wasm_elem *e)
 	if (flags > 7)
 		return fail(r, off, "malformed elements segment kind");
 	exprs = flags & 4;
-	/* function indices are never null: (ref func) */
-	e->type = wasm_reftype(WASM_FUNCREF, false, WASM_HEAP_TOP);
+	/* function indices are never null: (ref func); form 4's
+	 * expressions may be: (ref null func), i.e. funcref (Wasm 3.0
+	 * binary format, element sections) */
+	e->type = wasm_reftype(WASM_FUNCREF, exprs, WASM_HEAP_TOP);
 	e->table = 0;
 	if (flags & 1) {
 		e->mode = (flags & 2) ? WASM_SEG_DECLARATIVE : WASM_SEG_PASSIVE;

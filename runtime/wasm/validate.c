@@ -45,30 +45,74 @@ static int inval(wasm_error *err, size_t off, const char *fmt, uint32_t x)
 /*
  * Type equivalence of two type indices.  Without GC every type is a
  * function type in a singleton recursion group, so the spec's
- * equivalence is structural; here two function types are equal when
- * their value types are identical.  That is exact unless the types name
- * different but equivalent type indices, which no toolchain emits (they
- * deduplicate types); it keeps the check constant-time and non-recursive.
+ * equivalence is structural, iso-recursively: two types are equal when
+ * their value types are, a reference to the type itself matching only a
+ * reference to the other type itself, and a reference to another
+ * (earlier: decoding refuses later ones) type index matching an
+ * equivalent one (type-equivalence.wast's "indirect" and "recursive"
+ * modules).  The recursion goes down to earlier indices only, at most
+ * TYPE_EQUAL_DEPTH deep and TYPE_EQUAL_WORK comparisons of type indices
+ * for one question (a hostile module whose types each name the earlier
+ * ones twice would take 2^n): past either, not equal (a type mismatch,
+ * never a hang).
  */
-static bool typeidx_equal(const wasm_module *m, uint32_t a, uint32_t b)
+#define TYPE_EQUAL_DEPTH 64
+#define TYPE_EQUAL_WORK 4096
+
+static bool typeidx_equal_at(const wasm_module *m, uint32_t a, uint32_t b,
+			     unsigned depth, unsigned *work);
+
+static bool valtype_equal(const wasm_module *m, wasm_valtype x, wasm_valtype y,
+			  uint32_t a, uint32_t b, unsigned depth, unsigned *work)
+{
+	uint32_t hx, hy;
+
+	if (!wasm_valtype_is_ref(x) || !wasm_valtype_is_ref(y))
+		return x == y;
+	hx = wasm_ref_heap(x);
+	hy = wasm_ref_heap(y);
+	if (hx == WASM_HEAP_TOP || hy == WASM_HEAP_TOP)
+		return x == y;
+	if ((x & ((1u << WASM_HEAP_SHIFT) - 1)) !=
+	    (y & ((1u << WASM_HEAP_SHIFT) - 1)))
+		return false; /* hierarchy or nullability */
+	hx -= WASM_HEAP_IDX0;
+	hy -= WASM_HEAP_IDX0;
+	if (hx == a || hy == b)
+		return hx == a && hy == b; /* self only matches self */
+	return typeidx_equal_at(m, hx, hy, depth + 1, work);
+}
+
+static bool typeidx_equal_at(const wasm_module *m, uint32_t a, uint32_t b,
+			     unsigned depth, unsigned *work)
 {
 	const wasm_functype *x, *y;
 
 	if (a == b)
 		return true;
-	if (a >= m->ntypes || b >= m->ntypes)
+	if (a >= m->ntypes || b >= m->ntypes || depth > TYPE_EQUAL_DEPTH ||
+	    ++*work > TYPE_EQUAL_WORK)
 		return false;
 	x = &m->types[a];
 	y = &m->types[b];
 	if (x->nparams != y->nparams || x->nresults != y->nresults)
 		return false;
 	for (uint32_t i = 0; i < x->nparams; i++)
-		if (x->params[i] != y->params[i])
+		if (!valtype_equal(m, x->params[i], y->params[i], a, b, depth,
+				   work))
 			return false;
 	for (uint32_t i = 0; i < x->nresults; i++)
-		if (x->results[i] != y->results[i])
+		if (!valtype_equal(m, x->results[i], y->results[i], a, b,
+				   depth, work))
 			return false;
 	return true;
+}
+
+static bool typeidx_equal(const wasm_module *m, uint32_t a, uint32_t b)
+{
+	unsigned work = 0;
+
+	return typeidx_equal_at(m, a, b, 0, &work);
 }
 
 bool wasm_valtype_sub(const wasm_module *m, wasm_valtype a, wasm_valtype b)
