@@ -298,13 +298,16 @@ static int type_mismatch(struct cc *c)
 /* The reference interpreter's wording, for one operand. */
 static int pop_mismatch(struct cc *c, wasm_valtype want, const struct vent *e)
 {
+	char w[40], g[40];
+
 	if (want == T_UNKNOWN)
 		return type_mismatch(c);
 	return wasm_error_set(c->err, WASM_ERR_INVALID, c->op_off,
 			      "type mismatch: instruction requires [%s] but "
 			      "stack has [%s]",
-			      wasm_valtype_name(want),
-			      e ? wasm_valtype_name(e->type) : "");
+			      wasm_valtype_format(want, w, sizeof(w)),
+			      e ? wasm_valtype_format(e->type, g, sizeof(g))
+				: "");
 }
 
 /*

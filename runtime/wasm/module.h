@@ -148,6 +148,13 @@ static inline const char *wasm_valtype_name(wasm_valtype t)
 	}
 }
 
+/*
+ * The text form of t in buf (size at least 32): wasm_valtype_name for
+ * numbers and the abstract nullable references, else "(ref null? ht)"
+ * with ht "func", "extern", "exn" or a type index "$N".
+ */
+const char *wasm_valtype_format(wasm_valtype t, char *buf, size_t size);
+
 typedef struct wasm_name {
 	const uint8_t
 		*ptr; /* into the module's byte copy; not NUL-terminated */

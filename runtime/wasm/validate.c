@@ -23,6 +23,7 @@
  *  - the export-name check: one pointer per export, the same bound.
  *  Function bodies are validated by compile.c as they are compiled.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,25 @@ static bool typeidx_equal(const wasm_module *m, uint32_t a, uint32_t b)
 	unsigned work = 0;
 
 	return typeidx_equal_at(m, a, b, 0, &work);
+}
+
+const char *wasm_valtype_format(wasm_valtype t, char *buf, size_t size)
+{
+	uint32_t h;
+
+	if (!wasm_valtype_is_ref(t) ||
+	    (wasm_ref_nullable(t) && wasm_ref_heap(t) == WASM_HEAP_TOP))
+		return wasm_valtype_name(t);
+	h = wasm_ref_heap(t);
+	if (h == WASM_HEAP_TOP)
+		snprintf(buf, size, "(ref %s)",
+			 (uint8_t)t == WASM_FUNCREF     ? "func"
+			 : (uint8_t)t == WASM_EXTERNREF ? "extern"
+							: "exn");
+	else
+		snprintf(buf, size, "(ref %s$%u)",
+			 wasm_ref_nullable(t) ? "null " : "", h - WASM_HEAP_IDX0);
+	return buf;
 }
 
 bool wasm_valtype_sub(const wasm_module *m, wasm_valtype a, wasm_valtype b)
