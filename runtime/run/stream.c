@@ -551,7 +551,11 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 	if (!async && e->w.set != NULL)
 		return trap_msg(x, s, WASM_TRAP_PREFIX CM_MSG_SYNC_IN_SET);
 	if (len > MAX_BUF_LEN)
-		return trap_msg(x, s, WASM_TRAP_PREFIX "buffer too long");
+		/* definitions.py: trap_if(n > Buffer.MAX_LENGTH); in
+		 * wasmtime's words (issue 21 point 5) */
+		return trap_msg(x, s,
+				WASM_TRAP_PREFIX
+				"stream read/write count too large");
 	t = e->sh->t;
 	if (t != NULL && len > 0) {
 		uint32_t al = cm_alignment(t, false),
