@@ -99,6 +99,13 @@ const cm_type *cm_host_call_type(const cm_host_call *call)
 	return call->func->type;
 }
 
+const char *cm_host_call_name(const cm_host_call *call, const char **instance)
+{
+	if (instance != NULL)
+		*instance = call->func->instance;
+	return call->func->name;
+}
+
 cm_store *cm_host_call_store(const cm_host_call *call)
 {
 	return call->store;

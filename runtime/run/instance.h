@@ -75,6 +75,8 @@ int cm_host_call_trap(cm_host_call *call, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* The CM_FUNC type the import declares (in the importer's terms). */
 const cm_type *cm_host_call_type(const cm_host_call *call);
+/* The name it is bound under, and its instance's (NULL: top level). */
+const char *cm_host_call_name(const cm_host_call *call, const char **instance);
 cm_store *cm_host_call_store(const cm_host_call *call);
 /* The calling instance (NULL when the host calls its own function). */
 cm_component_instance *cm_host_call_caller(const cm_host_call *call);
@@ -241,6 +243,19 @@ int cm_linker_define_types(cm_linker *l, const char *instance);
 /* Satisfy import `name` with the exports of another instance. */
 int cm_linker_define_instance(cm_linker *l, const char *name,
 			      cm_component_instance *inst);
+/*
+ * What an instance import whose name begins with `prefix` (e.g.
+ * "wasi:") gets for whatever the linker does not define: every function
+ * missing from it (the whole interface when the linker knows nothing of
+ * it) is bound to `fn` (which reads its type with cm_host_call_type),
+ * every resource type missing becomes a host resource type of its own
+ * with no destructor.  The embedder's deny-by-default (runtime/wasi
+ * wasi_deny): a component of any world links, and what the host does
+ * not serve answers with the interface's own error.  One fallback per
+ * linker (a second call replaces the first); -1 when out of memory.
+ */
+int cm_linker_define_fallback(cm_linker *l, const char *prefix, cm_host_fn fn,
+			      void *env);
 
 /* ---- instances ---------------------------------------------------------- */
 

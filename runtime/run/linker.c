@@ -45,6 +45,10 @@ typedef struct linker_def {
 struct cm_linker {
 	linker_def *defs;
 	uint32_t n, cap;
+	/* cm_linker_define_fallback: NULL prefix when none */
+	char *fallback_prefix;
+	cm_host_fn fallback_fn;
+	void *fallback_env;
 	/* resource types of replaced definitions: instances may use them */
 	cabi_resource_type **old_rts;
 	uint32_t nold, old_cap;
@@ -68,6 +72,7 @@ void cm_linker_free(cm_linker *l)
 	for (uint32_t i = 0; i < l->nold; i++)
 		free(l->old_rts[i]);
 	free(l->old_rts);
+	free(l->fallback_prefix);
 	free(l);
 }
 
@@ -190,7 +195,28 @@ int cm_linker_define_instance(cm_linker *l, const char *name,
 	return 0;
 }
 
+int cm_linker_define_fallback(cm_linker *l, const char *prefix, cm_host_fn fn,
+			      void *env)
+{
+	char *p = strdup(prefix);
+
+	if (p == NULL)
+		return -1;
+	free(l->fallback_prefix);
+	l->fallback_prefix = p;
+	l->fallback_fn = fn;
+	l->fallback_env = env;
+	return 0;
+}
+
 /* ---- resolution ---------------------------------------------------------- */
+
+static bool falls_back(const cm_linker *l, const char *instance)
+{
+	return l != NULL && l->fallback_prefix != NULL && instance != NULL &&
+	       strncmp(instance, l->fallback_prefix,
+		       strlen(l->fallback_prefix)) == 0;
+}
 
 static int host_func(cm_component_instance *inst, const linker_def *d,
 		     const cm_type *ft, cm_rtval *out, cm_error *err)
@@ -234,23 +260,60 @@ static int check_instance(const cm_import *im, const cm_type *it,
 	return 0;
 }
 
+/* The fallback's stand-in for a definition the linker lacks. */
+static int fallback_func(const cm_linker *l, cm_component_instance *inst,
+			 const cm_import *im, const cm_extern_decl *d,
+			 cm_rtval *out, cm_error *err)
+{
+	linker_def fd;
+
+	memset(&fd, 0, sizeof fd);
+	fd.kind = DEF_FUNC;
+	fd.fn = l->fallback_fn;
+	fd.env = l->fallback_env;
+	/* the component's own strings: it outlives its stores */
+	fd.name = (char *)d->name.str.ptr;
+	fd.instance = (char *)im->name.str.ptr;
+	return host_func(inst, &fd, d->type.type, out, err);
+}
+
+static const cabi_resource_type *
+fallback_resource(cm_component_instance *inst, const cm_extern_decl *d)
+{
+	cabi_resource_type *rt =
+		cm_arena_alloc(inst->store->arena, sizeof *rt);
+
+	if (rt != NULL) {
+		memset(rt, 0, sizeof *rt);
+		rt->name = d->name.str.ptr;
+	}
+	return rt;
+}
+
 static int host_instance(const cm_linker *l, cm_component_instance *inst,
 			 const cm_import *im, const char *defined,
 			 cm_rtval *out, cm_error *err)
 {
 	const cm_type *it = im->type.type;
 	cm_rtinstance *ri = cm_arena_alloc(inst->store->arena, sizeof *ri);
+	bool fb = falls_back(l, im->name.str.ptr);
 
 	if (ri == NULL)
 		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
 	for (uint32_t i = 0; i < it->u.comp.nexports; i++) {
 		const cm_extern_decl *d = &it->u.comp.exports[i];
-		const linker_def *ld = find(l, defined, d->name.str.ptr);
+		const linker_def *ld =
+			defined ? find(l, defined, d->name.str.ptr) : NULL;
 		cm_rtval v;
 
 		memset(&v, 0, sizeof v);
 		switch (d->type.sort) {
 		case CM_SORT_FUNC:
+			if ((ld == NULL || ld->kind != DEF_FUNC) && fb) {
+				if (fallback_func(l, inst, im, d, &v, err))
+					return -1;
+				break;
+			}
 			if (ld == NULL || ld->kind != DEF_FUNC)
 				return missing(err, im, "function",
 					       d->name.str.ptr);
@@ -268,6 +331,12 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 			if (d->type.type_eq &&
 			    (v.rt = cm_rmap_lookup(inst, d->type.type)) != NULL)
 				break;
+			if ((ld == NULL || ld->kind != DEF_RESOURCE) && fb) {
+				if ((v.rt = fallback_resource(inst, d)) == NULL)
+					return cm_error_set(err, CM_ERR_NOMEM,
+							    "out of memory");
+				break;
+			}
 			if (ld == NULL || ld->kind != DEF_RESOURCE)
 				return missing(err, im, "resource type",
 					       d->name.str.ptr);
@@ -370,7 +439,7 @@ int cm_linker_resolve(const cm_linker *l, cm_component_instance *inst,
 			return 0;
 		}
 		defined = compat_instance(l, name);
-		if (defined != NULL)
+		if (defined != NULL || falls_back(l, name))
 			return host_instance(l, inst, im, defined, out, err);
 		break;
 	case CM_SORT_TYPE:

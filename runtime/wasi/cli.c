@@ -142,6 +142,10 @@ static const struct {
 	{"wasi:cli/terminal-stdin" WASI_V, "get-terminal-stdin", no_terminal},
 	{"wasi:cli/terminal-stdout" WASI_V, "get-terminal-stdout", no_terminal},
 	{"wasi:cli/terminal-stderr" WASI_V, "get-terminal-stderr", no_terminal},
+	/* WASI 0.3: the same environment (stdio there is streams) */
+	{"wasi:cli/environment@0.3.0", "get-environment", get_environment},
+	{"wasi:cli/environment@0.3.0", "get-arguments", get_arguments},
+	{"wasi:cli/environment@0.3.0", "get-initial-cwd", initial_cwd},
 };
 
 int wasi_link_cli(wasi_ctx *ctx, cm_linker *l)

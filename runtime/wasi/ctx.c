@@ -517,7 +517,8 @@ int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l)
 	}
 	if (wasi_link_cli(ctx, l) || wasi_link_clocks_random(ctx, l) ||
 	    wasi_link_io(ctx, l) || wasi_link_filesystem(ctx, l) ||
-	    wasi_link_clocks_p3(ctx, l))
+	    wasi_link_clocks_p3(ctx, l) ||
+	    cm_linker_define_fallback(l, "wasi:", wasi_deny, ctx))
 		return -1;
 	return 0;
 }

@@ -157,6 +157,9 @@ void wasi_poll_block(wasi_ctx *ctx, const wasi_obj *const *ps, uint32_t n);
 void wasi_stdout_write(wasi_ctx *ctx, int which, const uint8_t *p, size_t n);
 
 /* Per-interface registration (cli.c, clocks.c, io.c, filesystem.c). */
+/* deny.c: the linker's fallback for every "wasi:" function not served */
+int wasi_deny(cm_host_call *call, void *env, const cm_val *args,
+	      uint32_t nargs, cm_val *res, uint32_t nres);
 int wasi_link_cli(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_clocks_random(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_io(wasi_ctx *ctx, cm_linker *l);

@@ -11,6 +11,11 @@
  *    calls back into it).
  *  - wasi_add_to_linker registers each interface once under its 0.2.12
  *    name; the linker matches any semver-compatible 0.2.x import to it.
+ *    Every other "wasi:" function (wasi:sockets, wasi:http, the parts of
+ *    0.3 not written yet, a function a newer minor version adds) is
+ *    deny-by-default (deny.c, the linker's fallback): it answers with
+ *    its interface's own access-denied / not-supported error, so a
+ *    component of any standard world links.
  *  - Nothing aborts on guest input: bad handles and impossible requests
  *    trap the calling component (cm_host_call_trap), OS failures become
  *    the interface's error values.
