@@ -34,6 +34,7 @@ void config_init(struct config *c)
 	c->keep_events = -1;
 	c->keep_age = -1;
 	c->host_bytes = -1;
+	c->memory = -1;
 	c->call_deadline = -1;
 	c->history = -1;
 	c->socket_group = NULL;
@@ -227,6 +228,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		lslot = &out->keep_age;
 	else if (key_is(k, (size_t)(ke - k), "service-host-bytes"))
 		lslot = &out->host_bytes;
+	else if (key_is(k, (size_t)(ke - k), "service-memory"))
+		lslot = &out->memory;
 	else if (key_is(k, (size_t)(ke - k), "call-deadline"))
 		lslot = &out->call_deadline;
 	else if (key_is(k, (size_t)(ke - k), "socket-group"))
@@ -297,6 +300,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		n = lslot == &out->keep_age || lslot == &out->call_deadline
 			    ? duration_parse(value)
 		    : lslot == &out->host_bytes ? size_parse(value)
+		    : lslot == &out->memory	? config_bytes_value(value)
 						: count_parse(value);
 		free(value);
 		if (n == -2)
@@ -305,6 +309,12 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			return fail(err, errlen, name, lineno,
 				    "service-host-bytes must be a size of at "
 				    "least 1M, like 256M or 1G, not '%.*s'",
+				    (int)(ve - v), v);
+		if (n < 0 && lslot == &out->memory)
+			return fail(err, errlen, name, lineno,
+				    "service-memory must be a size like 64M "
+				    "or 4G (0: the component's own limit), not "
+				    "'%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0 && lslot == &out->call_deadline)
 			return fail(err, errlen, name, lineno,

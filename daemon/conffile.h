@@ -20,6 +20,8 @@
  *     duration N, Ns, Nm, Nh or Nd; 0: no limit), service-host-bytes
  *     (limits.hostBytes of the services that set none: a size N, NK,
  *     NM or NG, at least 1M; applies to stores made after it is read),
+ *     service-memory (limits.memory of the services that set none: a
+ *     size; 0: the component's own limit),
  *     call-deadline (the deadline of a call that asks for none, of a
  *     service without limits.deadlineMs: a duration; 0: none; default
  *     CONFIG_CALL_DEADLINE_DEFAULT; applies to calls made after it is
@@ -61,6 +63,9 @@ struct config {
 	/* service-host-bytes: limits.hostBytes of services that set none;
 	 * -1 when not set (the runtime's default) */
 	long long host_bytes;
+	/* service-memory: limits.memory of services that set none (bytes
+	 * per memory; 0: the component's own limit); -1 when not set */
+	long long memory;
 	/* call-deadline in seconds; -1 when not set; 0: none */
 	long long call_deadline;
 	int history; /* `history`: 1 on, 0 off, -1 when not set */

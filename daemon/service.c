@@ -457,6 +457,15 @@ static int load_component(struct service *s, const char **kind)
 }
 
 /* A fresh store and instance of the loaded component. */
+/* The bytes per memory its stores may have: its own limits.memory,
+ * else hostel.conf's service-memory, else the component's own limit. */
+static uint64_t service_memory(const struct service *s)
+{
+	if (s->limits.memory)
+		return s->limits.memory;
+	return s->d->file.memory > 0 ? (uint64_t)s->d->file.memory : 0;
+}
+
 uint64_t service_host_bytes(const struct service *s)
 {
 	/* the service's own, else hostel.conf's, else the runtime's */
@@ -470,7 +479,7 @@ uint64_t service_host_bytes(const struct service *s)
 static int new_store(struct service *s, const char **kind)
 {
 	cm_store_config cfg = {
-		.limits = {.max_memory_pages = s->limits.memory / WASM_PAGE,
+		.limits = {.max_memory_pages = service_memory(s) / WASM_PAGE,
 			   .max_table_elems = s->limits.table_elements,
 			   .start_fuel = s->limits.fuel_per_call
 						 ? s->limits.fuel_per_call

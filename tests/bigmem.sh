@@ -55,4 +55,20 @@ check "one past the end traps, out of bounds (exit $rc)" \
 run long
 check "2^31 bytes trap: the length limit (exit $rc)" \
 	test "$rc" -ne 0 -a -n "$(grep 'string length exceeds the maximum' "$T/long.out")"
-tap_finish
+
+# ---- hosteld: hostel.conf's service-memory bounds it ------------------------
+HOSTELD=$B/daemon/hosteld
+SOCK=$T/h.sock
+printf 'service-memory = 64M\n' >"$T/hostel.conf"
+"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" \
+	--config "$T/hostel.conf" 2>>"$T/log" &
+PIDS="$PIDS $!"
+check "hosteld starts with service-memory = 64M" wait_for 10 alive
+H deploy "$G" --name big >/dev/null 2>&1
+check "memory.grow past it answers -1" test "$(H call big 'grow()' 2>&1)" = -1
+H deploy "$G" --name big2 --memory 4294574080 >/dev/null 2>&1
+check "a service's own limits.memory wins: it grows" \
+	test "$(H call big2 'grow()' 2>&1)" = 1
+kill -TERM $PIDS 2>/dev/null
+wait
+tap_finish "$T/log"

@@ -176,6 +176,26 @@ START_TEST(host_bytes_key)
 }
 END_TEST
 
+/* service-memory: a size in bytes (0: the component's own), -1 unset. */
+START_TEST(memory_key)
+{
+	struct config c;
+	char err[256] = "";
+
+	ck_assert_int_eq(parse("service-memory = 64M\n", &c, err), 0);
+	ck_assert_int_eq(c.memory, 64LL << 20);
+	config_free(&c);
+	ck_assert_int_eq(c.memory, -1);
+	ck_assert_int_eq(parse("service-memory = 0\n", &c, err), 0);
+	ck_assert_int_eq(c.memory, 0);
+	config_free(&c);
+	bad("service-memory = lots\n",
+	    "test.conf:1: service-memory must be a size like 64M");
+	bad("service-memory = 1M\nservice-memory = 2M\n",
+	    "test.conf:2: 'service-memory' is set twice");
+}
+END_TEST
+
 /* call-deadline: a duration in seconds, 0 for none, -1 when not set. */
 START_TEST(call_deadline_key)
 {
@@ -289,6 +309,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, history_keys);
 	tcase_add_test(tc, history_key_errors);
 	tcase_add_test(tc, host_bytes_key);
+	tcase_add_test(tc, memory_key);
 	tcase_add_test(tc, call_deadline_key);
 	tcase_add_test(tc, nul_byte);
 	tcase_add_test(tc, long_socket_path);
