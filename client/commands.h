@@ -41,6 +41,7 @@ int cmd_call(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 /* `hostel inspect NAME` when NAME is no file: ask hosteld. */
 int cmd_inspect_service(const char *name);

@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{"cancel", cmd_cancel, "cancel a call by its id"},
 	{"start", cmd_start, "start a service"},
 	{"stop", cmd_stop, "stop a service"},
+	{"snapshot", cmd_snapshot, "snapshot a service's store now"},
 	{"rm", cmd_rm, "remove a service"},
 	{"logs", cmd_logs, "print (and follow) hosteld's event history"},
 	{"history", cmd_history,

@@ -4,8 +4,9 @@
  *   hostel deploy FILE [--name NAME] [--fuel N] [--memory BYTES]
  *                      [--deadline MS] [--no-autostart] [--env NAME=VALUE]...
  *                      [--arg ARG]... [--dir HOST[::GUEST]]...
+ *                      [--durability none|stop]
  *   hostel ps [--json]
- *   hostel start|stop|rm SERVICE
+ *   hostel start|stop|rm|snapshot SERVICE
  *   hostel inspect SERVICE        (when SERVICE is not a file)
  *
  * deploy adds the component (io.hostel.Component.Add) and creates and
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/commands.h"
 #include "client/daemon-client.h"
@@ -70,16 +72,51 @@ static char *default_name(const char *path)
 	return name;
 }
 
+/* A snapshot's size and age, "-" without one: "12K/3m". */
+static void snapshot_text(json_t *snap, char *buf, size_t len)
+{
+	long long bytes = (long long)json_integer_value(
+		json_object_get(snap, "bytes"));
+	long long created = (long long)json_integer_value(
+		json_object_get(snap, "created"));
+	long long age = (long long)time(NULL) - created / 1000;
+	const char *unit = "B";
+
+	if (!snap) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (bytes >= 10 * 1024 * 1024) {
+		bytes /= 1024 * 1024;
+		unit = "M";
+	} else if (bytes >= 10 * 1024) {
+		bytes /= 1024;
+		unit = "K";
+	}
+	if (age < 0)
+		age = 0;
+	if (age < 120)
+		snprintf(buf, len, "%lld%s/%llds", bytes, unit, age);
+	else if (age < 7200)
+		snprintf(buf, len, "%lld%s/%lldm", bytes, unit, age / 60);
+	else
+		snprintf(buf, len, "%lld%s/%lldh", bytes, unit, age / 3600);
+}
+
 static void print_service_line(json_t *s)
 {
 	const char *comp = json_string_value(json_object_get(s, "component"));
 	const char *reason = json_string_value(json_object_get(s, "reason"));
+	const char *dur = json_string_value(json_object_get(s, "durability"));
+	char snap[48];
 
-	printf("%-20s %-9s %7" JSON_INTEGER_FORMAT " %.12s %s\n",
+	snapshot_text(json_object_get(s, "snapshot"), snap, sizeof(snap));
+	printf("%-20s %-9s %7" JSON_INTEGER_FORMAT " %-12.12s %-7s %-12s %s\n",
 	       json_string_value(json_object_get(s, "name")),
 	       json_string_value(json_object_get(s, "state")),
 	       json_integer_value(json_object_get(s, "calls")),
-	       comp ? comp : "?", reason ? reason : "");
+	       comp ? comp : "?", dur ? dur : "none", snap,
+	       reason ? reason : "");
 }
 
 int cmd_deploy(int argc, char **argv)
@@ -88,6 +125,7 @@ int cmd_deploy(int argc, char **argv)
 		{"name", required_argument, NULL, 'n'},
 		{"fuel", required_argument, NULL, 'f'},
 		{"memory", required_argument, NULL, 'm'},
+		{"durability", required_argument, NULL, 'u'},
 		{"deadline", required_argument, NULL, 'd'},
 		{"no-autostart", no_argument, NULL, 'A'},
 		{"env", required_argument, NULL, 'e'},
@@ -98,7 +136,7 @@ int cmd_deploy(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *socket_opt = NULL, *path;
-	char *name = NULL, *b64 = NULL;
+	char *name = NULL, *b64 = NULL, *durability = NULL;
 	json_t *limits = json_object(), *env = json_object(),
 	       *args = json_array(), *dirs = json_array(), *config;
 	struct varlink_client *client = NULL;
@@ -181,6 +219,11 @@ int cmd_deploy(int argc, char **argv)
 					    json_integer((json_int_t)v));
 			break;
 		}
+		case 'u':
+			/* "none" or "stop": the daemon checks it */
+			free(durability);
+			durability = strdup(optarg);
+			break;
 		case 'A':
 			autostart = false;
 			break;
@@ -191,7 +234,7 @@ int cmd_deploy(int argc, char **argv)
 			printf("usage: hostel deploy FILE [--name NAME] "
 			       "[--fuel N] "
 			       "[--memory BYTES] [--deadline MS] "
-			       "[--no-autostart]\n"
+			       "[--no-autostart] [--durability none|stop]\n"
 			       "                     [--env NAME=VALUE]... "
 			       "[--arg ARG]... [--dir HOST[::GUEST]]...\n");
 			rc = HOSTEL_EXIT_OK;
@@ -258,6 +301,9 @@ int cmd_deploy(int argc, char **argv)
 		json_object_set(config, "args", args);
 	if (json_array_size(dirs))
 		json_object_set(config, "preopens", dirs);
+	if (durability)
+		json_object_set_new(config, "durability",
+				    json_string(durability));
 	rc = daemon_client_call("deploy", client, "io.hostel.Service.Create",
 				json_pack("{ss,ss,so,sb}", "name", name,
 					  "component", sha, "config", config,
@@ -281,6 +327,7 @@ out:
 	json_decref(dirs);
 	free(b64);
 	free(name);
+	free(durability);
 	return rc;
 }
 
@@ -344,8 +391,8 @@ int cmd_ps(int argc, char **argv)
 		printf("%s\n", text ? text : "{}");
 		free(text);
 	} else if (!rc) {
-		printf("%-20s %-9s %7s %-12s %s\n", "NAME", "STATE", "CALLS",
-		       "COMPONENT", "REASON");
+		printf("%-20s %-9s %7s %-12s %-7s %-12s %s\n", "NAME", "STATE",
+		       "CALLS", "COMPONENT", "DURABLE", "SNAPSHOT", "REASON");
 		json_array_foreach(
 			json_object_get(reply.parameters, "services"), i, s)
 			print_service_line(s);
@@ -393,6 +440,38 @@ int cmd_start(int argc, char **argv)
 int cmd_stop(int argc, char **argv)
 {
 	return one_service("stop", "io.hostel.Service.Stop", argc, argv);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	struct varlink_client *client = NULL;
+	struct varlink_reply reply = {0};
+	const char *socket_opt = NULL;
+	bool json = false;
+	int rc = simple_args("snapshot", argc, argv, 1, &socket_opt, &json);
+
+	if (rc)
+		return rc < 0 ? HOSTEL_EXIT_OK : rc;
+	rc = daemon_client_open("snapshot", socket_opt,
+				DAEMON_CLIENT_TIMEOUT_MS, &client);
+	if (!rc)
+		rc = daemon_client_call("snapshot", client,
+					"io.hostel.Service.Snapshot",
+					json_pack("{ss}", "name", argv[optind]),
+					0, &reply);
+	if (!rc && reply.error)
+		rc = daemon_client_report("snapshot", &reply);
+	if (!rc)
+		printf("snapshot of %s: %" JSON_INTEGER_FORMAT
+		       " bytes in %" JSON_INTEGER_FORMAT " ms\n",
+		       argv[optind],
+		       json_integer_value(
+			       json_object_get(reply.parameters, "bytes")),
+		       json_integer_value(
+			       json_object_get(reply.parameters, "ms")));
+	varlink_reply_clear(&reply);
+	varlink_client_free(client);
+	return rc;
 }
 
 int cmd_rm(int argc, char **argv)

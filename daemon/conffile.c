@@ -37,6 +37,7 @@ void config_init(struct config *c)
 	c->memory = -1;
 	c->call_deadline = -1;
 	c->history = -1;
+	c->durability = -1;
 	c->socket_group = NULL;
 	c->allow_call = NULL;
 	c->allow_deploy = NULL;
@@ -242,6 +243,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		tslot = &out->allow_admin;
 	else if (key_is(k, (size_t)(ke - k), "history"))
 		islot = &out->history;
+	else if (key_is(k, (size_t)(ke - k), "durability"))
+		islot = &out->durability;
 	else
 		return fail(err, errlen, name, lineno,
 			    "unknown key '%.*s' (known: socket, state-dir, "
@@ -250,7 +253,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "service-host-bytes, call-deadline, socket-group, "
 			    "allow-call, "
 			    "allow-deploy, "
-			    "allow-admin, history)",
+			    "allow-admin, history, durability)",
 			    (int)(ke - k), k);
 	if (v == ve)
 		return fail(err, errlen, name, lineno, "'%.*s' has no value",
@@ -283,6 +286,19 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 				    "history must be on or off, not '%.*s'",
 				    (int)(ve - v), v);
 		out->history = level;
+		return 0;
+	}
+	if (islot == &out->durability) {
+		level = !strcmp(value, "none")	 ? 0
+			: !strcmp(value, "stop") ? 1
+						 : -1;
+		free(value);
+		if (level < 0)
+			return fail(err, errlen, name, lineno,
+				    "durability must be none or stop, not "
+				    "'%.*s'",
+				    (int)(ve - v), v);
+		out->durability = level;
 		return 0;
 	}
 	if (islot) {

@@ -37,6 +37,7 @@ const struct method daemon_methods[] = {
 	{"io.hostel.Service.Inspect", method_service_inspect, ACCESS_CALL},
 	{"io.hostel.Service.Start", method_service_start, ACCESS_DEPLOY},
 	{"io.hostel.Service.Stop", method_service_stop, ACCESS_DEPLOY},
+	{"io.hostel.Service.Snapshot", method_service_snapshot, ACCESS_DEPLOY},
 	{"io.hostel.Service.Remove", method_service_remove, ACCESS_DEPLOY},
 	{"io.hostel.Call.Invoke", method_call_invoke, ACCESS_CALL},
 	{"io.hostel.Call.Cancel", method_call_cancel, ACCESS_CALL},

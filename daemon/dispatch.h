@@ -95,6 +95,7 @@ void method_service_list(struct call *call);
 void method_service_inspect(struct call *call);
 void method_service_start(struct call *call);
 void method_service_stop(struct call *call);
+void method_service_snapshot(struct call *call);
 void method_service_remove(struct call *call);
 void method_call_invoke(struct call *call);
 void method_call_cancel(struct call *call);

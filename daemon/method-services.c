@@ -373,6 +373,25 @@ void method_service_stop(struct call *call)
 	reply_info(call, s);
 }
 
+void method_service_snapshot(struct call *call)
+{
+	static const char *const known[] = {"name", NULL};
+	struct service *s;
+	char why[256];
+	uint64_t bytes, ms;
+
+	if (!call_check_parameters(call, known) || !(s = find_managed(call)))
+		return;
+	if (service_snapshot(s, "request", &bytes, &ms, why, sizeof(why))) {
+		call_error(call, ERR("SnapshotFailed"),
+			   json_pack("{ss,ss}", "name", s->name, "reason",
+				     why));
+		return;
+	}
+	call_reply(call, json_pack("{sI,sI}", "bytes", (json_int_t)bytes,
+				   "ms", (json_int_t)ms));
+}
+
 void method_service_remove(struct call *call)
 {
 	static const char *const known[] = {"name", NULL};

@@ -35,8 +35,10 @@
 #include "daemon/invocation.h"
 #include "daemon/service-wasi.h"
 #include "daemon/service.h"
+#include "run/snapshot.h"
 #include "store/components.h"
 #include "store/db.h"
+#include "store/snapshots.h"
 
 #define WASM_PAGE 65536u
 /*
@@ -174,6 +176,20 @@ int service_parse_limits(const char *config, struct service_limits *out,
 	/* The WASI keys are checked here too, so Create refuses them. */
 	if (service_wasi_check_config(root, why, whylen))
 		goto out;
+	v = json_object_get(root, "durability");
+	if (v && !json_is_null(v)) {
+		const char *d = json_string_value(v);
+
+		if (d && !strcmp(d, "none")) {
+			out->durability = SERVICE_DURABILITY_NONE;
+		} else if (d && !strcmp(d, "stop")) {
+			out->durability = SERVICE_DURABILITY_STOP;
+		} else {
+			snprintf(why, whylen,
+				 "durability: expected \"none\" or \"stop\"");
+			goto out;
+		}
+	}
 	limits = json_object_get(root, "limits");
 	if (limits && !json_is_null(limits)) {
 		if (!json_is_object(limits)) {
@@ -530,11 +546,151 @@ static int new_store(struct service *s, const char **kind)
 	return 0;
 }
 
+/* ---- durability ------------------------------------------------------------
+ */
+
+int service_durability(const struct service *s)
+{
+	if (s->limits.durability != SERVICE_DURABILITY_UNSET)
+		return s->limits.durability;
+	return s->d->file.durability == 1 ? SERVICE_DURABILITY_STOP
+					  : SERVICE_DURABILITY_NONE;
+}
+
+const char *service_durability_name(int durability)
+{
+	return durability == SERVICE_DURABILITY_STOP ? "stop" : "none";
+}
+
+static void sha_bytes(const char *hex, uint8_t out[32])
+{
+	memset(out, 0, 32);
+	for (int i = 0; i < 64 && hex[i]; i++) {
+		char c = hex[i];
+		int v = c >= '0' && c <= '9' ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+					       : 0;
+
+		out[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
+	}
+}
+
+static void store_event(struct service *s, const char *kind, json_t *p)
+{
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+
+	if (h && p)
+		h->event(h->ctx, s->name, NULL, kind, p, NULL, NULL);
+	json_decref(p);
+}
+
+int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
+		     uint64_t *ms, char *why, size_t whylen)
+{
+	struct db *db = db_of(s);
+	uint64_t t0 = mono_ns();
+	uint8_t sha[32], *buf = NULL;
+	size_t len = 0;
+	cm_error err;
+	int rc;
+
+	*bytes = *ms = 0;
+	memset(&err, 0, sizeof(err));
+	if (s->state != SERVICE_RUNNING || !s->store) {
+		snprintf(why, whylen, "the service is %s",
+			 service_state_name(s->state));
+		rc = -1;
+	} else if (s->run_head || s->queue_head) {
+		snprintf(why, whylen, "not supported yet: calls in flight");
+		rc = -1;
+	} else if (!db) {
+		snprintf(why, whylen, "the database is not open");
+		rc = -1;
+	} else {
+		sha_bytes(s->component, sha);
+		rc = cm_store_snapshot(s->store, sha, &buf, &len, &err);
+		if (rc)
+			snprintf(why, whylen, "%s", err.msg);
+		else if (snapshots_put(db, s->name, s->component,
+				       CM_SNAPSHOT_FORMAT, buf, len)) {
+			snprintf(why, whylen, "%s", db_errmsg(db));
+			rc = -1;
+		}
+	}
+	free(buf);
+	*ms = (mono_ns() - t0) / 1000000u;
+	if (rc) {
+		log_warn(&s->d->log, "service %s: no snapshot: %s", s->name,
+			 why);
+		store_event(s, HISTORY_STORE_SNAPSHOT_FAILED,
+			    json_pack("{ss,ss}", "reason", why, "trigger",
+				      trigger));
+		return -1;
+	}
+	*bytes = len;
+	log_info(&s->d->log, "service %s: snapshot of %zu bytes in %llu ms",
+		 s->name, len, (unsigned long long)*ms);
+	store_event(s, HISTORY_STORE_SNAPSHOTTED,
+		    json_pack("{sI,sI,ss}", "bytes", (json_int_t)len, "ms",
+			      (json_int_t)*ms, "trigger", trigger));
+	return 0;
+}
+
+/*
+ * Durability "stop": overwrite the fresh store with the last snapshot.
+ * 1 restored, 0 none to restore, -1 refused (why; the store may be
+ * partly overwritten: the caller makes a fresh one).
+ */
+static int restore_snapshot(struct service *s, uint64_t *bytes, char *why,
+			    size_t whylen)
+{
+	struct db *db = db_of(s);
+	struct snapshot_record rec;
+	uint8_t sha[32];
+	cm_error err;
+	int rc;
+
+	*bytes = 0;
+	if (!db || service_durability(s) != SERVICE_DURABILITY_STOP)
+		return 0;
+	rc = snapshots_get(db, s->name, 1, &rec);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc) {
+		snprintf(why, whylen, "%s", db_errmsg(db));
+		return -1;
+	}
+	*bytes = rec.size;
+	memset(&err, 0, sizeof(err));
+	if (strcmp(rec.component, s->component)) {
+		snprintf(why, whylen,
+			 "the snapshot is of component %.12s..., the service "
+			 "runs %.12s...",
+			 rec.component, s->component);
+		rc = -1;
+	} else if (rec.format != CM_SNAPSHOT_FORMAT) {
+		snprintf(why, whylen,
+			 "snapshot format %u, this hosteld reads format %u",
+			 rec.format, CM_SNAPSHOT_FORMAT);
+		rc = -1;
+	} else {
+		sha_bytes(s->component, sha);
+		rc = cm_store_restore(s->store, sha, rec.data, rec.size, &err);
+		if (rc)
+			snprintf(why, whylen, "%s", err.msg);
+	}
+	free(rec.data);
+	return rc ? -1 : 1;
+}
+
 int service_start(struct service *s, const char **kind)
 {
 	const struct history_hooks *h = daemon_history_hooks(s->d);
 	bool recreate = s->state == SERVICE_POISONED && s->comp;
 	const char *k = "";
+	char snap_why[CM_ERROR_MSG_MAX];
+	uint64_t snap_bytes = 0;
+	int restored = 0;
 
 	if (s->state == SERVICE_POISONED) {
 		note_poisoned(s);
@@ -553,6 +709,18 @@ int service_start(struct service *s, const char **kind)
 		goto failed;
 	if (new_store(s, kind) < 0)
 		goto failed;
+	/* after a trap the store is fresh: the snapshot is for restarts */
+	if (!recreate)
+		restored = restore_snapshot(s, &snap_bytes, snap_why,
+					    sizeof(snap_why));
+	if (restored < 0) {
+		log_warn(&s->d->log,
+			 "service %s: snapshot refused, a fresh store: %s",
+			 s->name, snap_why);
+		drop_store(s);
+		if (new_store(s, kind) < 0)
+			goto failed;
+	}
 	if (h) {
 		if (recreate && h->event) {
 			/* store.recreated's own shape, with the back-off */
@@ -571,6 +739,15 @@ int service_start(struct service *s, const char **kind)
 		} else {
 			h->store_created(h->ctx, s->name, s->component);
 		}
+	}
+	if (restored > 0) {
+		log_info(&s->d->log, "service %s: store restored (%llu bytes)",
+			 s->name, (unsigned long long)snap_bytes);
+		store_event(s, HISTORY_STORE_RESTORED,
+			    json_pack("{sI}", "bytes", (json_int_t)snap_bytes));
+	} else if (restored < 0) {
+		store_event(s, HISTORY_STORE_RESTORE_FAILED,
+			    json_pack("{ss}", "reason", snap_why));
 	}
 	if (recreate)
 		s->recreated++;
@@ -595,6 +772,17 @@ failed:
 	return -1;
 }
 
+/* Durability "stop": a graceful stop of a running store snapshots it. */
+void service_snapshot_at_stop(struct service *s)
+{
+	char why[CM_ERROR_MSG_MAX];
+	uint64_t bytes, ms;
+
+	if (service_durability(s) == SERVICE_DURABILITY_STOP &&
+	    s->state == SERVICE_RUNNING && s->store)
+		service_snapshot(s, "stop", &bytes, &ms, why, sizeof(why));
+}
+
 /* End every queued call as cancelled. */
 static void cancel_queue(struct service *s, const char *reason)
 {
@@ -608,9 +796,11 @@ static void cancel_queue(struct service *s, const char *reason)
 	stop_running(s, reason);
 }
 
-void service_stop(struct service *s, const char *reason)
+static void stop(struct service *s, const char *reason, bool snapshot)
 {
 	cancel_queue(s, reason);
+	if (snapshot)
+		service_snapshot_at_stop(s);
 	drop_live(s);
 	if (s->ev_recreate)
 		evtimer_del(s->ev_recreate);
@@ -620,6 +810,12 @@ void service_stop(struct service *s, const char *reason)
 		set_state(s, SERVICE_STOPPED);
 		log_info(&s->d->log, "service %s: stopped", s->name);
 	}
+}
+
+/* A graceful stop: durability "stop" snapshots the store first. */
+void service_stop(struct service *s, const char *reason)
+{
+	stop(s, reason, true);
 }
 
 /* ---- the pump ------------------------------------------------------------ */
@@ -988,8 +1184,10 @@ void service_registry_stopping(struct daemon *d)
 {
 	if (!reg(d))
 		return;
-	for (struct service *s = reg(d)->head; s; s = s->next)
+	for (struct service *s = reg(d)->head; s; s = s->next) {
 		cancel_queue(s, "hosteld is stopping");
+		service_snapshot_at_stop(s);
+	}
 }
 
 void service_registry_free(struct daemon *d)
@@ -1090,7 +1288,7 @@ int service_remove(struct service *s)
 	struct db *db = db_of(s);
 	int rc;
 
-	service_stop(s, "the service is removed");
+	stop(s, "the service is removed", false); /* its snapshot goes */
 	rc = db ? services_remove(db, s->name) : -ENODEV;
 	if (rc && rc != -ENOENT)
 		return rc;
@@ -1101,10 +1299,18 @@ int service_remove(struct service *s)
 json_t *service_info_json(const struct service *s)
 {
 	json_t *config = json_loads(s->config, 0, NULL);
+	struct db *db = daemon_history_db(s->d);
+	struct snapshot_record rec;
+	json_t *snap = NULL, *info;
 
 	if (!config)
 		config = json_object();
-	return json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so,ss*}", "name", s->name,
+	/* the row without its blob: one indexed lookup */
+	if (db && snapshots_get(db, s->name, 0, &rec) == 0)
+		snap = json_pack("{sI,sI,ss}", "bytes", (json_int_t)rec.size,
+				 "created", (json_int_t)(rec.created / 1000000),
+				 "component", rec.component);
+	info = json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so,ss*}", "name", s->name,
 			 "component", s->component, "state",
 			 service_state_name(s->state), "autostart",
 			 s->autostart, "config", config, "reason",
@@ -1114,4 +1320,14 @@ json_t *service_info_json(const struct service *s)
 			 "recreated", (json_int_t)s->recreated, "owner",
 			 s->owner >= 0 ? json_integer(s->owner) : json_null(),
 			 "source", s->source);
+	if (info) {
+		json_object_set_new(info, "durability",
+				    json_string(service_durability_name(
+					    service_durability(s))));
+		if (snap)
+			json_object_set_new(info, "snapshot", snap);
+		snap = NULL;
+	}
+	json_decref(snap);
+	return info;
 }

@@ -91,6 +91,20 @@ struct service_limits {
 	uint64_t table_elements;
 	/* calls waiting for room under the cap; 0: SERVICE_MAX_QUEUED_CALLS */
 	uint64_t max_queued_calls;
+	/* config "durability": SERVICE_DURABILITY_*; UNSET: hostel.conf's */
+	int durability;
+};
+
+/*
+ * Durability of a service's store (docs/architecture.md "Durability"):
+ * NONE, a fresh store at every start (the default); STOP, a snapshot of
+ * the store when the service stops gracefully (hosteld's SIGTERM, Stop)
+ * or on request (Snapshot), restored when it starts again.
+ */
+enum {
+	SERVICE_DURABILITY_UNSET = 0,
+	SERVICE_DURABILITY_NONE,
+	SERVICE_DURABILITY_STOP,
 };
 
 #ifndef SERVICE_MAX_CONCURRENT_CALLS
@@ -164,6 +178,21 @@ struct service {
 	uint64_t recreate_at_ns, recreated_ns;
 	struct event *ev_recreate;
 };
+
+/* The durability in force: the config's, else hostel.conf's, else NONE. */
+int service_durability(const struct service *s);
+const char *service_durability_name(int durability);
+
+/*
+ * Snapshot the running store into the database now (store.snapshotted
+ * or store.snapshot_failed, with `trigger`: "stop", "request").  0 and
+ * the size and time it took, or -1 with the reason.
+ */
+int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
+		     uint64_t *ms, char *why, size_t whylen);
+/* The same at a graceful stop, when the durability is "stop" (after the
+ * calls were cancelled: a store with calls in flight is refused). */
+void service_snapshot_at_stop(struct service *s);
 
 struct service_registry {
 	struct service *head;

@@ -60,7 +60,8 @@ struct parse {
 	size_t dirlen;
 	struct service_file *out;
 	json_t *env, *args, *preopens, *limits;
-	bool seen_component, seen_owner, seen_autostart;
+	bool seen_component, seen_owner, seen_autostart, seen_durability;
+	const char *durability; /* "none", "stop" or NULL: not set */
 };
 
 static int failf(char *err, size_t errlen, const char *name, unsigned line,
@@ -230,6 +231,18 @@ static int parse_kv(struct parse *p, const char *k, const char *v,
 		p->out->autostart = b;
 		return 0;
 	}
+	if (strcmp(k, "durability") == 0) {
+		if ((rc = once(&p->seen_durability, k, name, line, err,
+			       errlen)))
+			return rc;
+		if (strcmp(v, "none") && strcmp(v, "stop"))
+			return failf(err, errlen, name, line,
+				     "durability: expected none or stop, not "
+				     "'%.64s'",
+				     v);
+		p->durability = strcmp(v, "none") ? "stop" : "none";
+		return 0;
+	}
 	if (strcmp(k, "env") == 0)
 		return parse_env(p, v, name, line, err, errlen);
 	if (strcmp(k, "arg") == 0)
@@ -286,7 +299,10 @@ static char *config_text(struct parse *p)
 	    (json_array_size(p->preopens) == 0 ||
 	     json_object_set(c, "preopens", p->preopens) == 0) &&
 	    (json_object_size(p->limits) == 0 ||
-	     json_object_set(c, "limits", p->limits) == 0))
+	     json_object_set(c, "limits", p->limits) == 0) &&
+	    (!p->durability ||
+	     json_object_set_new(c, "durability",
+				 json_string(p->durability)) == 0))
 		text = json_dumps(c, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(c);
 	return text;

@@ -23,6 +23,9 @@
  *                     (the daemon records arguments and results longer
  *                     than HISTORY_VALUE_MAX in their bounded form too)
  *   store.created / store.poisoned / store.recreated (component?, ...)
+ *   store.snapshotted (bytes, ms, trigger) / store.snapshot_failed
+ *                     (reason, trigger) / store.restored (bytes) /
+ *                     store.restore_failed (reason): durability
  *   service.*         (service lifecycle: created, updated, removed, ...)
  *   daemon.*          (started, stopped, reloaded, ...; no service)
  *   guest.stdout / guest.stderr  (line, truncated?): one line of output,
@@ -119,6 +122,11 @@ struct history_batch;
 #define HISTORY_STORE_CREATED	 "store.created"
 #define HISTORY_STORE_POISONED	 "store.poisoned"
 #define HISTORY_STORE_RECREATED	 "store.recreated"
+/* Durable stores (issue 22): the daemon's payloads, hostel-protocol(7). */
+#define HISTORY_STORE_SNAPSHOTTED     "store.snapshotted"
+#define HISTORY_STORE_SNAPSHOT_FAILED "store.snapshot_failed"
+#define HISTORY_STORE_RESTORED	      "store.restored"
+#define HISTORY_STORE_RESTORE_FAILED  "store.restore_failed"
 #define HISTORY_DAEMON_STARTED	 "daemon.started"
 #define HISTORY_DAEMON_STOPPED	 "daemon.stopped"
 #define HISTORY_DAEMON_RELOADED	 "daemon.reloaded"

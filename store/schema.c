@@ -239,6 +239,25 @@ static const char v7[] =
 	 */
 	"ALTER TABLE services ADD COLUMN source TEXT;";
 
+static const char v8[] =
+	/*
+	 * Durable stores (issue 22): the last snapshot of each service's
+	 * store (runtime/run/snapshot.h), replaced whole; the component and
+	 * format it was written with, so a mismatch is refused before the
+	 * blob is read.  A removed service takes its snapshot along.
+	 */
+	"CREATE TABLE snapshots ("
+	" service TEXT NOT NULL PRIMARY KEY,"
+	" component TEXT NOT NULL"
+	"  CHECK (length(component) = 64 AND component NOT GLOB '*[^0-9a-f]*'),"
+	" format INTEGER NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" size INTEGER NOT NULL CHECK (size = length(data)),"
+	" data BLOB NOT NULL);"
+	"CREATE TRIGGER services_drop_snapshot AFTER DELETE ON services BEGIN"
+	" DELETE FROM snapshots WHERE service = old.name;"
+	"END;";
+
 static const struct migration migrations[] = {
 	{1, "components, services, events", v1},
 	{2, "calls and the exactly-once terminal rule; retention", v2},
@@ -247,6 +266,7 @@ static const struct migration migrations[] = {
 	{5, "no calls table: one unique index keeps calls exactly-once", v5},
 	{6, "no AUTOINCREMENT: one page less in every commit", v6},
 	{7, "services declared in files: their source", v7},
+	{8, "store snapshots (durability)", v8},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == SCHEMA_VERSION,

@@ -24,13 +24,15 @@
  *   6  events without AUTOINCREMENT (sqlite_sequence cost a page in
  *      every commit); retention keeps the newest event, so that seqs
  *      are still never reused
+ *   7  services declared in files: their source
+ *   8  snapshots: the last store snapshot of each service (durability)
  */
 #ifndef HOSTEL_STORE_SCHEMA_H
 #define HOSTEL_STORE_SCHEMA_H
 
 struct db;
 
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 /* The version of the open database (0: empty). */
 int schema_version(struct db *db, int *version);

@@ -133,6 +133,21 @@ uint64_t cm_store_handle_count(const cm_store *s)
 	return n;
 }
 
+uint32_t cm_store_component_instances(const cm_store *s,
+				      cm_component_instance **out,
+				      uint32_t cap)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < s->ncleanups; i++)
+		if (s->cleanups[i].fn == free_handles) {
+			if (n < cap)
+				out[n] = s->cleanups[i].arg;
+			n++;
+		}
+	return n;
+}
+
 /* ---- resource map ------------------------------------------------------- */
 
 static uint32_t ptr_hash(const void *p)

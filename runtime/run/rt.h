@@ -153,6 +153,15 @@ const cabi_resource_type *cm_rmap_lookup(const cm_component_instance *inst,
 int cm_rmap_bind_instance(cm_component_instance *inst, const cm_type *it,
 			  const cm_rtinstance *val);
 
+/*
+ * The store's component instances in the order they were made (the
+ * order a fresh instantiation of the same component repeats): up to
+ * cap of them into out; returns how many there are.
+ */
+uint32_t cm_store_component_instances(const cm_store *s,
+				      cm_component_instance **out,
+				      uint32_t cap);
+
 /* Export table helpers. */
 int cm_rtinstance_add(cm_store *s, cm_rtinstance *ri, cm_str name, cm_sort sort,
 		      cm_rtval val);

@@ -1,0 +1,334 @@
+/*
+ * snapshot.c - store snapshots (see snapshot.h): the header, the framing
+ * of sections, the checks that a store is quiescent enough to be
+ * written, and the run-level section (component instances).  The core
+ * section is runtime/wasm/snapshot.c's.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - the output buffer: bounded by CM_SNAPSHOT_MAX_BYTES
+ *    (wasm_snap_buf.max); what it holds is the store's own state, which
+ *    the store's limits bounded.
+ *  - the list of component instances (snapshot and restore): one
+ *    pointer per instance the store holds (cfg.max_instances).
+ *  - restoring allocates nothing sized by the snapshot here; the core
+ *    section's growth is bounded there (runtime/wasm/snapshot.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run/rt.h"
+#include "run/sched.h"
+#include "run/snapshot.h"
+#include "wasm/snapshot.h"
+
+static const uint8_t MAGIC[8] = {0, 'h', 's', 't', 's', 'n', 'a', 'p'};
+#define HEADER_BYTES (8 + 4 + 4 + CM_SNAPSHOT_SHA256_BYTES)
+#define SECTION_HEAD (4 + 8)
+#define END_BYTES    (SECTION_HEAD + 8)
+
+enum { TAG_END = 0, TAG_CORE = 1, TAG_RUN = 2 };
+
+/* ---- quiescence ---------------------------------------------------------- */
+
+static int unsupported(cm_error *err, const char *what)
+{
+	return cm_error_set(err, CM_ERR_UNSUPPORTED, "not supported yet: %s",
+			    what);
+}
+
+/*
+ * What this format cannot represent yet, checked before anything is
+ * written: each would be lost or dangling in a restored store.
+ */
+static int check_quiescent(const cm_store *s, cm_component_instance **insts,
+			   uint32_t n, cm_error *err)
+{
+	if (s->calls || s->current || s->current_thread || s->nbusy ||
+	    s->lowering || s->in_turn)
+		return unsupported(err, "a call in flight");
+	if (s->wfirst || s->fuel_parked)
+		return unsupported(err, "threads waiting or parked");
+	if (s->pending_first || s->settled_first || s->pending_host_calls)
+		return unsupported(err, "pending host calls");
+	if (s->objs.next != &s->objs)
+		return unsupported(err,
+				   "live tasks, threads, subtasks, waitable "
+				   "sets, streams, futures or error contexts");
+	for (uint32_t i = 0; i < n; i++) {
+		const cm_component_instance *ci = insts[i];
+
+		if (cabi_table_count(&ci->handles))
+			return cm_error_set(
+				err, CM_ERR_UNSUPPORTED,
+				"not supported yet: a non-empty handle table "
+				"(component instance %u holds %u handle(s): "
+				"resources, WASI handles, waitables)",
+				i, cabi_table_count(&ci->handles));
+		if (cabi_table_count(&ci->threads) || ci->exclusive_thread ||
+		    ci->num_waiting_to_enter)
+			return unsupported(err, "threads of a component "
+						"instance");
+	}
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static size_t section_begin(wasm_snap_buf *b, uint32_t tag)
+{
+	size_t at;
+
+	wasm_snap_u32(b, tag);
+	at = b->len;
+	wasm_snap_u64(b, 0);
+	return at;
+}
+
+static void section_end(wasm_snap_buf *b, size_t at)
+{
+	wasm_snap_patch_u64(b, at, b->len - at - 8);
+}
+
+static int list_instances(const cm_store *s, cm_component_instance ***out,
+			  uint32_t *n, cm_error *err)
+{
+	*n = cm_store_component_instances(s, NULL, 0);
+	*out = calloc(*n ? *n : 1, sizeof **out);
+	if (*out == NULL)
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	cm_store_component_instances(s, *out, *n);
+	return 0;
+}
+
+static int snap_status(wasm_snap_status st, const char *why, cm_error *err)
+{
+	switch (st) {
+	case WASM_SNAP_OK:
+		return 0;
+	case WASM_SNAP_NOMEM:
+		return cm_error_set(err, CM_ERR_NOMEM, "out of memory");
+	case WASM_SNAP_UNSUPPORTED:
+	case WASM_SNAP_TOO_LARGE:
+		return cm_error_set(err, CM_ERR_UNSUPPORTED, "%s", why);
+	case WASM_SNAP_MALFORMED:
+	case WASM_SNAP_MISMATCH:
+		break;
+	}
+	return cm_error_set(err, CM_ERR_VALUE, "%s", why);
+}
+
+int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
+		      size_t *len, cm_error *err)
+{
+	wasm_snap_buf b = {.max = CM_SNAPSHOT_MAX_BYTES};
+	cm_component_instance **insts = NULL;
+	char why[CM_ERROR_MSG_MAX] = "";
+	wasm_snap_status st;
+	uint32_t n;
+	size_t at;
+
+	*out = NULL;
+	*len = 0;
+	if (list_instances(s, &insts, &n, err))
+		return -1;
+	if (check_quiescent(s, insts, n, err)) {
+		free(insts);
+		return -1;
+	}
+	wasm_snap_put(&b, MAGIC, sizeof MAGIC);
+	wasm_snap_u32(&b, CM_SNAPSHOT_FORMAT);
+	wasm_snap_u32(&b, 0);
+	wasm_snap_put(&b, sha256, CM_SNAPSHOT_SHA256_BYTES);
+
+	at = section_begin(&b, TAG_CORE);
+	st = wasm_store_snapshot(s->wasm, &b, why, sizeof why);
+	section_end(&b, at);
+
+	if (st == WASM_SNAP_OK) {
+		at = section_begin(&b, TAG_RUN);
+		wasm_snap_u32(&b, n);
+		for (uint32_t i = 0; i < n; i++) {
+			wasm_snap_u8(&b, insts[i]->may_enter);
+			wasm_snap_u8(&b, insts[i]->may_leave);
+			wasm_snap_u8(&b, insts[i]->poisoned);
+			wasm_snap_u32(&b, insts[i]->backpressure);
+		}
+		wasm_snap_u64(&b, s->rng);
+		section_end(&b, at);
+		wasm_snap_u32(&b, TAG_END);
+		wasm_snap_u64(&b, 8);
+		if (!b.failed)
+			wasm_snap_u64(&b, wasm_snap_checksum(b.p, b.len));
+		if (b.failed)
+			st = b.failed;
+		if (st == WASM_SNAP_TOO_LARGE)
+			snprintf(why, sizeof why,
+				 "the snapshot would pass its limit of %u "
+				 "bytes",
+				 CM_SNAPSHOT_MAX_BYTES);
+	}
+	free(insts);
+	if (st != WASM_SNAP_OK) {
+		free(b.p);
+		return snap_status(st, why, err);
+	}
+	*out = b.p;
+	*len = b.len;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+static int malformed(cm_error *err, const char *what)
+{
+	return cm_error_set(err, CM_ERR_VALUE, "malformed snapshot: %s", what);
+}
+
+int cm_snapshot_header(const uint8_t *buf, size_t len, uint32_t *format,
+		       uint8_t sha256[32], cm_error *err)
+{
+	wasm_snap_reader r = {.p = buf, .len = len};
+	uint8_t magic[8];
+	uint32_t flags;
+
+	if (buf == NULL || !wasm_snap_get(&r, magic, sizeof magic) ||
+	    memcmp(magic, MAGIC, sizeof magic))
+		return malformed(err, "not a hostel store snapshot");
+	if (!wasm_snap_get_u32(&r, format) || !wasm_snap_get_u32(&r, &flags) ||
+	    !wasm_snap_get(&r, sha256, CM_SNAPSHOT_SHA256_BYTES))
+		return malformed(err, "truncated header");
+	if (flags != 0)
+		return malformed(err, "unknown header flags");
+	return 0;
+}
+
+static void hex(const uint8_t *sha, char out[17])
+{
+	for (int i = 0; i < 8; i++)
+		snprintf(out + 2 * i, 3, "%02x", sha[i]);
+}
+
+static int restore_run(cm_store *s, wasm_snap_reader *r, cm_error *err)
+{
+	cm_component_instance **insts = NULL;
+	uint32_t n, want;
+	uint64_t rng;
+	int rc = -1;
+
+	if (!wasm_snap_get_u32(r, &n))
+		return malformed(err, "truncated run section");
+	if (list_instances(s, &insts, &want, err))
+		return -1;
+	if (n != want) {
+		cm_error_set(err, CM_ERR_VALUE,
+			     "snapshot has %u component instances, the "
+			     "store %u",
+			     n, want);
+		goto out;
+	}
+	if (wasm_snap_left(r) != (size_t)n * 7 + 8) {
+		malformed(err, "run section of the wrong length");
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t f[3];
+		uint32_t bp;
+
+		if (!wasm_snap_get(r, f, 3) || !wasm_snap_get_u32(r, &bp) ||
+		    f[0] > 1 || f[1] > 1 || f[2] > 1) {
+			malformed(err, "bad component instance flags");
+			goto out;
+		}
+		insts[i]->may_enter = f[0];
+		insts[i]->may_leave = f[1];
+		insts[i]->poisoned = f[2];
+		insts[i]->backpressure = bp;
+	}
+	if (!wasm_snap_get_u64(r, &rng)) {
+		malformed(err, "truncated run section");
+		goto out;
+	}
+	/* the xorshift state is never 0 while a seed is in use */
+	if (s->cfg.sched_seed && rng)
+		s->rng = rng;
+	rc = 0;
+out:
+	free(insts);
+	return rc;
+}
+
+int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
+		     size_t len, cm_error *err)
+{
+	wasm_snap_reader r = {.p = buf, .len = len};
+	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
+	char why[CM_ERROR_MSG_MAX] = "";
+	uint32_t format, tag, expect = TAG_CORE;
+	uint64_t sum, plen;
+
+	if (cm_snapshot_header(buf, len, &format, sha, err))
+		return -1;
+	if (format != CM_SNAPSHOT_FORMAT)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "snapshot format %u, this hostel reads "
+				    "format %u",
+				    format, CM_SNAPSHOT_FORMAT);
+	if (memcmp(sha, sha256, sizeof sha)) {
+		char a[17], b[17];
+
+		hex(sha, a);
+		hex(sha256, b);
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "snapshot of component %s..., the store "
+				    "runs %s...",
+				    a, b);
+	}
+	if (len < HEADER_BYTES + END_BYTES)
+		return malformed(err, "truncated");
+	{
+		wasm_snap_reader t = {.p = buf + len - 8, .len = 8};
+
+		wasm_snap_get_u64(&t, &sum);
+	}
+	if (sum != wasm_snap_checksum(buf, len - 8))
+		return malformed(err, "checksum mismatch (truncated or "
+				      "corrupted)");
+	r.off = HEADER_BYTES;
+	for (;;) {
+		wasm_snap_reader sec;
+		const uint8_t *p;
+
+		if (!wasm_snap_get_u32(&r, &tag) ||
+		    !wasm_snap_get_u64(&r, &plen) ||
+		    (p = wasm_snap_take(&r, plen)) == NULL)
+			return malformed(err, "truncated section");
+		sec = (wasm_snap_reader){.p = p, .len = plen};
+		if (tag == TAG_END) {
+			if (expect != TAG_END || plen != 8 ||
+			    wasm_snap_left(&r) != 0)
+				return malformed(err, "misplaced end section");
+			return 0;
+		}
+		if (tag != TAG_CORE && tag != TAG_RUN)
+			return cm_error_set(err, CM_ERR_VALUE,
+					    "malformed snapshot: unknown "
+					    "section tag %u",
+					    tag);
+		if (tag != expect)
+			return malformed(err, "sections out of order");
+		if (tag == TAG_CORE) {
+			wasm_snap_status st =
+				wasm_store_restore(s->wasm, &sec, why,
+						   sizeof why);
+
+			if (st)
+				return snap_status(st, why, err);
+			expect = TAG_RUN;
+		} else {
+			if (restore_run(s, &sec, err))
+				return -1;
+			expect = TAG_END;
+		}
+	}
+}

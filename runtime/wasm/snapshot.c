@@ -1,0 +1,788 @@
+/*
+ * snapshot.c - the core half of a store snapshot (see snapshot.h for the
+ * contract and the encoding): write and restore the memories, globals,
+ * tables and segment lengths of every module instance of a wasm_store.
+ *
+ * Instance payload, in order:
+ *   u32 nfuncs (whole function space), u32 ndefined memories,
+ *   u32 ndefined globals, u32 ndefined tables, u32 nelems, u32 ndatas
+ *   memory:  u8 is64, u64 min pages, u64 pages, u64 nwritten,
+ *            nwritten x (u64 page index, strictly increasing; 65536 bytes)
+ *   global:  u32 valtype (store form), u8 mutable, value
+ *   table:   u32 elem valtype (store form), u64 size, size x ref
+ *   segment: u32 length (elements, then data)
+ * value: i32/f32 u32, i64/f64 u64, v128 u64 lo + u64 hi, reference: ref.
+ * ref:   u8 0 null | 1 module function: u32 instance, u32 funcidx,
+ *        u32 type id | 2 host function: u32 ordinal, u32 type id.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - wasm_snap_put: the output buffer doubles up to b->max, the caller's
+ *    bound (CM_SNAPSHOT_MAX_BYTES); past it WASM_SNAP_TOO_LARGE.
+ *  - the lookup arrays of wasm_store_snapshot and wasm_store_restore:
+ *    one pointer per object the store owns (s->nobjs), which its
+ *    instantiation bounded; nothing is sized by the snapshot's counts.
+ *  - restore grows memories and tables to the snapshot's sizes only
+ *    within the store's limits (max_pages, max); a table is grown only
+ *    when the bytes left hold that many elements (one byte each at
+ *    least), so a short snapshot cannot ask for a large table.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/snapshot.h"
+#include "wasm/store.h"
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME  0x100000001b3ull
+
+enum { REF_NULL = 0, REF_WASM = 1, REF_HOST = 2 };
+
+/* ---- buffer and reader ----------------------------------------------- */
+
+void wasm_snap_put(wasm_snap_buf *b, const void *p, size_t n)
+{
+	if (b->failed)
+		return;
+	if (n > b->max - b->len) {
+		b->failed = WASM_SNAP_TOO_LARGE;
+		return;
+	}
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		uint8_t *q;
+
+		while (cap < b->len + n)
+			cap = cap > b->max / 2 ? b->max : cap * 2;
+		q = realloc(b->p, cap);
+		if (q == NULL) {
+			b->failed = WASM_SNAP_NOMEM;
+			return;
+		}
+		b->p = q;
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void wasm_snap_u8(wasm_snap_buf *b, uint8_t v)
+{
+	wasm_snap_put(b, &v, 1);
+}
+
+void wasm_snap_u32(wasm_snap_buf *b, uint32_t v)
+{
+	uint8_t x[4];
+
+	for (int i = 0; i < 4; i++)
+		x[i] = (uint8_t)(v >> (8 * i));
+	wasm_snap_put(b, x, 4);
+}
+
+void wasm_snap_u64(wasm_snap_buf *b, uint64_t v)
+{
+	uint8_t x[8];
+
+	for (int i = 0; i < 8; i++)
+		x[i] = (uint8_t)(v >> (8 * i));
+	wasm_snap_put(b, x, 8);
+}
+
+void wasm_snap_patch_u64(wasm_snap_buf *b, size_t off, uint64_t v)
+{
+	if (b->failed || off > b->len || b->len - off < 8)
+		return;
+	for (int i = 0; i < 8; i++)
+		b->p[off + i] = (uint8_t)(v >> (8 * i));
+}
+
+bool wasm_snap_get(wasm_snap_reader *r, void *out, size_t n)
+{
+	if (n > wasm_snap_left(r))
+		return false;
+	memcpy(out, r->p + r->off, n);
+	r->off += n;
+	return true;
+}
+
+const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (n > wasm_snap_left(r))
+		return NULL;
+	p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+bool wasm_snap_get_u8(wasm_snap_reader *r, uint8_t *v)
+{
+	return wasm_snap_get(r, v, 1);
+}
+
+bool wasm_snap_get_u32(wasm_snap_reader *r, uint32_t *v)
+{
+	const uint8_t *x = wasm_snap_take(r, 4);
+
+	if (x == NULL)
+		return false;
+	*v = (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 |
+	     (uint32_t)x[3] << 24;
+	return true;
+}
+
+bool wasm_snap_get_u64(wasm_snap_reader *r, uint64_t *v)
+{
+	const uint8_t *x = wasm_snap_take(r, 8);
+
+	if (x == NULL)
+		return false;
+	*v = 0;
+	for (int i = 7; i >= 0; i--)
+		*v = *v << 8 | x[i];
+	return true;
+}
+
+uint64_t wasm_snap_checksum(const uint8_t *p, size_t n)
+{
+	uint64_t h = FNV_OFFSET;
+	size_t i = 0;
+
+	/* A word a step: memories make most of a snapshot. */
+	for (; n - i >= 8; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * FNV_PRIME;
+	}
+	for (; i < n; i++)
+		h = (h ^ p[i]) * FNV_PRIME;
+	return h;
+}
+
+/* ---- the store's objects ---------------------------------------------- */
+
+/* The store's instances and host functions, in the order it made them. */
+typedef struct objmap {
+	wasm_instance **insts;
+	uint32_t ninsts;
+	wasm_func **hosts;
+	uint32_t nhosts;
+	/* sorted copies for address -> ordinal (snapshot only) */
+	uintptr_t *inst_sorted, *host_sorted;
+	uint32_t *inst_ord, *host_ord;
+} objmap;
+
+static void objmap_free(objmap *m)
+{
+	free(m->insts);
+	free(m->hosts);
+	free(m->inst_sorted);
+	free(m->host_sorted);
+	free(m->inst_ord);
+	free(m->host_ord);
+}
+
+static wasm_snap_status fail(char *why, size_t whylen, wasm_snap_status st,
+			     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static wasm_snap_status fail(char *why, size_t whylen, wasm_snap_status st,
+			     const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && whylen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
+/*
+ * Fill m; also count the memories and tables the store owns, which must
+ * all be some instance's defined ones (else the host made one).
+ */
+static wasm_snap_status objmap_build(wasm_store *s, objmap *m, char *why,
+				     size_t whylen)
+{
+	size_t nmem = 0, ntab = 0, nglob = 0, dmem = 0, dtab = 0;
+
+	memset(m, 0, sizeof *m);
+	m->insts = calloc(s->nobjs ? s->nobjs : 1, sizeof *m->insts);
+	m->hosts = calloc(s->nobjs ? s->nobjs : 1, sizeof *m->hosts);
+	if (m->insts == NULL || m->hosts == NULL)
+		return fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+	for (size_t i = 0; i < s->nobjs; i++) {
+		const wasm_store_obj *o = &s->objs[i];
+
+		switch (o->kind) {
+		case WASM_OBJ_INSTANCE: {
+			wasm_instance *inst = o->ptr;
+
+			m->insts[m->ninsts++] = inst;
+			dmem += inst->module->nmemories;
+			dtab += inst->module->ntables;
+			break;
+		}
+		case WASM_OBJ_FUNC:
+			m->hosts[m->nhosts++] = o->ptr;
+			break;
+		case WASM_OBJ_MEMORY:
+			nmem++;
+			break;
+		case WASM_OBJ_TABLE:
+			ntab++;
+			break;
+		case WASM_OBJ_GLOBAL:
+			nglob++;
+			break;
+		case WASM_OBJ_TAG:
+			break;
+		}
+	}
+	if (nmem != dmem || ntab != dtab || nglob != 0)
+		return fail(why, whylen, WASM_SNAP_UNSUPPORTED,
+			    "not supported yet: core memories, tables or "
+			    "globals the host made outside of an instance");
+	return WASM_SNAP_OK;
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted (address, ordinal) pairs packed as two parallel arrays. */
+static int sort_addrs(void *const *ptrs, uint32_t n, uintptr_t **sorted,
+		      uint32_t **ord)
+{
+	uintptr_t(*pairs)[2] = calloc(n ? n : 1, sizeof *pairs);
+
+	*sorted = calloc(n ? n : 1, sizeof **sorted);
+	*ord = calloc(n ? n : 1, sizeof **ord);
+	if (pairs == NULL || *sorted == NULL || *ord == NULL) {
+		free(pairs);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		pairs[i][0] = (uintptr_t)ptrs[i];
+		pairs[i][1] = i;
+	}
+	qsort(pairs, n, sizeof *pairs, cmp_addr);
+	for (uint32_t i = 0; i < n; i++) {
+		(*sorted)[i] = pairs[i][0];
+		(*ord)[i] = (uint32_t)pairs[i][1];
+	}
+	free(pairs);
+	return 0;
+}
+
+static bool lookup(const uintptr_t *sorted, const uint32_t *ord, uint32_t n,
+		   const void *p, uint32_t *out)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] == (uintptr_t)p) {
+			*out = ord[mid];
+			return true;
+		}
+		if (sorted[mid] < (uintptr_t)p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+typedef struct writer {
+	wasm_snap_buf *b;
+	objmap map;
+	char *why;
+	size_t whylen;
+} writer;
+
+static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
+				const char *where)
+{
+	const wasm_func *f = (const wasm_func *)r;
+	uint32_t ord;
+
+	if (r == WASM_REF_NULL) {
+		wasm_snap_u8(w->b, REF_NULL);
+		return WASM_SNAP_OK;
+	}
+	if ((uint8_t)t == WASM_EXTERNREF)
+		return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+			    "not supported yet: an externref in %s", where);
+	if ((uint8_t)t != WASM_FUNCREF)
+		return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+			    "not supported yet: an exception reference in %s",
+			    where);
+	if (f->kind == WASM_FUNC_WASM) {
+		if (!lookup(w->map.inst_sorted, w->map.inst_ord,
+			    w->map.ninsts, f->u.wasm.inst, &ord))
+			return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				    "a function of another store in %s",
+				    where);
+		wasm_snap_u8(w->b, REF_WASM);
+		wasm_snap_u32(w->b, ord);
+		wasm_snap_u32(w->b, f->u.wasm.funcidx);
+	} else {
+		if (!lookup(w->map.host_sorted, w->map.host_ord,
+			    w->map.nhosts, f, &ord))
+			return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				    "a host function of another store in %s",
+				    where);
+		wasm_snap_u8(w->b, REF_HOST);
+		wasm_snap_u32(w->b, ord);
+	}
+	wasm_snap_u32(w->b, f->type_id);
+	return WASM_SNAP_OK;
+}
+
+static wasm_snap_status put_value(writer *w, wasm_valtype t,
+				  const uint64_t *slots, const char *where)
+{
+	switch ((uint8_t)t) {
+	case WASM_I32:
+	case WASM_F32:
+		wasm_snap_u32(w->b, (uint32_t)slots[0]);
+		return WASM_SNAP_OK;
+	case WASM_I64:
+	case WASM_F64:
+		wasm_snap_u64(w->b, slots[0]);
+		return WASM_SNAP_OK;
+	case WASM_V128:
+		wasm_snap_u64(w->b, slots[0]);
+		wasm_snap_u64(w->b, slots[1]);
+		return WASM_SNAP_OK;
+	default:
+		return put_ref(w, t, (wasm_ref)slots[0], where);
+	}
+}
+
+static bool page_zero(const uint8_t *p)
+{
+	uint64_t acc = 0;
+
+	for (size_t i = 0; i < WASM_PAGE_SIZE; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, p + i, 8);
+		acc |= v;
+		if ((i & 4095) == 4088 && acc)
+			return false;
+	}
+	return acc == 0;
+}
+
+static void put_memory(writer *w, const wasm_memory *mem)
+{
+	uint64_t pages = wasm_memory_pages(mem), n = 0;
+	size_t at;
+
+	wasm_snap_u8(w->b, mem->type.limits.is64);
+	wasm_snap_u64(w->b, mem->type.limits.min);
+	wasm_snap_u64(w->b, pages);
+	at = w->b->len;
+	wasm_snap_u64(w->b, 0); /* patched: pages written */
+	for (uint64_t i = 0; i < pages && !w->b->failed; i++) {
+		const uint8_t *p = mem->data + i * WASM_PAGE_SIZE;
+
+		if (page_zero(p))
+			continue;
+		wasm_snap_u64(w->b, i);
+		wasm_snap_put(w->b, p, WASM_PAGE_SIZE);
+		n++;
+	}
+	wasm_snap_patch_u64(w->b, at, n);
+}
+
+static wasm_snap_status put_instance(writer *w, uint32_t ord,
+				     const wasm_instance *inst)
+{
+	const wasm_module *m = inst->module;
+	char where[64];
+	wasm_snap_status st;
+
+	wasm_snap_u32(w->b, wasm_module_nfuncs(m));
+	wasm_snap_u32(w->b, m->nmemories);
+	wasm_snap_u32(w->b, m->nglobals);
+	wasm_snap_u32(w->b, m->ntables);
+	wasm_snap_u32(w->b, m->nelems);
+	wasm_snap_u32(w->b, m->ndatas);
+	for (uint32_t i = 0; i < m->nmemories; i++)
+		put_memory(w, inst->memories[m->nimported_memories + i]);
+	for (uint32_t i = 0; i < m->nglobals; i++) {
+		const wasm_global_inst *g =
+			inst->globals[m->nimported_globals + i];
+
+		snprintf(where, sizeof where, "global %u of core instance %u",
+			 m->nimported_globals + i, ord);
+		wasm_snap_u32(w->b, g->type.type);
+		wasm_snap_u8(w->b, g->type.mut);
+		st = put_value(w, g->type.type, g->slots, where);
+		if (st)
+			return st;
+	}
+	for (uint32_t i = 0; i < m->ntables; i++) {
+		const wasm_table_inst *t = inst->tables[m->nimported_tables + i];
+
+		snprintf(where, sizeof where, "table %u of core instance %u",
+			 m->nimported_tables + i, ord);
+		wasm_snap_u32(w->b, t->type.elem);
+		wasm_snap_u64(w->b, t->size);
+		for (uint64_t j = 0; j < t->size && !w->b->failed; j++) {
+			st = put_ref(w, t->type.elem, t->elems[j], where);
+			if (st)
+				return st;
+		}
+	}
+	for (uint32_t i = 0; i < m->nelems; i++)
+		wasm_snap_u32(w->b, inst->elems[i].len);
+	for (uint32_t i = 0; i < m->ndatas; i++)
+		wasm_snap_u32(w->b, inst->datas[i].len);
+	return WASM_SNAP_OK;
+}
+
+wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
+				     char *why, size_t whylen)
+{
+	writer w = {.b = b, .why = why, .whylen = whylen};
+	wasm_snap_status st;
+
+	/* Exceptions nothing reaches go first; any left are live. */
+	if (s->nexns)
+		wasm_store_collect_exns(s);
+	if (s->nexns)
+		return fail(why, whylen, WASM_SNAP_UNSUPPORTED,
+			    "not supported yet: %zu live exception object(s)",
+			    s->nexns);
+	st = objmap_build(s, &w.map, why, whylen);
+	if (st == WASM_SNAP_OK &&
+	    (sort_addrs((void *const *)w.map.insts, w.map.ninsts,
+			&w.map.inst_sorted, &w.map.inst_ord) ||
+	     sort_addrs((void *const *)w.map.hosts, w.map.nhosts,
+			&w.map.host_sorted, &w.map.host_ord)))
+		st = fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+	if (st == WASM_SNAP_OK) {
+		wasm_snap_u32(b, w.map.ninsts);
+		for (uint32_t i = 0; i < w.map.ninsts && st == WASM_SNAP_OK;
+		     i++)
+			st = put_instance(&w, i, w.map.insts[i]);
+	}
+	objmap_free(&w.map);
+	if (st == WASM_SNAP_OK && b->failed)
+		st = fail(why, whylen, b->failed,
+			  b->failed == WASM_SNAP_NOMEM
+				  ? "out of memory"
+				  : "the snapshot would pass its limit of "
+				    "%zu bytes",
+			  b->max);
+	return st;
+}
+
+/* ---- restoring ---------------------------------------------------------- */
+
+typedef struct reader {
+	wasm_snap_reader *r;
+	objmap map;
+	char *why;
+	size_t whylen;
+} reader;
+
+#define TRUNCATED(rd)                                                          \
+	fail((rd)->why, (rd)->whylen, WASM_SNAP_MALFORMED,                     \
+	     "truncated core section")
+
+/*
+ * A reference for a slot of type t: resolved against the fresh store and
+ * checked against t, so a forged snapshot cannot put a function of the
+ * wrong type where typed code (call_ref) trusts the type.
+ */
+static wasm_snap_status get_ref(reader *rd, wasm_valtype t, wasm_ref *out,
+				const char *where)
+{
+	uint8_t tag;
+	uint32_t a, b = 0, type_id;
+	const wasm_func *f;
+
+	if (!wasm_snap_get_u8(rd->r, &tag))
+		return TRUNCATED(rd);
+	if (tag == REF_NULL) {
+		if (!wasm_ref_nullable(t))
+			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				    "%s: null in a non-nullable slot", where);
+		*out = WASM_REF_NULL;
+		return WASM_SNAP_OK;
+	}
+	if ((tag != REF_WASM && tag != REF_HOST) ||
+	    (uint8_t)t != WASM_FUNCREF)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+			    "%s: bad reference (tag %u)", where, tag);
+	if (!wasm_snap_get_u32(rd->r, &a) ||
+	    (tag == REF_WASM && !wasm_snap_get_u32(rd->r, &b)) ||
+	    !wasm_snap_get_u32(rd->r, &type_id))
+		return TRUNCATED(rd);
+	if (tag == REF_WASM) {
+		const wasm_instance *inst;
+
+		if (a >= rd->map.ninsts)
+			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				    "%s: no core instance %u", where, a);
+		inst = rd->map.insts[a];
+		if (b >= wasm_module_nfuncs(inst->module))
+			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				    "%s: no function %u in core instance %u",
+				    where, b, a);
+		f = inst->funcs[b];
+	} else {
+		if (a >= rd->map.nhosts)
+			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				    "%s: no host function %u", where, a);
+		f = rd->map.hosts[a];
+	}
+	if (f->type_id != type_id)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: the function's type differs", where);
+	if (wasm_ref_heap(t) != WASM_HEAP_TOP &&
+	    wasm_ref_heap(t) - WASM_HEAP_IDX0 != f->type_id)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+			    "%s: a function of the wrong type", where);
+	*out = (wasm_ref)f;
+	return WASM_SNAP_OK;
+}
+
+static wasm_snap_status get_value(reader *rd, wasm_valtype t, uint64_t *slots,
+				  const char *where)
+{
+	uint32_t v32;
+	wasm_ref ref;
+	wasm_snap_status st;
+
+	switch ((uint8_t)t) {
+	case WASM_I32:
+	case WASM_F32:
+		if (!wasm_snap_get_u32(rd->r, &v32))
+			return TRUNCATED(rd);
+		slots[0] = v32;
+		return WASM_SNAP_OK;
+	case WASM_I64:
+	case WASM_F64:
+		return wasm_snap_get_u64(rd->r, &slots[0]) ? WASM_SNAP_OK
+							   : TRUNCATED(rd);
+	case WASM_V128:
+		return wasm_snap_get_u64(rd->r, &slots[0]) &&
+				       wasm_snap_get_u64(rd->r, &slots[1])
+			       ? WASM_SNAP_OK
+			       : TRUNCATED(rd);
+	default:
+		st = get_ref(rd, t, &ref, where);
+		if (st == WASM_SNAP_OK)
+			slots[0] = (uint64_t)ref;
+		return st;
+	}
+}
+
+static wasm_snap_status get_memory(reader *rd, wasm_memory *mem,
+				   const char *where)
+{
+	uint8_t is64;
+	uint64_t min, pages, n, next = 0;
+
+	if (!wasm_snap_get_u8(rd->r, &is64) ||
+	    !wasm_snap_get_u64(rd->r, &min) ||
+	    !wasm_snap_get_u64(rd->r, &pages) || !wasm_snap_get_u64(rd->r, &n))
+		return TRUNCATED(rd);
+	if (is64 != mem->type.limits.is64 || min != mem->type.limits.min)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: its type differs", where);
+	if (pages < wasm_memory_pages(mem))
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: %llu pages, smaller than a fresh one (%llu)",
+			    where, (unsigned long long)pages,
+			    (unsigned long long)wasm_memory_pages(mem));
+	if (pages > mem->max_pages ||
+	    (pages > wasm_memory_pages(mem) &&
+	     wasm_memory_grow(mem, pages - wasm_memory_pages(mem)) < 0))
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: cannot grow to %llu pages (limit %llu)",
+			    where, (unsigned long long)pages,
+			    (unsigned long long)mem->max_pages);
+	if (n > pages || n > wasm_snap_left(rd->r) / (8 + WASM_PAGE_SIZE))
+		return TRUNCATED(rd);
+	for (uint64_t k = 0; k <= n; k++) {
+		uint64_t idx = pages;
+		const uint8_t *src = NULL;
+
+		if (k < n) {
+			if (!wasm_snap_get_u64(rd->r, &idx) ||
+			    (src = wasm_snap_take(rd->r, WASM_PAGE_SIZE)) ==
+				    NULL)
+				return TRUNCATED(rd);
+			if (idx < next || idx >= pages)
+				return fail(rd->why, rd->whylen,
+					    WASM_SNAP_MALFORMED,
+					    "%s: page %llu out of order", where,
+					    (unsigned long long)idx);
+		}
+		/* What the snapshot leaves out is zero (data segments of
+		 * the fresh instance may have written there). */
+		for (; next < idx; next++) {
+			uint8_t *p = mem->data + next * WASM_PAGE_SIZE;
+
+			if (!page_zero(p))
+				memset(p, 0, WASM_PAGE_SIZE);
+		}
+		if (src != NULL) {
+			memcpy(mem->data + idx * WASM_PAGE_SIZE, src,
+			       WASM_PAGE_SIZE);
+			next = idx + 1;
+		}
+	}
+	return WASM_SNAP_OK;
+}
+
+static wasm_snap_status get_table(reader *rd, wasm_table_inst *t,
+				  const char *where)
+{
+	uint32_t elem;
+	uint64_t size;
+	wasm_snap_status st;
+
+	if (!wasm_snap_get_u32(rd->r, &elem) || !wasm_snap_get_u64(rd->r, &size))
+		return TRUNCATED(rd);
+	if (elem != t->type.elem)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: its type differs", where);
+	if (size < t->size)
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: %llu elements, fewer than a fresh one (%llu)",
+			    where, (unsigned long long)size,
+			    (unsigned long long)t->size);
+	/* each element takes a byte at least: no growth past the input */
+	if (size > wasm_snap_left(rd->r))
+		return TRUNCATED(rd);
+	if (size > t->max ||
+	    (size > t->size &&
+	     wasm_table_grow(t, size - t->size, WASM_REF_NULL) < 0))
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "%s: cannot grow to %llu elements (limit %llu)",
+			    where, (unsigned long long)size,
+			    (unsigned long long)t->max);
+	for (uint64_t j = 0; j < size; j++) {
+		wasm_ref ref;
+
+		st = get_ref(rd, t->type.elem, &ref, where);
+		if (st)
+			return st;
+		t->elems[j] = ref;
+	}
+	return WASM_SNAP_OK;
+}
+
+static wasm_snap_status get_instance(reader *rd, uint32_t ord,
+				     wasm_instance *inst)
+{
+	const wasm_module *m = inst->module;
+	uint32_t shape[6], want[6] = {wasm_module_nfuncs(m), m->nmemories,
+				      m->nglobals,	     m->ntables,
+				      m->nelems,	     m->ndatas};
+	char where[64];
+	wasm_snap_status st;
+
+	for (int i = 0; i < 6; i++)
+		if (!wasm_snap_get_u32(rd->r, &shape[i]))
+			return TRUNCATED(rd);
+	if (memcmp(shape, want, sizeof shape))
+		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			    "core instance %u: a different module (functions, "
+			    "memories, globals, tables or segments differ)",
+			    ord);
+	for (uint32_t i = 0; i < m->nmemories; i++) {
+		snprintf(where, sizeof where, "memory %u of core instance %u",
+			 m->nimported_memories + i, ord);
+		st = get_memory(rd, inst->memories[m->nimported_memories + i],
+				where);
+		if (st)
+			return st;
+	}
+	for (uint32_t i = 0; i < m->nglobals; i++) {
+		wasm_global_inst *g = inst->globals[m->nimported_globals + i];
+		uint32_t type;
+		uint8_t mut;
+		uint64_t slots[2] = {0, 0};
+
+		snprintf(where, sizeof where, "global %u of core instance %u",
+			 m->nimported_globals + i, ord);
+		if (!wasm_snap_get_u32(rd->r, &type) ||
+		    !wasm_snap_get_u8(rd->r, &mut))
+			return TRUNCATED(rd);
+		if (type != g->type.type || mut != g->type.mut)
+			return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				    "%s: its type differs", where);
+		st = get_value(rd, g->type.type, slots, where);
+		if (st)
+			return st;
+		g->slots[0] = slots[0];
+		g->slots[1] = slots[1];
+	}
+	for (uint32_t i = 0; i < m->ntables; i++) {
+		snprintf(where, sizeof where, "table %u of core instance %u",
+			 m->nimported_tables + i, ord);
+		st = get_table(rd, inst->tables[m->nimported_tables + i], where);
+		if (st)
+			return st;
+	}
+	for (uint32_t i = 0; i < m->nelems + m->ndatas; i++) {
+		uint32_t len, *cur = i < m->nelems
+					     ? &inst->elems[i].len
+					     : &inst->datas[i - m->nelems].len;
+
+		if (!wasm_snap_get_u32(rd->r, &len))
+			return TRUNCATED(rd);
+		/* a segment only ever shrinks to 0 (elem.drop, data.drop) */
+		if (len != *cur && len != 0)
+			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				    "segment %u of core instance %u: length %u",
+				    i, ord, len);
+		*cur = len;
+	}
+	return WASM_SNAP_OK;
+}
+
+wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
+				    char *why, size_t whylen)
+{
+	reader rd = {.r = r, .why = why, .whylen = whylen};
+	wasm_snap_status st = objmap_build(s, &rd.map, why, whylen);
+	uint32_t n;
+
+	if (st == WASM_SNAP_OK && !wasm_snap_get_u32(r, &n))
+		st = TRUNCATED(&rd);
+	if (st == WASM_SNAP_OK && n != rd.map.ninsts)
+		st = fail(why, whylen, WASM_SNAP_MISMATCH,
+			  "%u core instances, the store has %u", n,
+			  rd.map.ninsts);
+	for (uint32_t i = 0; st == WASM_SNAP_OK && i < n; i++)
+		st = get_instance(&rd, i, rd.map.insts[i]);
+	if (st == WASM_SNAP_OK && wasm_snap_left(r) != 0)
+		st = fail(why, whylen, WASM_SNAP_MALFORMED,
+			  "%zu bytes past the core section's end",
+			  wasm_snap_left(r));
+	objmap_free(&rd.map);
+	return st;
+}

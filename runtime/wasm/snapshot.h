@@ -1,0 +1,102 @@
+/*
+ * snapshot.h - the core half of a store snapshot (issue 22): the state of
+ * every core instance of a wasm_store as plain data, and the byte buffer
+ * and bounded reader the run-level wrapper (runtime/run/snapshot.h) frames
+ * it with.  Engine-internal: embedders use run/snapshot.h.
+ *
+ * Contract:
+ *  - What is written: for each module instance of the store, in the
+ *    order the store made them (instantiation order, which a fresh
+ *    instantiation of the same component repeats), its *defined*
+ *    memories (the touched pages only: an all-zero page is left out),
+ *    globals (values), tables (elements) and the current length of each
+ *    element and data segment (0 once dropped).  Imported objects are
+ *    written once, by the instance that defines them.  No host address
+ *    is written: a function reference is (instance ordinal, function
+ *    index) for a module's function and the ordinal among the store's
+ *    host functions for a host function (canon lower trampolines and
+ *    built-ins, which instantiation also makes in a fixed order), each
+ *    with its store type id as a check.
+ *  - What is refused ("not supported yet: ..."): a non-null externref or
+ *    exnref in a global or a table, live exception objects, core objects
+ *    the host made outside of an instance (wasm_memory_new and friends).
+ *  - Restoring writes the snapshot over a store freshly instantiated
+ *    from the same component: the shapes must match exactly (instances,
+ *    their numbers of functions, memories, globals, tables and segments,
+ *    each memory's index type and minimum, each global's and table's
+ *    type); memories and tables may only grow to the snapshot's sizes,
+ *    within the store's limits.  Every count, length and index is
+ *    checked against the bytes left and the fresh store; a bad snapshot
+ *    is an error, never an abort.  On an error the store is left partly
+ *    overwritten: the caller must free it.
+ *
+ * Encoding: little-endian fixed-width integers (u8, u32, u64).
+ */
+#ifndef HOSTEL_WASM_SNAPSHOT_H
+#define HOSTEL_WASM_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wasm/wasm.h"
+
+typedef enum wasm_snap_status {
+	WASM_SNAP_OK = 0,
+	WASM_SNAP_MALFORMED,   /* truncated, corrupted, a bad index */
+	WASM_SNAP_MISMATCH,    /* well-formed, but not of this store's shape */
+	WASM_SNAP_UNSUPPORTED, /* the store holds what cannot be written yet */
+	WASM_SNAP_NOMEM,
+	WASM_SNAP_TOO_LARGE, /* past the buffer's bound */
+} wasm_snap_status;
+
+/* A growing output buffer, bounded by max (bytes). */
+typedef struct wasm_snap_buf {
+	uint8_t *p;
+	size_t len, cap, max;
+	wasm_snap_status failed; /* sticky: the first failure */
+} wasm_snap_buf;
+
+void wasm_snap_put(wasm_snap_buf *b, const void *p, size_t n);
+void wasm_snap_u8(wasm_snap_buf *b, uint8_t v);
+void wasm_snap_u32(wasm_snap_buf *b, uint32_t v);
+void wasm_snap_u64(wasm_snap_buf *b, uint64_t v);
+/* Overwrite 8 bytes at off (< len - 7) with v: a section's length. */
+void wasm_snap_patch_u64(wasm_snap_buf *b, size_t off, uint64_t v);
+
+/* A bounded reader: every get checks the bytes left. */
+typedef struct wasm_snap_reader {
+	const uint8_t *p;
+	size_t len, off;
+} wasm_snap_reader;
+
+static inline size_t wasm_snap_left(const wasm_snap_reader *r)
+{
+	return r->len - r->off;
+}
+
+bool wasm_snap_get(wasm_snap_reader *r, void *out, size_t n);
+bool wasm_snap_get_u8(wasm_snap_reader *r, uint8_t *v);
+bool wasm_snap_get_u32(wasm_snap_reader *r, uint32_t *v);
+bool wasm_snap_get_u64(wasm_snap_reader *r, uint64_t *v);
+/* A pointer to the next n bytes (and skip them), or NULL. */
+const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n);
+
+/* FNV-1a (64 bits, a word at a time): any change to one word shows. */
+uint64_t wasm_snap_checksum(const uint8_t *p, size_t n);
+
+/*
+ * Append the core state of s to b (see the contract).  why gets the
+ * reason of a failure.  May collect unreachable exception objects first.
+ */
+wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
+				     char *why, size_t whylen);
+
+/*
+ * Overwrite the core state of s (freshly instantiated) from r, which
+ * must hold exactly one core section's payload.
+ */
+wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
+				    char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,113 @@
+#!/bin/sh
+# daemon-durable.sh - durable stores, first increment (issue 22): a
+# service of durability "stop" is snapshotted when hosteld stops
+# gracefully (SIGTERM) and restored when it starts again, so the demo
+# counter goes on counting; one of durability "none" starts from 0; a
+# snapshot taken on request (hostel snapshot) is what a SIGKILL falls
+# back to (what came after it is lost); a snapshot of another component
+# (a services.d file that changed its component) is refused, with
+# store.restore_failed in the history, and the store is fresh.
+#
+# Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
+# programs are not built.  KEEP=1 keeps the temporary directory.
+
+set -u
+
+B=${HOSTEL_BUILDDIR:-.}
+S=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
+NAME=daemon-durable
+. "$S/tests/tap.sh"
+HOSTELD=$B/daemon/hosteld
+HOSTEL=$B/client/hostel
+MK=$B/tests/guests/mkcomponent
+need_programs "$HOSTELD" "$HOSTEL" "$MK"
+
+tap_tmpdir
+SOCK=$T/h.sock
+STATE=$T/state
+ETC=$T/etc
+LOG=$T/hosteld.log
+mkdir -p "$ETC/services.d"
+"$MK" counter "$T/counter.wasm" || exit 99
+"$MK" names "$T/names.wasm" || exit 99
+printf 'log-level = info\n' >"$ETC/hostel.conf"
+printf 'component = %s\ndurability = stop\n' "$T/counter.wasm" \
+	>"$ETC/services.d/filed.conf"
+
+start_daemon() {
+	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
+		--config "$ETC/hostel.conf" 2>>"$LOG" &
+	DPID=$!
+	PIDS="$PIDS $DPID"
+	wait_for 10 alive
+}
+stop_daemon() {
+	kill -"$1" "$DPID"
+	wait "$DPID" 2>/dev/null
+}
+inc() {
+	H call "$1" 'inc()' 2>&1
+}
+# events SERVICE: its history, one event a line
+events() {
+	H logs "$1" 2>&1
+}
+
+check "hosteld starts" start_daemon
+H deploy "$T/counter.wasm" --name durable --durability stop >/dev/null 2>&1
+check "deploy --durability stop" test $? -eq 0
+H deploy "$T/counter.wasm" --name volatile >/dev/null 2>&1
+check "deploy with the default durability" test $? -eq 0
+out=$(H deploy "$T/counter.wasm" --name bad --durability always 2>&1)
+check "an unknown durability is refused" eq "$(echo "$out" | grep -c 'durability')" 1
+for i in 1 2 3; do
+	inc durable >/dev/null
+	inc volatile >/dev/null
+	inc filed >/dev/null
+done
+check "the counters count" eq "$(inc durable)/$(inc volatile)/$(inc filed)" "4/4/4"
+check "ps shows the durability" test -n "$(H ps | grep -E '^durable +running .* stop ')"
+check "ps shows none for the default" test -n "$(H ps | grep -E '^volatile +running .* none ')"
+
+# ---- a graceful restart -----------------------------------------------------
+stop_daemon TERM
+check "hosteld restarts" start_daemon
+check "durability stop: the counter goes on" eq "$(inc durable)" 5
+check "durability none: a fresh store" eq "$(inc volatile)" 1
+check "a services.d file's durability" eq "$(inc filed)" 5
+events durable >"$T/durable.log"
+check "store.snapshotted at the stop" has "$T/durable.log" "store.snapshotted"
+check "store.restored at the start" has "$T/durable.log" "store.restored"
+check "no snapshot of a none service" test "$(events volatile | grep -c 'store.snapshot')" -eq 0
+check "ps shows the last snapshot" test -z "$(H ps | grep -E '^durable ' | grep -E ' stop +- ')"
+
+# ---- a snapshot on request, then a crash ------------------------------------
+inc durable >/dev/null # 6
+out=$(H snapshot durable 2>&1)
+echo "$out" >"$T/snap.out"
+check "hostel snapshot" has "$T/snap.out" "snapshot of durable:"
+inc durable >/dev/null # 7: lost by the crash
+stop_daemon KILL
+check "hosteld starts after SIGKILL" start_daemon
+check "SIGKILL: the last snapshot comes back (what came after is lost)" \
+	eq "$(inc durable)" 7
+
+# ---- the component changed: the snapshot is refused --------------------------
+printf 'component = %s\ndurability = stop\n' "$T/names.wasm" \
+	>"$ETC/services.d/filed.conf"
+r_before=$(grep -c "configuration reloaded" "$LOG")
+kill -HUP "$DPID"
+reloaded() {
+	test "$(grep -c "configuration reloaded" "$LOG")" -gt "$r_before"
+}
+wait_for 10 reloaded
+sleep 0.2
+events filed >"$T/filed.log"
+check "a snapshot of another component: store.restore_failed" \
+	has "$T/filed.log" "store.restore_failed"
+check "the reason names the component" has "$T/filed.log" "the snapshot is of component"
+check "and the store is fresh" eq "$(H call filed 'get()' 2>&1)" 0
+check "the refusal is logged" has "$LOG" "snapshot refused, a fresh store"
+
+stop_daemon TERM
+tap_finish "$LOG"
