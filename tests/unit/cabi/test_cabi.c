@@ -802,20 +802,23 @@ START_TEST(host_budget_charges_lifts)
 	cm_val v;
 
 	CX.budget = &b;
-	/* 50 bytes: 50 values of 40 bytes, within 4096; given back */
+	/* 50 bytes: a list<u8> in byte form, 1 byte each (not 50 values
+	 * of 40 bytes), within 4096; given back */
 	core[0] = I32(1024);
 	core[1] = I32(50);
 	it = (cabi_core_iter){core, 2, 0};
 	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &v), 0);
 	ck_assert_uint_eq(v.u.list.n, 50);
-	ck_assert_uint_eq(b.used, CABI_VALS_BYTES(50));
-	ck_assert_uint_eq(CX.charged, CABI_VALS_BYTES(50));
+	ck_assert_ptr_nonnull(v.u.list.bytes);
+	ck_assert_ptr_null(v.u.list.elems);
+	ck_assert_uint_eq(b.used, 50);
+	ck_assert_uint_eq(CX.charged, 50);
 	cm_val_free(&v);
 	cabi_cx_release(&CX);
 	ck_assert_uint_eq(b.used, 0);
 	ck_assert_uint_eq(CX.charged, 0);
 
-	/* 8 lists that all point at the same 1000 bytes: 320 KB lifted
+	/* 8 lists that all point at the same 1000 bytes: 8 KB lifted
 	 * from 64 bytes of memory; traps, allocates nothing past 4096 */
 	for (uint32_t i = 0; i < 8; i++) {
 		put_u32(8 * i, 1024);
@@ -847,8 +850,8 @@ START_TEST(host_budget_charges_lifts)
 	cabi_cx_release(&CX);
 	ck_assert_uint_eq(b.used, 0);
 	/* ...and one larger than the budget before the bad part traps on
-	 * the budget, having made nothing */
-	put_u32(4, 1000);
+	 * the budget, having made nothing (5000 bytes: 1 byte each) */
+	put_u32(4, 5000);
 	it = (cabi_core_iter){core, 2, 0};
 	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, llu8, &v),
 		    CABI_MSG_HOST_BYTES);
