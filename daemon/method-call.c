@@ -60,8 +60,9 @@ static void invalid_args(struct call *call, const char *reason)
  * Arguments the store could not hold: as host values they take more
  * than the service's limits.hostBytes, the budget its guest's own values
  * have (a request of 16 MiB of JSON may be 8 million list elements of
- * 40 bytes each; a list<u8> or list<s8> takes 1 byte an element).  Refused before call.started, so no guest code ran;
- * the values are freed then.  Whether they fit.
+ * 40 bytes each; a list<u8> or list<s8> takes 1 byte an element).
+ * Refused before call.started, so no guest code ran; the values are
+ * freed then.  Whether they fit.
  */
 static bool args_fit(struct call *call, struct service *svc, cm_val *vals,
 		     uint32_t n)
