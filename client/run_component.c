@@ -252,8 +252,9 @@ static int feed_vals(feed *fd, const cm_val *list, const cm_type *elem)
 	if (fd->own == NULL)
 		return -1;
 	for (uint32_t k = 0; k < l->n; k++)
-		fd->own[k] = elem->kind == CM_S8 ? cm_val_s8((int8_t)l->bytes[k])
-						 : cm_val_u8(l->bytes[k]);
+		fd->own[k] = elem->kind == CM_S8
+				     ? cm_val_s8((int8_t)l->bytes[k])
+				     : cm_val_u8(l->bytes[k]);
 	fd->vals = fd->own;
 	return 0;
 }

@@ -31,8 +31,9 @@
  *    string; as a list<u8>, the upload's own buffer, trimmed to its
  *    length, becomes the list's bytes: val.h byte form, 1 byte a
  *    byte), from an upload of this connection (daemon/upload.h bounds
- *    it), freed (or taken) before the argument is counted by args_fit; a shallow copy of the
- *    args object with a "" for each upload it leaves out.
+ *    it), freed (or taken) before the argument is counted by args_fit;
+ *    a shallow copy of the args object with a "" for each upload it
+ *    leaves out.
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"

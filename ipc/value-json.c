@@ -676,9 +676,9 @@ static int from_json(const json_t *j, const cm_type *t, const char *path,
 				    "expected %u elements, found %zu",
 				    t->u.list.len, json_array_size(j));
 		if (cm_type_is_bytes(t)) {
-			int rc = seq_from_array(j, CM_LIST, NULL,
-						t->u.list.elem, path, out, why,
-						whylen);
+			int rc =
+				seq_from_array(j, CM_LIST, NULL, t->u.list.elem,
+					       path, out, why, whylen);
 
 			/* byte form (val.h cm_vals); the elements are in
 			 * range, so packing fails only out of memory */
@@ -843,15 +843,15 @@ static json_t *to_json(const cm_val *v, const cm_type *t)
 		if (v->u.list.bytes != NULL && t->u.list.elem->kind == CM_S8) {
 			json_t *a = json_array();
 
-			for (uint32_t i = 0; a && i < v->u.list.n; i++)
+			for (uint32_t i = 0; a && i < v->u.list.n; i++) {
+				int8_t x = (int8_t)v->u.list.bytes[i];
+
 				if (json_array_append_new(
-					    a, int_to_json(true,
-							   (int8_t)v->u.list
-								   .bytes[i],
-							   0))) {
+					    a, int_to_json(true, x, 0))) {
 					json_decref(a);
 					return NULL;
 				}
+			}
 			return a;
 		}
 		if (t->u.list.elem->kind == CM_U8) {
@@ -864,8 +864,8 @@ static json_t *to_json(const cm_val *v, const cm_type *t)
 				if (!bytes)
 					return NULL;
 				for (uint32_t i = 0; i < v->u.list.n; i++)
-					bytes[i] = (uint8_t)v->u.list.elems[i]
-							   .u.u;
+					bytes[i] =
+						(uint8_t)v->u.list.elems[i].u.u;
 			}
 			text = value_base64_encode(bytes, v->u.list.n);
 			if (bytes != v->u.list.bytes)

@@ -397,8 +397,9 @@ int cabi_store_list_into_valid_range(cabi_cx *cx, const cm_val *vs, uint32_t n,
 static int check_list_form(cabi_cx *cx, const cm_val *v, const cm_type *t)
 {
 	if (v->u.list.bytes != NULL && !cm_type_is_bytes(t))
-		return cabi_bad_value(cx, "list value in byte form, "
-					  "expected list<%s>",
+		return cabi_bad_value(cx,
+				      "list value in byte form, "
+				      "expected list<%s>",
 				      cm_type_kind_name(elem_of(t)->kind));
 	return 0;
 }

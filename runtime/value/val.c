@@ -10,11 +10,11 @@
  *
  * Allocations sized by a guest or a client (issue 18 audit): the
  * constructors (cm_val_string, cm_val_seq, cm_val_bytes*, payloads),
- * cm_val_list_pack (n bytes for a list of n elements it then frees)
- * and cm_val_copy allocate what their caller asks for: a lift charges the store's
- * budget first (abi.c, string.c), WAVE parsing is bounded by its text
- * (wave.c), copies (cm_val_copy) are of values the embedder handed in
- * or of values already bounded; recursion follows the value's nesting
+ * cm_val_list_pack (n bytes for a list of n elements it then frees) and
+ * cm_val_copy allocate what their caller asks for: a lift charges the
+ * store's budget first (abi.c, string.c), WAVE parsing is bounded by its
+ * text (wave.c), copies (cm_val_copy) are of values the embedder handed
+ * in or of values already bounded; recursion follows the value's nesting
  * (the type's depth, CM_MAX_TYPE_DEPTH).
  */
 #include <stdarg.h>
@@ -484,11 +484,13 @@ static bool bytes_equal_elems(const cm_val *bytes, const cm_val *elems)
 	for (uint32_t i = 0; i < bytes->u.list.n; i++) {
 		const cm_val *e = &elems->u.list.elems[i];
 
-		if (e->kind == CM_U8 ? e->u.u != bytes->u.list.bytes[i]
-		    : e->kind == CM_S8
-			? e->u.s != (int8_t)bytes->u.list.bytes[i]
-			: true)
-			return false;
+		uint8_t x = bytes->u.list.bytes[i];
+
+		if (e->kind == CM_U8 && e->u.u == x)
+			continue;
+		if (e->kind == CM_S8 && e->u.s == (int8_t)x)
+			continue;
+		return false;
 	}
 	return true;
 }
@@ -542,11 +544,10 @@ bool cm_val_equal(const cm_val *a, const cm_val *b)
 		if (a->u.list.bytes != NULL && b->u.list.bytes != NULL)
 			return memcmp(a->u.list.bytes, b->u.list.bytes,
 				      a->u.list.n) == 0;
-		if (a->u.list.bytes != NULL || b->u.list.bytes != NULL)
-			return bytes_equal_elems(a->u.list.bytes != NULL ? a
-									  : b,
-						 a->u.list.bytes != NULL ? b
-									  : a);
+		if (a->u.list.bytes != NULL)
+			return bytes_equal_elems(a, b);
+		if (b->u.list.bytes != NULL)
+			return bytes_equal_elems(b, a);
 		for (uint32_t i = 0; i < a->u.list.n; i++)
 			if (!cm_val_equal(&a->u.list.elems[i],
 					  &b->u.list.elems[i]))

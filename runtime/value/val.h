@@ -38,11 +38,12 @@
  *   error-context
  *
  * Ownership: a cm_val owns everything it points to (string bytes, list
- * elements or bytes, payloads), except the objects behind handles (resource types,
- * streams, futures, error contexts), which belong to the runtime.  The
- * cm_val struct itself lives in caller storage: cm_val_free releases what
- * it owns and leaves it as a bool `false`.  Every allocating function
- * returns -1 (and leaves *out freeable) when malloc fails.
+ * elements or bytes, payloads), except the objects behind handles
+ * (resource types, streams, futures, error contexts), which belong to
+ * the runtime.  The cm_val struct itself lives in caller storage:
+ * cm_val_free releases what it owns and leaves it as a bool `false`.
+ * Every allocating function returns -1 (and leaves *out freeable) when
+ * malloc fails.
  */
 #ifndef HOSTEL_VALUE_VAL_H
 #define HOSTEL_VALUE_VAL_H
@@ -210,8 +211,7 @@ int cm_val_list_pack(cm_val *v);
 static inline bool cm_type_is_bytes(const cm_type *t)
 {
 	return t->kind == CM_LIST && t->u.list.len == 0 &&
-	       (t->u.list.elem->kind == CM_U8 ||
-		t->u.list.elem->kind == CM_S8);
+	       (t->u.list.elem->kind == CM_U8 || t->u.list.elem->kind == CM_S8);
 }
 
 /*

@@ -401,7 +401,8 @@ const uint8_t *wasi_list_bytes(cm_host_call *call, const cm_val *v,
 {
 	static const uint8_t none[1];
 
-	if (v->kind != CM_LIST || (v->u.list.n > 0 && v->u.list.bytes == NULL)) {
+	if (v->kind != CM_LIST ||
+	    (v->u.list.n > 0 && v->u.list.bytes == NULL)) {
 		cm_host_call_trap(call, "wasi: %s: list<u8> not in byte form",
 				  what);
 		return NULL;

@@ -17,8 +17,8 @@
  *  - stream_read (read, blocking-read, skip, splice): the buffer and its
  *    list<u8>, READ_MAX (1 MiB) bytes whatever the guest asks for.
  *  - write_vals (write, blocking-write-and-flush): none (the list's
- *    bytes are written as they are), WRITE_BUDGET (1 MiB), trap "wasi: write: more than
- *    check-write allowed (limit N)".
+ *    bytes are written as they are), WRITE_BUDGET (1 MiB), trap
+ *    "wasi: write: more than check-write allowed (limit N)".
  *  - out_write_zeroes: WRITE_BUDGET, the same trap.
  *  - stream_error, subscribe: one object each in ctx->objs, which lives
  *    as long as the guest's handle (max_handles per instance).

@@ -943,7 +943,8 @@ START_TEST(byte_lists)
 	RA.mem = big;
 	RA.next = at + n;
 	for (uint32_t i = 0; i < n; i++)
-		wasm_memory_data(big)[at + i] = (uint8_t)(i * 2654435761u >> 24);
+		wasm_memory_data(big)[at + i] =
+			(uint8_t)(i * 2654435761u >> 24);
 	CX.budget = &b;
 
 	core[0] = I32(at);
