@@ -231,7 +231,33 @@ typedef struct feed {
 	cm_host_end *h; /* NULL once dropped */
 	const cm_val *vals;
 	uint32_t n, sent;
+	cm_val *own; /* vals, when made here from a list in byte form */
 } feed;
+
+/*
+ * The elements a stream<T> argument, written as a list<T>, feeds: the
+ * list's own, or for a stream<u8>/stream<s8> (whose list WAVE parsed
+ * into byte form, val.h) one u8/s8 value a byte.  -1 when out of memory.
+ */
+static int feed_vals(feed *fd, const cm_val *list, const cm_type *elem)
+{
+	const cm_vals *l = &list->u.list;
+
+	fd->n = l->n;
+	if (l->bytes == NULL) {
+		fd->vals = l->elems;
+		return 0;
+	}
+	fd->own = calloc(l->n, sizeof *fd->own);
+	if (fd->own == NULL)
+		return -1;
+	for (uint32_t k = 0; k < l->n; k++)
+		fd->own[k] = elem->kind == CM_S8
+				     ? cm_val_s8((int8_t)l->bytes[k])
+				     : cm_val_u8(l->bytes[k]);
+	fd->vals = fd->own;
+	return 0;
+}
 
 typedef struct drive {
 	cm_store *s;
@@ -443,8 +469,12 @@ static int call_streams(cm_store *s, cm_func *f, const wave_call *wc,
 			args[i] = wc->args[i]; /* copied by cm_call_start */
 			continue;
 		}
-		feeds[i].vals = wc->args[i].u.list.elems;
-		feeds[i].n = wc->args[i].u.list.n;
+		if (feed_vals(&feeds[i], &wc->args[i],
+			      ft->u.func.params[i].type->u.stream.elem)) {
+			set_err(err, CM_ERR_NOMEM, "out of memory");
+			rc = -1;
+			break;
+		}
 		rc = cm_host_stream_new(s, ft->u.func.params[i].type, &args[i],
 					&feeds[i].h, err);
 	}
@@ -480,9 +510,11 @@ static int call_streams(cm_store *s, cm_func *f, const wave_call *wc,
 	if (rc == 0)
 		rc = print_drive(&d) == HOSTEL_EXIT_OK ? 0 : -2;
 out:
-	for (uint32_t i = 0; feeds != NULL && i < n; i++)
+	for (uint32_t i = 0; feeds != NULL && i < n; i++) {
 		if (feeds[i].h != NULL)
 			cm_host_end_drop(feeds[i].h);
+		free(feeds[i].own);
+	}
 	if (d.out != NULL)
 		cm_host_end_drop(d.out);
 	cm_vals_free(d.got, d.ngot);

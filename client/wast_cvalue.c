@@ -138,6 +138,9 @@ static int parse_seq(json_t *v, const cm_type *t, cm_val *out, char *why,
 		if (wast_cvalue_parse(e, et, &out->u.list.elems[i], why, n))
 			return -1;
 	}
+	/* a list<u8>/list<s8> is held in byte form (val.h) */
+	if (cm_type_is_bytes(t) && cm_val_list_pack(out))
+		return bad(why, n, "out of memory");
 	return 0;
 }
 

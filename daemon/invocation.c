@@ -493,11 +493,8 @@ static bool take_chunks(struct invocation *inv, const cm_type *rt,
 	inv->chunks = malloc(n ? n : 1);
 	if (!inv->chunks)
 		return false;
-	if (bytes)
-		for (size_t i = 0; i < n; i++)
-			inv->chunks[i] = (uint8_t)v->u.list.elems[i].u.u;
-	else if (n)
-		memcpy(inv->chunks, v->u.str.ptr, n);
+	if (n) /* a list<u8> is in byte form (val.h) */
+		memcpy(inv->chunks, bytes ? v->u.list.bytes : v->u.str.ptr, n);
 	inv->chunks_len = n;
 	return true;
 }

@@ -28,10 +28,12 @@
  *    calls per service, past which invocation_begin answers
  *    ServiceBusy, and limits.maxConcurrentCalls in flight.
  *  - bind_uploads: an argument made of an upload's bytes (a copy as a
- *    string, or one cm_val of 40 bytes a byte as a list<u8>), from an
- *    upload of this connection (daemon/upload.h bounds it), freed
- *    before the argument is counted by args_fit; a shallow copy of the
- *    args object with a "" for each upload it leaves out.
+ *    string; as a list<u8>, the upload's own buffer, trimmed to its
+ *    length, becomes the list's bytes: val.h byte form, 1 byte a
+ *    byte), from an upload of this connection (daemon/upload.h bounds
+ *    it), freed (or taken) before the argument is counted by args_fit;
+ *    a shallow copy of the args object with a "" for each upload it
+ *    leaves out.
  */
 #define _GNU_SOURCE /* strndup */
 #include "config.h"
@@ -59,8 +61,9 @@ static void invalid_args(struct call *call, const char *reason)
  * Arguments the store could not hold: as host values they take more
  * than the service's limits.hostBytes, the budget its guest's own values
  * have (a request of 16 MiB of JSON may be 8 million list elements of
- * 40 bytes each).  Refused before call.started, so no guest code ran;
- * the values are freed then.  Whether they fit.
+ * 40 bytes each; a list<u8> or list<s8> takes 1 byte an element).
+ * Refused before call.started, so no guest code ran; the values are
+ * freed then.  Whether they fit.
  */
 static bool args_fit(struct call *call, struct service *svc, cm_val *vals,
 		     uint32_t n)
@@ -229,12 +232,24 @@ static int bind_uploads(struct call *call, json_t *jup, const cm_type *func,
 			return -1;
 		}
 		if (is_bytes(func->u.func.params[i].type)) {
-			if (u->len > UINT32_MAX)
+			if (u->len > UINT32_MAX) {
 				rc = -3;
-			else
-				rc = cm_val_seq(&v, CM_LIST, (uint32_t)u->len);
-			for (size_t k = 0; !rc && k < u->len; k++)
-				v.u.list.elems[k] = cm_val_u8(u->buf[k]);
+			} else {
+				/* the upload's buffer becomes the list's
+				 * bytes (val.h byte form), trimmed to its
+				 * length; no copy.  upload_free still
+				 * uncounts its cap. */
+				uint8_t *b = u->buf;
+
+				if (u->len > 0 && u->cap > u->len) {
+					uint8_t *t = realloc(b, u->len);
+
+					if (t != NULL)
+						b = t;
+				}
+				u->buf = NULL;
+				cm_val_bytes_take(&v, b, (uint32_t)u->len);
+			}
 		} else {
 			rc = cm_val_string(&v, u->buf, u->len);
 		}

@@ -6,11 +6,15 @@
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - the cm_vals of a call's arguments (value_args_from_json): one per
  *    JSON value of a request (VARLINK_MESSAGE_MAX); base64 bytes decoded
- *    into len / 4 * 3 + 1; strings copied at their length.  Conversion
+ *    into len / 4 * 3 + 1, which a list<u8> then keeps as its bytes
+ *    (val.h byte form; a JSON array for a list<u8>/list<s8> is made
+ *    element by element, then packed into n bytes); strings copied at
+ *    their length.  Conversion
  *    walks the type, so nesting is the (validated) type's.
  *  - value_to_json of a value the runtime lifted (limits.hostBytes):
- *    base64 text of a list<u8> ((n + 2) / 3 * 4 + 1), one json_t per
- *    element otherwise.
+ *    base64 text of a list<u8> ((n + 2) / 3 * 4 + 1; a fixed-length
+ *    list<u8, N> first gathers its N bytes), one json_t per element
+ *    otherwise.
  */
 #include "config.h"
 
@@ -373,7 +377,16 @@ static int bytes_from_json(const json_t *j, const cm_type *t, const char *path,
 		return fail(why, whylen, path, "expected %u bytes, found %zu",
 			    t->u.list.len, n);
 	}
-	if (n > UINT32_MAX || cm_val_seq(out, CM_LIST, (uint32_t)n)) {
+	if (n > UINT32_MAX) {
+		free(buf);
+		return -2;
+	}
+	if (cm_type_is_bytes(t)) {
+		/* byte form (val.h cm_vals): the decoded buffer itself */
+		cm_val_bytes_take(out, buf, (uint32_t)n);
+		return 0;
+	}
+	if (cm_val_seq(out, CM_LIST, (uint32_t)n)) {
 		free(buf);
 		return -2;
 	}
@@ -662,6 +675,17 @@ static int from_json(const json_t *j, const cm_type *t, const char *path,
 			return fail(why, whylen, path,
 				    "expected %u elements, found %zu",
 				    t->u.list.len, json_array_size(j));
+		if (cm_type_is_bytes(t)) {
+			int rc =
+				seq_from_array(j, CM_LIST, NULL, t->u.list.elem,
+					       path, out, why, whylen);
+
+			/* byte form (val.h cm_vals); the elements are in
+			 * range, so packing fails only out of memory */
+			if (rc == 0 && cm_val_list_pack(out))
+				return -2;
+			return rc;
+		}
 		return seq_from_array(j, CM_LIST, NULL, t->u.list.elem, path,
 				      out, why, whylen);
 	case CM_MAP:
@@ -816,17 +840,36 @@ static json_t *to_json(const cm_val *v, const cm_type *t)
 	case CM_STRING:
 		return json_stringn((const char *)v->u.str.ptr, v->u.str.len);
 	case CM_LIST:
+		if (v->u.list.bytes != NULL && t->u.list.elem->kind == CM_S8) {
+			json_t *a = json_array();
+
+			for (uint32_t i = 0; a && i < v->u.list.n; i++) {
+				int8_t x = (int8_t)v->u.list.bytes[i];
+
+				if (json_array_append_new(
+					    a, int_to_json(true, x, 0))) {
+					json_decref(a);
+					return NULL;
+				}
+			}
+			return a;
+		}
 		if (t->u.list.elem->kind == CM_U8) {
-			uint8_t *bytes = malloc(v->u.list.n + 1);
+			uint8_t *bytes = v->u.list.bytes;
 			char *text;
 			json_t *s;
 
-			if (!bytes)
-				return NULL;
-			for (uint32_t i = 0; i < v->u.list.n; i++)
-				bytes[i] = (uint8_t)v->u.list.elems[i].u.u;
+			if (bytes == NULL) { /* fixed length, or made by hand */
+				bytes = malloc(v->u.list.n + 1);
+				if (!bytes)
+					return NULL;
+				for (uint32_t i = 0; i < v->u.list.n; i++)
+					bytes[i] =
+						(uint8_t)v->u.list.elems[i].u.u;
+			}
 			text = value_base64_encode(bytes, v->u.list.n);
-			free(bytes);
+			if (bytes != v->u.list.bytes)
+				free(bytes);
 			s = text ? json_string(text) : NULL;
 			free(text);
 			return s;

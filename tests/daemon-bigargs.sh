@@ -7,7 +7,7 @@
 #     file's bytes (io.hostel.Call.Upload chunks), `--result-file FILE`
 #     writes a string or list<u8> result as it comes (chunkedResult): a
 #     20 MiB file through echo (string) and back, byte for byte; a
-#     list<u8> through bytes; a bad upload id, a parameter of another
+#     list<u8> through bytes, 20 MiB of it too (held as its bytes); a bad upload id, a parameter of another
 #     type, bytes that are not UTF-8 for a string, the 17th upload of a
 #     connection (its count bound), an upload bound twice;
 #   - hostel.conf's call-deadline ends a spin() that asks for no
@@ -153,6 +153,19 @@ head -c $((256 * 1024)) /dev/urandom >"$T/rand.in"
 hc b2 --arg-file b="$T/rand.in" --result-file "$T/rand.res" values bytes
 check "256 KiB of random bytes as list<u8>, and back" \
 	cmp -s "$T/rand.in" "$T/rand.res"
+# 20 MiB as list<u8>: held as its bytes (1 byte each, not a 40-byte
+# value each: 800 MiB, past limits.hostBytes' 256 MiB, ValueTooLarge).
+head -c "$N" /dev/urandom >"$T/bigb.in"
+t0=$(date +%s)
+hc bigb --timeout $((300000 * SLOW)) --arg-file b="$T/bigb.in" \
+	--result-file "$T/bigb.res" values 'bytes([])'
+t1=$(date +%s)
+check "a 20 MiB file as list<u8>: bytes returns ($((t1 - t0)) s)" eq "$rc" 0
+check "... its result, written to --result-file, is the file, byte for byte" \
+	cmp -s "$T/bigb.in" "$T/bigb.res"
+check "... nothing on standard output or error" \
+	test ! -s "$T/bigb.out" -a ! -s "$T/bigb.err"
+rm -f "$T/bigb.in" "$T/bigb.res"
 cat "$T/bin.in" | H call --arg-file b=- --result-file - values bytes \
 	>"$T/b3.out" 2>"$T/b3.err"
 check "--arg-file NAME=- and --result-file -: standard input and output" \

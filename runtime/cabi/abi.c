@@ -20,6 +20,9 @@
  *    lists alias one range of memory; the outermost list is measured
  *    whole before any of it is made (lift_size.c); a list's length is
  *    CABI_MAX_LIST_BYTE_LENGTH (2^28 - 1 bytes) at most.
+ *  - a list<u8>/list<s8> (byte form, val.h cm_vals): its n bytes,
+ *    charged the same way (n bytes, not n cm_vals) and copied from
+ *    memory in one memcpy.
  *  - string bytes: string.c, charged the same way.
  *  - lift_flat_variant, lower_flat_variant: flat-type arrays of
  *    cm_flat_count entries, bounded by the static type (validation's
@@ -197,6 +200,17 @@ static int load_list_from_range(cabi_cx *cx, uint64_t ptr, uint64_t length,
 	if (outer && !cabi_lift_list_fits(cx, ptr, length, elem))
 		return cabi_budget_trap(cx);
 	cx->sized = true;
+	if (cm_type_is_bytes(t)) {
+		/* byte form: n bytes, one copy (sz is 1, any ptr aligned) */
+		rc = cabi_charge(cx, length);
+		if (rc == 0 &&
+		    cm_val_bytes(out, length ? cabi_mem(cx) + ptr : NULL,
+				 (uint32_t)length))
+			rc = cabi_nomem(cx);
+		if (outer)
+			cx->sized = false;
+		return rc;
+	}
 	rc = lift_seq(cx, out, t->kind, (uint32_t)length);
 	if (rc == 0 &&
 	    cabi_load_list_from_valid_range(cx, ptr, (uint32_t)length, elem,
@@ -377,6 +391,19 @@ int cabi_store_list_into_valid_range(cabi_cx *cx, const cm_val *vs, uint32_t n,
 	return 0;
 }
 
+/* A list value in the form its type has (val.h cm_vals): byte form
+ * exactly for list<u8>/list<s8>, which may also come in element form
+ * from a host that made it by hand (then stored element by element). */
+static int check_list_form(cabi_cx *cx, const cm_val *v, const cm_type *t)
+{
+	if (v->u.list.bytes != NULL && !cm_type_is_bytes(t))
+		return cabi_bad_value(cx,
+				      "list value in byte form, "
+				      "expected list<%s>",
+				      cm_type_kind_name(elem_of(t)->kind));
+	return 0;
+}
+
 static int store_list_into_range(cabi_cx *cx, const cm_val *v, const cm_type *t,
 				 uint64_t *ptr, uint64_t *length)
 {
@@ -384,13 +411,18 @@ static int store_list_into_range(cabi_cx *cx, const cm_val *v, const cm_type *t,
 	uint64_t sz = size_of(cx, elem), byte_length, p;
 	uint32_t n = v->u.list.n;
 
+	if (check_list_form(cx, v, t))
+		return -1;
 	if (n > CABI_MAX_LIST_BYTE_LENGTH / sz)
 		return cabi_trap(cx, CABI_MSG_LIST_TOO_LONG);
 	byte_length = n * sz;
 	if (cabi_realloc_checked(cx, 0, 0, align_of(cx, elem), byte_length,
 				 CABI_MSG_LIST_OOB, &p))
 		return -1;
-	if (cabi_store_list_into_valid_range(cx, v->u.list.elems, n, p, elem))
+	if (v->u.list.bytes != NULL)
+		memcpy(cabi_mem(cx) + p, v->u.list.bytes, n); /* byte form */
+	else if (cabi_store_list_into_valid_range(cx, v->u.list.elems, n, p,
+						  elem))
 		return -1;
 	*ptr = p;
 	*length = n;
@@ -503,6 +535,8 @@ static int store(cabi_cx *cx, const cm_val *v, const cm_type *t, uint64_t ptr)
 					"list value has %u elements, "
 					"expected %u",
 					v->u.list.n, t->u.list.len);
+			if (check_list_form(cx, v, t))
+				return -1;
 			return cabi_store_list_into_valid_range(
 				cx, v->u.list.elems, v->u.list.n, ptr,
 				t->u.list.elem);
@@ -950,6 +984,8 @@ static int lower_flat(cabi_cx *cx, const cm_val *v, const cm_type *t,
 					      "list value has %u elements, "
 					      "expected %u",
 					      v->u.list.n, t->u.list.len);
+		if (check_list_form(cx, v, t))
+			return -1;
 		for (uint32_t i = 0; i < v->u.list.n; i++)
 			if (lower_flat(cx, &v->u.list.elems[i], t->u.list.elem,
 				       out))

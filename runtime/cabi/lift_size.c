@@ -15,7 +15,8 @@
  *
  * Contract: cabi_lift_list_fits() walks the list's elements in linear
  * memory as load() would, adding up the bytes lift_seq, lift_payload and
- * the string loads will charge for them, and stops as soon as the sum
+ * the string loads will charge for them (a list<u8>/list<s8>, held in
+ * byte form, its n bytes), and stops as soon as the sum
  * passes what the budget has left.  A list of elements that allocate
  * nothing (numbers, chars, handles, enums, flags) costs one step.  Every
  * other element visited was paid for by its list's array of cm_vals, so
@@ -107,6 +108,10 @@ static void list(sizing *z, uint64_t ptr, uint64_t n, const cm_type *elem)
 	    ptr % align_of(z->cx, elem) != 0 ||
 	    !cabi_in_bounds(z->cx, ptr, n * sz)) {
 		z->stop = true;
+		return;
+	}
+	if (elem->kind == CM_U8 || elem->kind == CM_S8) {
+		add(z, n); /* byte form (val.h cm_vals): 1 byte an element */
 		return;
 	}
 	elements(z, ptr, n, elem);

@@ -288,7 +288,9 @@ void cm_vals_drop_ends(cm_store *s, const cm_val *vs, uint32_t n)
 		case CM_MAP:
 		case CM_RECORD:
 		case CM_TUPLE:
-			cm_vals_drop_ends(s, v->u.list.elems, v->u.list.n);
+			if (v->u.list.bytes == NULL) /* byte form: no ends */
+				cm_vals_drop_ends(s, v->u.list.elems,
+						  v->u.list.n);
 			break;
 		case CM_VARIANT:
 		case CM_OPTION:

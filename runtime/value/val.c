@@ -9,11 +9,12 @@
  * type depth limit (CM_MAX_TYPE_DEPTH).
  *
  * Allocations sized by a guest or a client (issue 18 audit): the
- * constructors (cm_val_string, cm_val_seq, payloads) and cm_val_copy
- * allocate what their caller asks for: a lift charges the store's
- * budget first (abi.c, string.c), WAVE parsing is bounded by its text
- * (wave.c), copies (cm_val_copy) are of values the embedder handed in
- * or of values already bounded; recursion follows the value's nesting
+ * constructors (cm_val_string, cm_val_seq, cm_val_bytes*, payloads),
+ * cm_val_list_pack (n bytes for a list of n elements it then frees) and
+ * cm_val_copy allocate what their caller asks for: a lift charges the
+ * store's budget first (abi.c, string.c), WAVE parsing is bounded by its
+ * text (wave.c), copies (cm_val_copy) are of values the embedder handed
+ * in or of values already bounded; recursion follows the value's nesting
  * (the type's depth, CM_MAX_TYPE_DEPTH).
  */
 #include <stdarg.h>
@@ -274,6 +275,72 @@ int cm_val_seq(cm_val *out, cm_type_kind kind, uint32_t n)
 	return 0;
 }
 
+int cm_val_bytes_alloc(cm_val *out, uint32_t n)
+{
+	*out = mk(CM_LIST);
+	if (n == 0)
+		return 0;
+	out->u.list.bytes = malloc(n);
+	if (out->u.list.bytes == NULL) {
+		*out = cm_val_bool(false);
+		return -1;
+	}
+	out->u.list.n = n;
+	return 0;
+}
+
+int cm_val_bytes(cm_val *out, const void *p, uint32_t n)
+{
+	if (cm_val_bytes_alloc(out, n))
+		return -1;
+	if (n > 0)
+		memcpy(out->u.list.bytes, p, n);
+	return 0;
+}
+
+void cm_val_bytes_take(cm_val *out, uint8_t *buf, uint32_t n)
+{
+	*out = mk(CM_LIST);
+	if (n == 0) {
+		free(buf);
+		return;
+	}
+	out->u.list.bytes = buf;
+	out->u.list.n = n;
+}
+
+/* The byte of element e of a list<u8>/list<s8> in element form, or -1
+ * when e is neither a u8 nor an s8 in range. */
+static int elem_byte(const cm_val *e)
+{
+	if (e->kind == CM_U8 && e->u.u <= UINT8_MAX)
+		return (int)e->u.u;
+	if (e->kind == CM_S8 && e->u.s >= INT8_MIN && e->u.s <= INT8_MAX)
+		return (int)(uint8_t)(int8_t)e->u.s;
+	return -1;
+}
+
+int cm_val_list_pack(cm_val *v)
+{
+	uint8_t *b;
+	uint32_t n = v->u.list.n;
+
+	if (v->kind != CM_LIST || v->u.list.bytes != NULL || n == 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (elem_byte(&v->u.list.elems[i]) < 0)
+			return -2;
+	b = malloc(n);
+	if (b == NULL)
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		b[i] = (uint8_t)elem_byte(&v->u.list.elems[i]);
+	free(v->u.list.elems); /* u8/s8 elements own nothing */
+	v->u.list.elems = NULL;
+	v->u.list.bytes = b;
+	return 0;
+}
+
 int cm_val_case_payload(cm_val *out, cm_type_kind kind, uint32_t index)
 {
 	*out = cm_val_case(kind, index);
@@ -306,8 +373,10 @@ void cm_val_free(cm_val *v)
 	if (v->kind == CM_STRING) {
 		free(v->u.str.ptr);
 	} else if (is_seq(v->kind)) {
-		cm_vals_free(v->u.list.elems, v->u.list.n);
+		if (v->u.list.bytes == NULL)
+			cm_vals_free(v->u.list.elems, v->u.list.n);
 		free(v->u.list.elems);
+		free(v->u.list.bytes);
 	} else if (is_case(v->kind) && v->u.variant.payload != NULL) {
 		cm_val_free(v->u.variant.payload);
 		free(v->u.variant.payload);
@@ -334,6 +403,8 @@ uint64_t cm_val_host_bytes(const cm_val *v)
 	case CM_MAP:
 	case CM_RECORD:
 	case CM_TUPLE:
+		if (v->u.list.bytes != NULL)
+			return v->u.list.n; /* byte form: 1 byte an element */
 		n = (uint64_t)v->u.list.n * sizeof(cm_val);
 		for (uint32_t i = 0; i < v->u.list.n; i++)
 			n += cm_val_host_bytes(&v->u.list.elems[i]);
@@ -374,6 +445,12 @@ int cm_val_copy(cm_val *dst, const cm_val *src)
 		dst->u.str.ptr = buf;
 		return 0;
 	}
+	if (is_seq(src->kind) && src->u.list.bytes != NULL) {
+		if (cm_val_bytes(dst, src->u.list.bytes, src->u.list.n))
+			return -1;
+		dst->kind = src->kind;
+		return 0;
+	}
 	if (is_seq(src->kind)) {
 		if (cm_val_seq(dst, src->kind, src->u.list.n))
 			return -1;
@@ -398,6 +475,24 @@ int cm_val_copy(cm_val *dst, const cm_val *src)
 	}
 	*dst = *src;
 	return 0;
+}
+
+/* A byte-form list and an element-form list of the same length: equal
+ * when every element is a u8 or s8 whose byte is the same. */
+static bool bytes_equal_elems(const cm_val *bytes, const cm_val *elems)
+{
+	for (uint32_t i = 0; i < bytes->u.list.n; i++) {
+		const cm_val *e = &elems->u.list.elems[i];
+
+		uint8_t x = bytes->u.list.bytes[i];
+
+		if (e->kind == CM_U8 && e->u.u == x)
+			continue;
+		if (e->kind == CM_S8 && e->u.s == (int8_t)x)
+			continue;
+		return false;
+	}
+	return true;
 }
 
 bool cm_val_equal(const cm_val *a, const cm_val *b)
@@ -444,6 +539,15 @@ bool cm_val_equal(const cm_val *a, const cm_val *b)
 	if (is_seq(a->kind)) {
 		if (a->u.list.n != b->u.list.n)
 			return false;
+		if (a->u.list.n == 0)
+			return true;
+		if (a->u.list.bytes != NULL && b->u.list.bytes != NULL)
+			return memcmp(a->u.list.bytes, b->u.list.bytes,
+				      a->u.list.n) == 0;
+		if (a->u.list.bytes != NULL)
+			return bytes_equal_elems(a, b);
+		if (b->u.list.bytes != NULL)
+			return bytes_equal_elems(b, a);
 		for (uint32_t i = 0; i < a->u.list.n; i++)
 			if (!cm_val_equal(&a->u.list.elems[i],
 					  &b->u.list.elems[i]))
@@ -545,6 +649,15 @@ bool cm_val_typecheck(const cm_val *v, const cm_type *t, char *w, size_t wl)
 				   "fixed-length list has %u elements, "
 				   "expected %u",
 				   v->u.list.n, t->u.list.len);
+		if (v->u.list.n == 0)
+			return true;
+		if (cm_type_is_bytes(t) != (v->u.list.bytes != NULL))
+			return why(w, wl, "list<%s> value in %s form",
+				   cm_type_kind_name(e->kind),
+				   v->u.list.bytes != NULL ? "byte"
+							   : "element");
+		if (v->u.list.bytes != NULL)
+			return true; /* every byte is a u8 or an s8 */
 		for (uint32_t i = 0; i < v->u.list.n; i++)
 			if (!cm_val_typecheck(&v->u.list.elems[i], e, w, wl))
 				return false;
@@ -556,6 +669,9 @@ bool cm_val_typecheck(const cm_val *v, const cm_type *t, char *w, size_t wl)
 		if (v->u.list.n != n)
 			return why(w, wl, "%s has %u fields, expected %u",
 				   cm_type_kind_name(t->kind), v->u.list.n, n);
+		if (v->u.list.bytes != NULL)
+			return why(w, wl, "%s value in byte form",
+				   cm_type_kind_name(t->kind));
 		for (uint32_t i = 0; i < n; i++)
 			if (!cm_val_typecheck(&v->u.list.elems[i],
 					      cm_type_field(t, i), w, wl))

@@ -26,6 +26,8 @@
  *                         member, a map one CM_TUPLE (key, value) element
  *                         per entry (map = list<tuple<K,V>>, duplicates
  *                         allowed, order kept)
+ *   list<u8>, list<s8>    u.list in *byte form*: n bytes at u.list.bytes,
+ *                         u.list.elems NULL (see cm_vals below)
  *   variant, enum,        u.variant: the case index (declaration order;
  *   option, result        option: 0 = none, 1 = some; result: 0 = ok,
  *                         1 = err) and the payload (NULL when the case has
@@ -36,11 +38,12 @@
  *   error-context
  *
  * Ownership: a cm_val owns everything it points to (string bytes, list
- * elements, payloads), except the objects behind handles (resource types,
- * streams, futures, error contexts), which belong to the runtime.  The
- * cm_val struct itself lives in caller storage: cm_val_free releases what
- * it owns and leaves it as a bool `false`.  Every allocating function
- * returns -1 (and leaves *out freeable) when malloc fails.
+ * elements or bytes, payloads), except the objects behind handles
+ * (resource types, streams, futures, error contexts), which belong to
+ * the runtime.  The cm_val struct itself lives in caller storage:
+ * cm_val_free releases what it owns and leaves it as a bool `false`.
+ * Every allocating function returns -1 (and leaves *out freeable) when
+ * malloc fails.
  */
 #ifndef HOSTEL_VALUE_VAL_H
 #define HOSTEL_VALUE_VAL_H
@@ -71,10 +74,28 @@ typedef struct cm_string {
 	uint64_t src_tagged_code_units;
 } cm_string;
 
-/* A sequence of values: list elements, record fields, tuple members. */
+/*
+ * A sequence of values: list elements, record fields, tuple members.
+ *
+ * Byte form.  A list<u8> or list<s8> (not fixed-length: cm_type_is_bytes)
+ * holds its elements as bytes, one byte per element instead of one
+ * 40-byte cm_val: `bytes` points to n bytes (the u8 values, or the s8
+ * values in two's complement) and `elems` is NULL.  It is the ONLY form
+ * of those types: every producer makes it (cm_val_bytes*, the ABI's
+ * lift, WAVE, the JSON mapping, WASI) and cm_val_typecheck refuses a
+ * non-empty list<u8>/list<s8> in element form, so a reader that knows
+ * the type is list<u8> or list<s8> may read `bytes` directly (it is NULL
+ * only when n == 0).  Every other sequence (fixed-length lists, lists of
+ * other types, records, tuples, maps) has `bytes` NULL.  The value owns
+ * the bytes (malloc'd) like elements: cm_val_free releases them,
+ * cm_val_copy copies them; readers that do not know the type (free,
+ * copy, equality, host bytes) tell the forms apart by `bytes` != NULL.
+ * An empty list has both pointers NULL in either form.
+ */
 typedef struct cm_vals {
 	uint32_t n;
-	struct cm_val *elems; /* NULL when n == 0 */
+	struct cm_val *elems; /* NULL when n == 0 or in byte form */
+	uint8_t *bytes;	      /* byte form: n bytes (NULL when n == 0) */
 } cm_vals;
 
 typedef struct cm_case {
@@ -166,6 +187,34 @@ void cm_val_string_take(cm_val *out, uint8_t *buf, size_t len);
 int cm_val_seq(cm_val *out, cm_type_kind kind, uint32_t n);
 
 /*
+ * Byte-form lists (list<u8>, list<s8>; see cm_vals).  cm_val_bytes
+ * copies n bytes from p (p may be NULL when n == 0); cm_val_bytes_alloc
+ * makes room for n bytes, left uninitialised, at out->u.list.bytes for
+ * the caller to fill; cm_val_bytes_take takes ownership of a malloc'd
+ * buffer of n bytes (freed at once when n == 0).  -1 when out of memory
+ * (then *out is bool false).
+ */
+int cm_val_bytes(cm_val *out, const void *p, uint32_t n);
+int cm_val_bytes_alloc(cm_val *out, uint32_t n);
+void cm_val_bytes_take(cm_val *out, uint8_t *buf, uint32_t n);
+
+/*
+ * Turn a list made in element form (cm_val_seq, then elements of kind
+ * CM_U8 or CM_S8) into byte form, for producers that build element by
+ * element; a list already in byte form, or empty, is left as it is.
+ * -1 when out of memory (v unchanged), -2 when an element is not a u8 /
+ * s8 in range (v unchanged).
+ */
+int cm_val_list_pack(cm_val *v);
+
+/* Is t a type whose values are in byte form: list<u8> or list<s8>? */
+static inline bool cm_type_is_bytes(const cm_type *t)
+{
+	return t->kind == CM_LIST && t->u.list.len == 0 &&
+	       (t->u.list.elem->kind == CM_U8 || t->u.list.elem->kind == CM_S8);
+}
+
+/*
  * A variant/option/result case with a payload slot (initialised to bool
  * false) at u.variant.payload; fill it afterwards.
  */
@@ -180,7 +229,8 @@ void cm_vals_free(cm_val *vs, uint32_t n);
 /*
  * The host memory v owns (and what lifting it charges to a store's
  * budget, cabi.h cabi_budget): every element array, payload and
- * string's bytes; for vs, the array of n values too.
+ * string's bytes, and a byte-form list's n bytes (1 per element); for
+ * vs, the array of n values too.
  */
 uint64_t cm_val_host_bytes(const cm_val *v);
 uint64_t cm_vals_host_bytes(const cm_val *vs, uint32_t n);
@@ -198,7 +248,8 @@ bool cm_val_equal(const cm_val *a, const cm_val *b);
 /*
  * Does v have type t?  Checks kinds, counts, case indices and payload
  * presence, ranges of small integers, char scalar values, flag bits
- * beyond the label count, UTF-8 of strings, fixed list lengths.  On a
+ * beyond the label count, UTF-8 of strings, fixed list lengths, and
+ * the form of lists (byte form exactly for list<u8>/list<s8>).  On a
  * mismatch returns false and writes a reason ("field 2: expected u8,
  * found string") into why (may be NULL).
  */

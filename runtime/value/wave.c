@@ -17,6 +17,8 @@
  *    (a value and a separator): at most 20 times the text, twice that
  *    while the array doubles; tuples' and records' counts are the
  *    static type's.
+ *  - parse_bytes (list<u8>, list<s8>, held in byte form): one byte per
+ *    element, at most the text's length, by doubling.
  *  - wave_parse_call: the function's name (a part of the text) and its
  *    parameters (the type's count).
  */
@@ -727,12 +729,63 @@ fail:
 	return -1;
 }
 
+/* `[v, v, ...]` of a list<u8>/list<s8> into byte form (val.h cm_vals):
+ * each element parsed as the element type, then kept as its byte. */
+static int parse_bytes(parser *p, const cm_type *t, cm_val *out)
+{
+	const cm_type *elem = t->u.list.elem;
+	uint8_t *a = NULL;
+	uint32_t n = 0, cap = 0;
+	cm_val e;
+
+	*out = cm_val_bool(false);
+	if (expect(p, '['))
+		return -1;
+	while (!accept(p, ']')) {
+		if (n == cap) {
+			uint32_t nc = cap ? cap * 2 : 16;
+			uint8_t *na;
+
+			if (nc < cap) {
+				fail_at(p, p->pos, "too many elements");
+				goto fail;
+			}
+			na = realloc(a, nc);
+			if (na == NULL) {
+				nomem(p);
+				goto fail;
+			}
+			a = na;
+			cap = nc;
+		}
+		if (parse_value(p, elem, &e))
+			goto fail;
+		a[n++] = elem->kind == CM_S8 ? (uint8_t)(int8_t)e.u.s
+					     : (uint8_t)e.u.u;
+		if (!accept(p, ',')) {
+			if (peek(p) != ']') {
+				fail_at(p, p->pos,
+					"expected `,` or `]`, found %s",
+					describe(p));
+				goto fail;
+			}
+		}
+	}
+	cm_val_bytes_take(out, a, n);
+	return 0;
+fail:
+	free(a);
+	return -1;
+}
+
 static int parse_list(parser *p, const cm_type *t, cm_val *out)
 {
 	size_t at;
 	const cm_type *e = t->kind == CM_MAP ? t->u.map.entry : t->u.list.elem;
 
 	skip(p);
+	if (cm_type_is_bytes(t))
+		return parse_bytes(p, t, out);
 	at = p->pos;
 	if (parse_seq(p, '[', ']', e, t->kind, out))
 		return -1;

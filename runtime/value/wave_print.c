@@ -194,6 +194,38 @@ static void put_scalar(out *o, uint32_t c)
 /* ---- values
  * ------------------------------------------------------------------------ */
 
+/* A list<u8>/list<s8> in byte form (val.h cm_vals), as its elements
+ * would print: `[1, 2, 255]`, `[-1, 0, 127]`. */
+static int print_bytes(out *o, const cm_val *v, const cm_type *t)
+{
+	bool sign;
+
+	if (!cm_type_is_bytes(t))
+		return -1;
+	sign = t->u.list.elem->kind == CM_S8;
+	puts_(o, "[");
+	for (uint32_t i = 0; i < v->u.list.n; i++) {
+		char buf[8];
+		int x = sign ? (int)(int8_t)v->u.list.bytes[i]
+			     : (int)v->u.list.bytes[i];
+		size_t k = sizeof buf;
+
+		if (x < 0)
+			x = -x;
+		do {
+			buf[--k] = (char)('0' + x % 10);
+			x /= 10;
+		} while (x > 0);
+		if (sign && (int8_t)v->u.list.bytes[i] < 0)
+			buf[--k] = '-';
+		if (i > 0)
+			puts_(o, ", ");
+		put(o, buf + k, sizeof buf - k);
+	}
+	puts_(o, "]");
+	return 0;
+}
+
 static int print(out *o, const cm_val *v, const cm_type *t)
 {
 	if (v->kind != t->kind)
@@ -253,6 +285,8 @@ static int print(out *o, const cm_val *v, const cm_type *t)
 		const cm_type *e =
 			t->kind == CM_MAP ? t->u.map.entry : t->u.list.elem;
 
+		if (v->u.list.bytes != NULL)
+			return print_bytes(o, v, t);
 		puts_(o, "[");
 		for (uint32_t i = 0; i < v->u.list.n; i++) {
 			if (i > 0)
@@ -264,7 +298,7 @@ static int print(out *o, const cm_val *v, const cm_type *t)
 		return 0;
 	}
 	case CM_TUPLE:
-		if (v->u.list.n != t->u.tuple.n)
+		if (v->u.list.n != t->u.tuple.n || v->u.list.bytes != NULL)
 			return -1;
 		puts_(o, "(");
 		for (uint32_t i = 0; i < v->u.list.n; i++) {
@@ -278,7 +312,7 @@ static int print(out *o, const cm_val *v, const cm_type *t)
 	case CM_RECORD: {
 		bool first = true;
 
-		if (v->u.list.n != t->u.record.n)
+		if (v->u.list.n != t->u.record.n || v->u.list.bytes != NULL)
 			return -1;
 		puts_(o, "{");
 		for (uint32_t i = 0; i < v->u.list.n; i++) {

@@ -24,9 +24,10 @@
 
 /*
  * Bytes one get-random-bytes / get-insecure-random-bytes may ask for
- * (issue 18).  The host holds them twice, as bytes and as a list<u8> of
- * cm_vals (40 bytes each): 64 MiB, the bound this had, let one call make
- * the host allocate 2.6 GiB.  1 MiB costs 41 MiB, and is far more than
+ * (issue 18).  The host holds them twice, as bytes and as a list<u8>
+ * (once 40 bytes a byte, as cm_vals: 64 MiB, the bound this had, let
+ * one call make the host allocate 2.6 GiB; now in byte form, 1 byte a
+ * byte).  1 MiB costs 2 MiB, and is far more than
  * any guest seeds with (wasi-libc's getentropy asks for 256 at most).
  * The interface cannot return fewer, so past it the call traps, as
  * wasmtime's max-random-size does.

@@ -11,8 +11,8 @@
  *    object; every object is behind a guest handle, so max_handles per
  *    instance bounds it (a freed slot is reused).  Objects holding an
  *    OS fd are also counted against WASI_MAX_OPEN_FILES (1024).
- *  - wasi_bytes: a list<u8> of n cm_vals; every caller bounds n first
- *    (READ_MAX, FS_READ_MAX, MAX_RANDOM_BYTES).
+ *  - wasi_bytes: a list<u8> of n bytes (val.h byte form); every caller
+ *    bounds n first (READ_MAX, FS_READ_MAX, MAX_RANDOM_BYTES).
  *  - wasi_poll_block: pollfds for at most the poll's list (POLL_MAX).
  *  - wasi_ctx_push_arg, wasi_ctx_push_env, wasi_ctx_preopen: the
  *    embedder's configuration (hosteld: the service's config, at most
@@ -389,11 +389,25 @@ cm_val wasi_result_unit(bool ok)
 
 int wasi_bytes(cm_val *out, const uint8_t *p, size_t n)
 {
-	if (n > UINT32_MAX || cm_val_seq(out, CM_LIST, (uint32_t)n))
+	if (n > UINT32_MAX) {
+		*out = cm_val_bool(false);
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		out->u.list.elems[i] = cm_val_u8(p[i]);
-	return 0;
+	}
+	return cm_val_bytes(out, p, (uint32_t)n);
+}
+
+const uint8_t *wasi_list_bytes(cm_host_call *call, const cm_val *v,
+			       const char *what)
+{
+	static const uint8_t none[1];
+
+	if (v->kind != CM_LIST ||
+	    (v->u.list.n > 0 && v->u.list.bytes == NULL)) {
+		cm_host_call_trap(call, "wasi: %s: list<u8> not in byte form",
+				  what);
+		return NULL;
+	}
+	return v->u.list.n > 0 ? v->u.list.bytes : none;
 }
 
 /* ---- output ------------------------------------------------------------- */

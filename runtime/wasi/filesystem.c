@@ -14,9 +14,8 @@
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - read_: the buffer and its list<u8>, FS_READ_MAX (1 MiB), a short
  *    read as the interface allows.
- *  - write_: a byte copy of the list the guest passed, as long as that
- *    list (already lifted, and 40 times larger as cm_vals: the store's
- *    budget for lifted values bounds it).
+ *  - write_: none: the list the guest passed is written from its bytes
+ *    (byte form, val.h; lifted, so the store's budget bounds it).
  *  - open_at, via_stream (read-, write-, append-via-stream),
  *    read_directory: an object holding an OS fd, WASI_MAX_OPEN_FILES
  *    (1024) per ctx, then error-code insufficient-memory.
@@ -42,8 +41,8 @@
 /*
  * descriptor.read returns at most this many bytes, which the interface
  * allows (a short read is not end of file): the host holds them twice,
- * as bytes and as a list<u8> of cm_vals (40 bytes each), so one call
- * costs about 41 MiB at most, whatever length the guest asks for.
+ * as bytes and as a list<u8> (byte form, 1 byte each), so one call
+ * costs about 2 MiB at most, whatever length the guest asks for.
  */
 #define FS_READ_MAX (1u << 20)
 
@@ -407,19 +406,16 @@ static int write_(cm_host_call *call, void *env, const cm_val *args,
 {
 	wasi_obj *d = desc(call, env, &args[0]);
 	const cm_vals *v = &args[1].u.list;
-	uint8_t *buf;
+	const uint8_t *buf;
 	cm_val *p;
 	ssize_t n;
 
 	if (d == NULL)
 		return -1;
-	buf = malloc(v->n ? v->n : 1);
+	buf = wasi_list_bytes(call, &args[1], "descriptor.write");
 	if (buf == NULL)
-		return wasi_oom(call);
-	for (uint32_t i = 0; i < v->n; i++)
-		buf[i] = (uint8_t)v->elems[i].u.u;
+		return -1;
 	n = pwrite(d->u.desc.fd, buf, v->n, (off_t)args[2].u.u);
-	free(buf);
 	if (n < 0)
 		return fs_err(call, res, errno);
 	if (wasi_result(res, true, &p))

@@ -146,8 +146,16 @@ int wasi_oom(cm_host_call *call);
 int wasi_result(cm_val *out, bool ok, cm_val **payload);
 /* ok / err with no payload (result<_, E> ok, or E absent). */
 cm_val wasi_result_unit(bool ok);
-/* list<u8> from bytes. */
+/* list<u8> from bytes (copied into the value's byte form, val.h). */
 int wasi_bytes(cm_val *out, const uint8_t *p, size_t n);
+/*
+ * The n bytes of a list<u8> argument (byte form, as every lift makes
+ * it; never NULL when it returns, even for an empty list), or NULL
+ * after trapping "wasi: <what>: list<u8> not in byte form" for a value
+ * a host made by hand in element form.
+ */
+const uint8_t *wasi_list_bytes(cm_host_call *call, const cm_val *v,
+			       const char *what);
 
 /* Waiting: true when ready now; block until one of them is. */
 bool wasi_poll_ready(wasi_ctx *ctx, const wasi_obj *p);

@@ -16,9 +16,9 @@
  *    most in->n u32s; wasi_poll_block's pollfds, at most in->n.
  *  - stream_read (read, blocking-read, skip, splice): the buffer and its
  *    list<u8>, READ_MAX (1 MiB) bytes whatever the guest asks for.
- *  - write_vals (write, blocking-write-and-flush): a byte copy of the
- *    list, WRITE_BUDGET (1 MiB), trap "wasi: write: more than
- *    check-write allowed (limit N)".
+ *  - write_vals (write, blocking-write-and-flush): none (the list's
+ *    bytes are written as they are), WRITE_BUDGET (1 MiB), trap
+ *    "wasi: write: more than check-write allowed (limit N)".
  *  - out_write_zeroes: WRITE_BUDGET, the same trap.
  *  - stream_error, subscribe: one object each in ctx->objs, which lives
  *    as long as the guest's handle (max_handles per instance).
@@ -37,8 +37,8 @@
  * What check-write offers, and so the most one write may carry (the
  * interface traps a write longer than the permit); a read returns at
  * most READ_MAX bytes, which the interface allows.  Both bound what one
- * call makes the host hold: the bytes and, for a read, their list<u8> of
- * cm_vals (40 bytes each), about 41 MiB.
+ * call makes the host hold: the bytes and, for a read, their list<u8>
+ * (byte form, 1 byte each), about 2 MiB.
  */
 #define WRITE_BUDGET (1u << 20)
 #define READ_MAX     (1u << 20)
@@ -351,9 +351,10 @@ static int out_check_write(cm_host_call *call, void *env, const cm_val *args,
 }
 
 static int write_vals(cm_host_call *call, wasi_ctx *ctx, wasi_obj *o,
-		      const cm_vals *v, cm_val *res)
+		      const cm_val *list, cm_val *res)
 {
-	uint8_t *buf;
+	const cm_vals *v = &list->u.list;
+	const uint8_t *buf;
 	int e;
 
 	/* check-write never offers more (blocking-write-and-flush: 4096) */
@@ -362,13 +363,10 @@ static int write_vals(cm_host_call *call, wasi_ctx *ctx, wasi_obj *o,
 					 "wasi: write: more than check-write "
 					 "allowed (limit %u)",
 					 WRITE_BUDGET);
-	buf = malloc(v->n ? v->n : 1);
+	buf = wasi_list_bytes(call, list, "write");
 	if (buf == NULL)
-		return wasi_oom(call);
-	for (uint32_t i = 0; i < v->n; i++)
-		buf[i] = (uint8_t)v->elems[i].u.u;
+		return -1;
 	e = o->u.stream.closed ? -1 : stream_write(ctx, o, buf, v->n);
-	free(buf);
 	if (e)
 		return stream_error(call, ctx, res, e < 0 ? 0 : e);
 	*res = wasi_result_unit(true);
@@ -382,7 +380,7 @@ static int out_write(cm_host_call *call, void *env, const cm_val *args,
 
 	if (o == NULL)
 		return -1;
-	return write_vals(call, env, o, &args[1].u.list, res);
+	return write_vals(call, env, o, &args[1], res);
 }
 
 static int out_flush(cm_host_call *call, void *env, const cm_val *args,

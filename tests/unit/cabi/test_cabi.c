@@ -802,20 +802,23 @@ START_TEST(host_budget_charges_lifts)
 	cm_val v;
 
 	CX.budget = &b;
-	/* 50 bytes: 50 values of 40 bytes, within 4096; given back */
+	/* 50 bytes: a list<u8> in byte form, 1 byte each (not 50 values
+	 * of 40 bytes), within 4096; given back */
 	core[0] = I32(1024);
 	core[1] = I32(50);
 	it = (cabi_core_iter){core, 2, 0};
 	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &v), 0);
 	ck_assert_uint_eq(v.u.list.n, 50);
-	ck_assert_uint_eq(b.used, CABI_VALS_BYTES(50));
-	ck_assert_uint_eq(CX.charged, CABI_VALS_BYTES(50));
+	ck_assert_ptr_nonnull(v.u.list.bytes);
+	ck_assert_ptr_null(v.u.list.elems);
+	ck_assert_uint_eq(b.used, 50);
+	ck_assert_uint_eq(CX.charged, 50);
 	cm_val_free(&v);
 	cabi_cx_release(&CX);
 	ck_assert_uint_eq(b.used, 0);
 	ck_assert_uint_eq(CX.charged, 0);
 
-	/* 8 lists that all point at the same 1000 bytes: 320 KB lifted
+	/* 8 lists that all point at the same 1000 bytes: 8 KB lifted
 	 * from 64 bytes of memory; traps, allocates nothing past 4096 */
 	for (uint32_t i = 0; i < 8; i++) {
 		put_u32(8 * i, 1024);
@@ -847,8 +850,8 @@ START_TEST(host_budget_charges_lifts)
 	cabi_cx_release(&CX);
 	ck_assert_uint_eq(b.used, 0);
 	/* ...and one larger than the budget before the bad part traps on
-	 * the budget, having made nothing */
-	put_u32(4, 1000);
+	 * the budget, having made nothing (5000 bytes: 1 byte each) */
+	put_u32(4, 5000);
 	it = (cabi_core_iter){core, 2, 0};
 	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, llu8, &v),
 		    CABI_MSG_HOST_BYTES);
@@ -909,6 +912,136 @@ START_TEST(host_budget_charges_lifts)
 	it = (cabi_core_iter){core, 2, 0};
 	ck_assert_int_eq(cabi_lift_flat(&CX, &it, P(CM_STRING), &v), 0);
 	cm_val_free(&v);
+}
+END_TEST
+
+/*
+ * list<u8> and list<s8> in byte form (val.h cm_vals): a 1 MiB list lifts
+ * as one copy charged 1 MiB (not 40 MiB of cm_vals), lowers with
+ * realloc(0, 0, 1, n) and one copy, and comes back equal; the forms are
+ * checked against the type; the traps are the reference's.
+ */
+START_TEST(byte_lists)
+{
+	const cm_type *lu8 = list_of(P(CM_U8)), *ls8 = list_of(P(CM_S8));
+	uint32_t n = 1u << 20, at = 4096;
+	wasm_memtype mt;
+	wasm_memory *big;
+	cabi_budget b = {.limit = 2u << 20, .used = 0};
+	wasm_val core[2];
+	cabi_core_out out = {core, 0, 2};
+	cabi_core_iter it;
+	cm_val v, back, e;
+	char why[128];
+
+	memset(&mt, 0, sizeof mt);
+	mt.limits.min = mt.limits.max = 40; /* 2.5 MiB */
+	mt.limits.has_max = true;
+	big = wasm_memory_new(S, mt);
+	ck_assert_ptr_nonnull(big);
+	CX.opts.memory = big;
+	RA.mem = big;
+	RA.next = at + n;
+	for (uint32_t i = 0; i < n; i++)
+		wasm_memory_data(big)[at + i] =
+			(uint8_t)(i * 2654435761u >> 24);
+	CX.budget = &b;
+
+	core[0] = I32(at);
+	core[1] = I32(n);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &v), 0);
+	ck_assert_uint_eq(v.u.list.n, n);
+	ck_assert_ptr_null(v.u.list.elems);
+	ck_assert_ptr_nonnull(v.u.list.bytes);
+	ck_assert_int_eq(memcmp(v.u.list.bytes, wasm_memory_data(big) + at, n),
+			 0);
+	ck_assert_uint_eq(b.used, n); /* 1 MiB, not n * sizeof(cm_val) */
+	ck_assert_uint_eq(cm_val_host_bytes(&v), n);
+	ck_assert_uint_eq(cm_vals_host_bytes(&v, 1), n + sizeof(cm_val));
+	ck_assert(cm_val_typecheck(&v, lu8, NULL, 0));
+
+	/* lowered: realloc(0, 0, 1, n), the bytes copied, lifted back equal */
+	RA.ncalls = 0;
+	ck_assert_int_eq(cabi_lower_flat(&CX, &v, lu8, &out), 0);
+	ck_assert_uint_eq(RA.ncalls, 1);
+	ck_assert_uint_eq(RA.calls[0][0], 0);
+	ck_assert_uint_eq(RA.calls[0][1], 0);
+	ck_assert_uint_eq(RA.calls[0][2], 1);
+	ck_assert_uint_eq(RA.calls[0][3], n);
+	ck_assert_uint_eq(core[0].u.i32, at + n);
+	ck_assert_uint_eq(core[1].u.i32, n);
+	ck_assert_int_eq(memcmp(wasm_memory_data(big) + at + n,
+				wasm_memory_data(big) + at, n),
+			 0);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &back), 0);
+	ck_assert(cm_val_equal(&v, &back));
+	cm_val_free(&back);
+	ck_assert_int_eq(cm_val_copy(&back, &v), 0);
+	ck_assert(cm_val_equal(&v, &back));
+	back.u.list.bytes[n - 1] ^= 1;
+	ck_assert(!cm_val_equal(&v, &back));
+	cm_val_free(&back);
+	cm_val_free(&v);
+	cabi_cx_release(&CX);
+	ck_assert_uint_eq(b.used, 0);
+
+	/* past the budget: refused before anything is made */
+	b.limit = n - 1;
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, lu8, &v),
+		    CABI_MSG_HOST_BYTES);
+	ck_assert_uint_eq(CX.charged, 0);
+	cabi_cx_release(&CX);
+	b.limit = 0;
+	/* the reference's bounds trap, to the last byte */
+	core[0] = I32(40 * 65536 - 10);
+	core[1] = I32(11);
+	it = (cabi_core_iter){core, 2, 0};
+	ASSERT_TRAP(&CX, cabi_lift_flat(&CX, &it, lu8, &v),
+		    "list content out-of-bounds");
+	core[1] = I32(10);
+	it = (cabi_core_iter){core, 2, 0};
+	ck_assert_int_eq(cabi_lift_flat(&CX, &it, lu8, &v), 0);
+	cm_val_free(&v);
+	cabi_cx_release(&CX);
+
+	/* list<s8>: the bytes are two's complement */
+	ck_assert_int_eq(cm_val_bytes(&v, "\x80\xff\x00\x7f", 4), 0);
+	ck_assert(cm_val_typecheck(&v, ls8, NULL, 0));
+	flat_roundtrip(ls8, &v);
+	ck_assert_int_eq(cm_val_seq(&e, CM_LIST, 4), 0);
+	e.u.list.elems[0] = cm_val_s8(-128);
+	e.u.list.elems[1] = cm_val_s8(-1);
+	e.u.list.elems[2] = cm_val_s8(0);
+	e.u.list.elems[3] = cm_val_s8(127);
+	ck_assert(cm_val_equal(&v, &e)); /* across the forms */
+	ck_assert(cm_val_equal(&e, &v));
+	/* the element form is refused for list<s8>, then packed */
+	ck_assert(!cm_val_typecheck(&e, ls8, why, sizeof why));
+	ck_assert_str_eq(why, "list<s8> value in element form");
+	ck_assert_int_eq(cm_val_list_pack(&e), 0);
+	ck_assert(cm_val_typecheck(&e, ls8, NULL, 0));
+	ck_assert_int_eq(memcmp(e.u.list.bytes, v.u.list.bytes, 4), 0);
+	cm_val_free(&e);
+	/* the byte form is refused for other lists, and not lowered */
+	ck_assert(!cm_val_typecheck(&v, list_of(P(CM_U32)), why, sizeof why));
+	ck_assert_str_eq(why, "list<u32> value in byte form");
+	out.n = 0;
+	ck_assert_int_eq(cabi_lower_flat(&CX, &v, list_of(P(CM_U32)), &out),
+			 -1);
+	ck_assert_int_eq(CX.err.kind, CABI_ERR_VALUE);
+	cm_val_free(&v);
+	/* a hand-made element-form list<u8> still lowers, element by element */
+	ck_assert_int_eq(cm_val_seq(&e, CM_LIST, 2), 0);
+	e.u.list.elems[0] = cm_val_u8(1);
+	e.u.list.elems[1] = cm_val_u8(300 & 0xff);
+	flat_roundtrip(lu8, &e);
+	cm_val_free(&e);
+	CX.budget = NULL;
+	CX.opts.memory = MEM;
+	RA.mem = MEM;
 }
 END_TEST
 
@@ -1923,6 +2056,7 @@ static Suite *cabi_suite(void)
 	tcase_add_test(tc, lists_roundtrip);
 	tcase_add_test(tc, list_lift_traps);
 	tcase_add_test(tc, host_budget_charges_lifts);
+	tcase_add_test(tc, byte_lists);
 	tcase_add_test(tc, realloc_result_traps);
 	tcase_add_test(tc, realloc_guest_failures);
 	tcase_add_test(tc, realloc_moves_memory);

@@ -100,11 +100,52 @@ START_TEST(bytes_and_lists)
 	round_trip("[1, 2, 3]", bytes, "\"AQID\"");
 	refused("\"AQI\"", bytes, "not base64");
 	refused("\"A*==\"", bytes, "not base64");
+	/* byte form (val.h): list<s8> as an array, list<u8, 3> in base64 */
+	round_trip("[-128,-1,0,127]", list_of(P(CM_S8)), NULL);
+	round_trip("[]", list_of(P(CM_S8)), NULL);
+	refused("[1,200]", list_of(P(CM_S8)), "v[1]");
+	round_trip("\"AQID\"", fixed_list_of(P(CM_U8), 3), NULL);
 	round_trip("[1,2,3]", list_of(P(CM_U32)), NULL);
 	round_trip("[[\"a\"],[]]", list_of(list_of(P(CM_STRING))), NULL);
 	round_trip("[1,2]", fixed_list_of(P(CM_S16), 2), NULL);
 	refused("[1]", fixed_list_of(P(CM_S16), 2), "expected 2 elements");
 	refused("[1,\"x\"]", list_of(P(CM_U32)), "v[1]: not a decimal");
+	tt_free_all();
+}
+END_TEST
+
+/* 1 MiB of base64 becomes a list<u8> in byte form and back. */
+START_TEST(bytes_large_base64)
+{
+	const cm_type *bytes = list_of(P(CM_U8));
+	uint32_t n = 1u << 20;
+	uint8_t *raw = malloc(n);
+	char *b64, why[256];
+	json_t *j, *back;
+	cm_val v;
+
+	ck_assert_ptr_nonnull(raw);
+	for (uint32_t i = 0; i < n; i++)
+		raw[i] = (uint8_t)(i * 2654435761u >> 24);
+	b64 = value_base64_encode(raw, n);
+	ck_assert_ptr_nonnull(b64);
+	j = json_string(b64);
+	ck_assert_int_eq(value_from_json(j, bytes, "v", &v, why, sizeof why),
+			 0);
+	ck_assert_ptr_nonnull(v.u.list.bytes);
+	ck_assert_ptr_null(v.u.list.elems);
+	ck_assert_uint_eq(v.u.list.n, n);
+	ck_assert_int_eq(memcmp(v.u.list.bytes, raw, n), 0);
+	ck_assert_uint_eq(cm_val_host_bytes(&v), n);
+	ck_assert(cm_val_typecheck(&v, bytes, NULL, 0));
+	back = value_to_json(&v, bytes);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_str_eq(json_string_value(back), b64);
+	json_decref(back);
+	json_decref(j);
+	cm_val_free(&v);
+	free(b64);
+	free(raw);
 	tt_free_all();
 }
 END_TEST
@@ -241,6 +282,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, scalars);
 	tcase_add_test(tc, scalar_errors);
 	tcase_add_test(tc, bytes_and_lists);
+	tcase_add_test(tc, bytes_large_base64);
 	tcase_add_test(tc, records_tuples_variants);
 	tcase_add_test(tc, options_and_results);
 	tcase_add_test(tc, function_args);

@@ -183,6 +183,27 @@ START_TEST(wave_sequences)
 	rt(m, "[(\"a\", 1), (\"a\", -2)]", "[(\"a\", 1), (\"a\", -2)]");
 	bad(fx, "[1, 2]", "expected 3 list elements, found 2", 0, 1, 1);
 	bad(lu, "[1, 2", "expected `,` or `]`", 5, 1, 6);
+	/* list<u8>, list<s8>: held in byte form (val.h), printed alike */
+	rt(list_of(P(CM_U8)), "[0, 1, 255,]", "[0, 1, 255]");
+	rt(list_of(P(CM_U8)), "[]", "[]");
+	rt(list_of(P(CM_S8)), "[-128, -1, 0, 127]", "[-128, -1, 0, 127]");
+	bad(list_of(P(CM_U8)), "[1, 256]", "integer out of range for u8", 4,
+	    1, 5);
+	bad(list_of(P(CM_U8)), "[1 2]", "expected `,` or `]`", 3, 1, 4);
+	{
+		cm_val v;
+		wave_error err;
+
+		ck_assert_int_eq(wave_parse("[7, 8, 9]", 9, list_of(P(CM_U8)),
+					    &v, &err),
+				 0);
+		ck_assert_ptr_null(v.u.list.elems);
+		ck_assert_ptr_nonnull(v.u.list.bytes);
+		ck_assert_uint_eq(v.u.list.n, 3);
+		ck_assert_int_eq(memcmp(v.u.list.bytes, "\7\10\11", 3), 0);
+		ck_assert_uint_eq(cm_val_host_bytes(&v), 3);
+		cm_val_free(&v);
+	}
 	bad(lu, "[1,\n x]", "expected u32", 5, 2, 2);
 	bad(lu, "[1 2]", "expected `,` or `]`", 3, 1, 4);
 	bad(t3, "(\"a\")", "expected `,`", 4, 1, 5);

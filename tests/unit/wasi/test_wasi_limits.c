@@ -189,9 +189,9 @@ static void write_args(guest *g, cm_val args[2], uint32_t n)
 	call_ok(g, "get-stdout", NULL, 0, &out);
 	ck_assert_int_eq(out.kind, CM_OWN);
 	args[0] = cm_val_handle(CM_BORROW, out.u.handle.rt, out.u.handle.rep);
-	ck_assert_int_eq(cm_val_seq(&args[1], CM_LIST, n), 0);
-	for (uint32_t i = 0; i < n; i++)
-		args[1].u.list.elems[i] = cm_val_u8(0);
+	ck_assert_int_eq(cm_val_bytes_alloc(&args[1], n), 0);
+	if (n > 0)
+		memset(args[1].u.list.bytes, 0, n);
 }
 
 START_TEST(write_past_check_write_traps)
