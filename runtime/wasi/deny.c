@@ -141,6 +141,9 @@ static int default_value(const cm_type *t, cm_val *out, unsigned depth)
 	case CM_STRING:
 		return cm_val_string(out, "", 0) ? -1 : 0;
 	case CM_LIST:
+		/* list<u8>/list<s8> live in byte form (val.h) */
+		if (cm_type_is_bytes(t))
+			return cm_val_bytes(out, NULL, 0) ? -1 : 0;
 		return seq_value(t, t->u.list.len, out, depth);
 	case CM_MAP:
 		return cm_val_seq(out, CM_MAP, 0) ? -1 : 0;
