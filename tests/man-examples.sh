@@ -173,9 +173,12 @@ while IFS='	' read -r req shown; do
 		# the transcript shows
 		"$CONFORM" "$SOCK" "$bad$req" >"$T/conf.out" 2>&1 &
 		FPID=$!
-		sleep 0.5
+		sent() { grep -q ' call conforms' "$T/conf.out"; }
+		replied() { grep -q ' reply.* conforms' "$T/conf.out"; }
+		wait_for $((5 * ${HOSTEL_SLOW:-1})) sent
+		sleep 0.3
 		kill -HUP "$DPID"
-		sleep 1
+		wait_for $((10 * ${HOSTEL_SLOW:-1})) replied
 		kill "$FPID" 2>/dev/null
 		wait "$FPID" 2>/dev/null
 		;;
