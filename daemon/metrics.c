@@ -8,7 +8,8 @@
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - the text (open_memstream): a fixed set of lines for the daemon
  *    and the history, and a fixed set per service (about 60 lines);
- *    the services are the deployers'.  No per-call or per-guest state.
+ *    one struct svc_now per service while it is written; the services
+ *    are the deployers'.  No per-call or per-guest state.
  */
 #include "config.h"
 
@@ -77,6 +78,15 @@ static void family(FILE *f, const char *name, const char *type,
 	if (unit)
 		fprintf(f, "# UNIT %s %s\n", name, unit);
 	fprintf(f, "# HELP %s %s\n", name, help);
+}
+
+/* A family of one unlabelled sample (a counter's is NAME_total). */
+static void one(FILE *f, const char *name, const char *type, const char *help,
+		unsigned long long v)
+{
+	family(f, name, type, NULL, help);
+	fprintf(f, "%s%s %llu\n", name,
+		strcmp(type, "counter") == 0 ? "_total" : "", v);
 }
 
 /* A label value with OpenMetrics' three escapes. */
@@ -154,9 +164,9 @@ static void daemon_families(FILE *f, struct daemon *d)
 	fprintf(f, "hostel_uptime_seconds ");
 	put_double(f, (double)daemon_uptime_ms(d) / 1000.0);
 	fputc('\n', f);
-	family(f, "hostel_connections", "gauge", NULL,
-	       "Open client connections.");
-	fprintf(f, "hostel_connections %zu\n", d->n_conns);
+	one(f, "hostel_connections", "gauge",
+	    "Open client connections.",
+	    d->n_conns);
 	for (struct service *s = d->services ? d->services->head : NULL; s;
 	     s = s->next)
 		if ((unsigned)s->state < 4)
@@ -196,22 +206,18 @@ static void history_families(FILE *f, struct daemon *d)
 			 history_batch_bounds[i]);
 		batch_p[i] = batch_text[i];
 	}
-	family(f, "hostel_history_commits", "counter", NULL,
-	       "Transactions of the event history committed.");
-	fprintf(f, "hostel_history_commits_total %llu\n",
-		(unsigned long long)st.stats.commits);
-	family(f, "hostel_history_commit_failures", "counter", NULL,
-	       "Transactions of the event history that failed.");
-	fprintf(f, "hostel_history_commit_failures_total %llu\n",
-		(unsigned long long)st.stats.failures);
-	family(f, "hostel_history_events", "counter", NULL,
-	       "Events made durable.");
-	fprintf(f, "hostel_history_events_total %llu\n",
-		(unsigned long long)st.stats.events);
-	family(f, "hostel_history_rejected_events", "counter", NULL,
-	       "Events the history's rules refused.");
-	fprintf(f, "hostel_history_rejected_events_total %llu\n",
-		(unsigned long long)st.stats.rejected);
+	one(f, "hostel_history_commits", "counter",
+	    "Transactions of the event history committed.",
+	    st.stats.commits);
+	one(f, "hostel_history_commit_failures", "counter",
+	    "Transactions of the event history that failed.",
+	    st.stats.failures);
+	one(f, "hostel_history_events", "counter",
+	    "Events made durable.",
+	    st.stats.events);
+	one(f, "hostel_history_rejected_events", "counter",
+	    "Events the history's rules refused.",
+	    st.stats.rejected);
 	family(f, "hostel_history_commit_seconds", "histogram", "seconds",
 	       "Latency of the history's commits.");
 	histogram(f, "hostel_history_commit_seconds", "", st.stats.latency,
@@ -222,20 +228,18 @@ static void history_families(FILE *f, struct daemon *d)
 	histogram(f, "hostel_history_batch_events", "", st.stats.batch,
 		  HISTORY_BATCH_BUCKETS, batch_p, st.stats.commits,
 		  (double)st.stats.batch_events);
-	family(f, "hostel_history_pending_events", "gauge", NULL,
-	       "Events waiting for their commit (the writer's queue).");
-	fprintf(f, "hostel_history_pending_events %zu\n", st.pending_events);
-	family(f, "hostel_history_failing", "gauge", NULL,
-	       "1 while the history's commits fail.");
-	fprintf(f, "hostel_history_failing %d\n", st.failing ? 1 : 0);
-	family(f, "hostel_history_last_seq", "gauge", NULL,
-	       "The sequence number of the last durable event.");
-	fprintf(f, "hostel_history_last_seq %llu\n",
-		(unsigned long long)st.stats.last_seq);
-	family(f, "hostel_history_followers", "gauge", NULL,
-	       "Clients following the history (Read with more).");
-	fprintf(f, "hostel_history_followers %llu\n",
-		(unsigned long long)st.followers);
+	one(f, "hostel_history_pending_events", "gauge",
+	    "Events waiting for their commit (the writer's queue).",
+	    st.pending_events);
+	one(f, "hostel_history_failing", "gauge",
+	    "1 while the history's commits fail.",
+	    st.failing);
+	one(f, "hostel_history_last_seq", "gauge",
+	    "The sequence number of the last durable event.",
+	    st.stats.last_seq);
+	one(f, "hostel_history_followers", "gauge",
+	    "Clients following the history (Read with more).",
+	    st.followers);
 	family(f, "hostel_history_checkpoints", "counter", NULL,
 	       "WAL checkpoints, by the checkpointer thread or inside a "
 	       "commit.");
@@ -243,17 +247,15 @@ static void history_families(FILE *f, struct daemon *d)
 		(unsigned long long)st.checkpoints.runs);
 	fprintf(f, "hostel_history_checkpoints_total{by=\"commit\"} %llu\n",
 		(unsigned long long)st.checkpoints.inline_runs);
-	family(f, "hostel_history_checkpoint_failures", "counter", NULL,
-	       "WAL checkpoints that failed (other than busy).");
-	fprintf(f, "hostel_history_checkpoint_failures_total %llu\n",
-		(unsigned long long)st.checkpoints.failures);
-	family(f, "hostel_history_pruned_events", "counter", NULL,
-	       "Events removed by retention.");
-	fprintf(f, "hostel_history_pruned_events_total %llu\n",
-		(unsigned long long)st.stats.pruned);
-	family(f, "hostel_history_prune_passes", "gauge", NULL,
-	       "Retention passes queued or under way.");
-	fprintf(f, "hostel_history_prune_passes %u\n", st.prune_passes);
+	one(f, "hostel_history_checkpoint_failures", "counter",
+	    "WAL checkpoints that failed (other than busy).",
+	    st.checkpoints.failures);
+	one(f, "hostel_history_pruned_events", "counter",
+	    "Events removed by retention.",
+	    st.stats.pruned);
+	one(f, "hostel_history_prune_passes", "gauge",
+	    "Retention passes queued or under way.",
+	    st.prune_passes);
 }
 
 /* ---- services ------------------------------------------------------------ */
@@ -398,8 +400,21 @@ static const struct store_row {
 
 #define NSTORE_ROWS (sizeof(store_rows) / sizeof(store_rows[0]))
 
-static void service_stores(FILE *f, struct daemon *d, const char *only)
+/* 0, or -ENOMEM. */
+static int service_stores(FILE *f, struct daemon *d, const char *only)
 {
+	struct svc_now *now;
+	size_t n = 0, k;
+
+	EACH_SERVICE(s)
+	n++;
+	/* each store walked once (its handle tables, its objects) */
+	now = calloc(n ? n : 1, sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	k = 0;
+	EACH_SERVICE(s)
+	service_now(s, &now[k++]);
 	for (size_t i = 0; i < NSTORE_ROWS;) {
 		const struct store_row *r = &store_rows[i];
 		size_t end = i + 1;
@@ -408,22 +423,23 @@ static void service_stores(FILE *f, struct daemon *d, const char *only)
 		       strcmp(store_rows[end].family, r->family) == 0)
 			end++;
 		family(f, r->family, r->type, r->unit, r->help);
+		k = 0;
 		EACH_SERVICE(s)
 		{
-			struct svc_now now;
-
-			service_now(s, &now);
 			for (size_t j = i; j < end; j++) {
 				uint64_t v;
 
-				memcpy(&v, (const char *)&now + store_rows[j].off,
+				memcpy(&v,
+				       (const char *)&now[k] + store_rows[j].off,
 				       sizeof(v));
 				svc_sample(f, store_rows[j].sample, s,
 					   store_rows[j].extra, v);
 			}
+			k++;
 		}
 		i = end;
 	}
+	free(now);
 	family(f, "hostel_service_poisonings", "counter", NULL,
 	       "Traps that poisoned the service's instance (store.poisoned).");
 	EACH_SERVICE(s)
@@ -433,6 +449,7 @@ static void service_stores(FILE *f, struct daemon *d, const char *only)
 	       "Stores recreated after a poisoning (store.recreated).");
 	EACH_SERVICE(s)
 	svc_sample(f, "hostel_service_restarts_total", s, NULL, s->recreated);
+	return 0;
 }
 
 int metrics_render(struct daemon *d, const char *service, char **text,
@@ -451,9 +468,9 @@ int metrics_render(struct daemon *d, const char *service, char **text,
 	history_families(f, d);
 	service_states(f, d, service);
 	service_calls(f, d, service);
-	service_stores(f, d, service);
+	bad = service_stores(f, d, service) < 0;
 	fputs("# EOF\n", f);
-	bad = ferror(f);
+	bad |= ferror(f);
 	if (fclose(f) != 0 || bad || !buf) {
 		free(buf);
 		return -ENOMEM;
