@@ -138,8 +138,10 @@ static void pop(struct cx *c, size_t len)
  */
 static int type(struct cx *c, const char **p, const json_t *j);
 
-/* `type NAME` of the description: where its definition starts. */
-static const char *find_type(const struct cx *c, const char *s, size_t n)
+/* After `KIND NAME` (NAME the n bytes at s) in the description, or NULL:
+ * where a type's definition or a member's signature starts. */
+static const char *find_member(const struct cx *c, const char *kind,
+			       const char *s, size_t n)
 {
 	const char *p = c->text;
 
@@ -152,7 +154,7 @@ static const char *find_type(const struct cx *c, const char *s, size_t n)
 			p++; /* punctuation */
 			continue;
 		}
-		if (is(p, k, "type")) {
+		if (is(p, k, kind)) {
 			const char *q = p + k;
 			size_t m = word(c, &q);
 
@@ -370,7 +372,7 @@ static int named(struct cx *c, const char *s, size_t n, const json_t *j)
 		return json_is_object(j) ? 0
 					 : fail(c, "expected object, found %s",
 						json_kind(j), "");
-	if (!(def = find_type(c, s, n)))
+	if (!(def = find_member(c, "type", s, n)))
 		return fail(c, "type %s is not defined%s", name, "");
 	def = skip(c, def);
 	if (def >= c->end || *def != '(' || c->depth >= IDL_CHECK_DEPTH_MAX)
@@ -407,33 +409,6 @@ static int type(struct cx *c, const char **p, const json_t *j)
 
 /* ---- members ---------------------------------------------------------------- */
 
-/* After `KIND NAME` of the description, or NULL. */
-static const char *find_member(struct cx *c, const char *kind, const char *name)
-{
-	const char *p = c->text;
-
-	for (;;) {
-		size_t k = word(c, &p);
-
-		if (p >= c->end)
-			return NULL;
-		if (k == 0) {
-			p++;
-			continue;
-		}
-		if (is(p, k, kind)) {
-			const char *q = p + k;
-			size_t m = word(c, &q);
-
-			if (is(q, m, name))
-				return q + m;
-			p = q + m;
-			continue;
-		}
-		p += k;
-	}
-}
-
 int idl_check(const char *text, enum idl_check_what what, const char *name,
 	      const json_t *params, char *why, size_t whylen)
 {
@@ -446,7 +421,8 @@ int idl_check(const char *text, enum idl_check_what what, const char *name,
 	int rc = 0;
 
 	why[0] = '\0';
-	p = find_member(&c, what == IDL_CHECK_ERROR ? "error" : "method", name);
+	p = find_member(&c, what == IDL_CHECK_ERROR ? "error" : "method", name,
+			strlen(name));
 	if (!p) {
 		snprintf(why, whylen, "%s %s is not declared",
 			 what == IDL_CHECK_ERROR ? "error" : "method", name);
