@@ -56,14 +56,12 @@ void config_free(struct config *c)
 	config_init(c);
 }
 
-static int fail(char *err, size_t errlen, const char *name, unsigned line,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int fail(char *err, size_t errlen, const char *name, unsigned line,
+int config_fail(char *err, size_t errlen, const char *name, unsigned line,
 		const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(err, errlen, "%s:%u: ", name, line);
+	int n = line ? snprintf(err, errlen, "%s:%u: ", name, line)
+		     : snprintf(err, errlen, "%s: ", name);
 
 	if (n >= 0 && (size_t)n < errlen) {
 		va_start(ap, fmt);
@@ -204,14 +202,14 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 	int level;
 
 	if (!eq)
-		return fail(err, errlen, name, lineno,
+		return config_fail(err, errlen, name, lineno,
 			    "expected 'key = value'");
 	ke = eq;
 	v = eq + 1;
 	trim(&k, &ke);
 	trim(&v, &ve);
 	if (k == ke)
-		return fail(err, errlen, name, lineno,
+		return config_fail(err, errlen, name, lineno,
 			    "missing key before '='");
 	if (key_is(k, (size_t)(ke - k), "socket"))
 		slot = &out->socket;
@@ -246,7 +244,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 	else if (key_is(k, (size_t)(ke - k), "durability"))
 		islot = &out->durability;
 	else
-		return fail(err, errlen, name, lineno,
+		return config_fail(err, errlen, name, lineno,
 			    "unknown key '%.*s' (known: socket, state-dir, "
 			    "log-level, database-synchronous, "
 			    "history-keep-events, history-keep-age, "
@@ -256,11 +254,11 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "allow-admin, history, durability)",
 			    (int)(ke - k), k);
 	if (v == ve)
-		return fail(err, errlen, name, lineno, "'%.*s' has no value",
+		return config_fail(err, errlen, name, lineno, "'%.*s' has no value",
 			    (int)(ke - k), k);
 	if ((slot && *slot) || (tslot && *tslot) || (islot && *islot >= 0) ||
 	    (lslot && *lslot >= 0))
-		return fail(err, errlen, name, lineno, "'%.*s' is set twice",
+		return config_fail(err, errlen, name, lineno, "'%.*s' is set twice",
 			    (int)(ke - k), k);
 	value = strndup(v, (size_t)(ve - v));
 	if (!value)
@@ -269,7 +267,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		level = log_level_parse(value);
 		free(value);
 		if (level < 0)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "log-level must be error, warning, info or "
 				    "debug, not '%.*s'",
 				    (int)(ve - v), v);
@@ -282,7 +280,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 						: -1;
 		free(value);
 		if (level < 0)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "history must be on or off, not '%.*s'",
 				    (int)(ve - v), v);
 		out->history = level;
@@ -294,7 +292,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 						 : -1;
 		free(value);
 		if (level < 0)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "durability must be none or stop, not "
 				    "'%.*s'",
 				    (int)(ve - v), v);
@@ -305,7 +303,7 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		level = sync_parse(value);
 		free(value);
 		if (level < 0)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "database-synchronous must be full or "
 				    "normal, not '%.*s'",
 				    (int)(ve - v), v);
@@ -322,23 +320,23 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		if (n == -2)
 			return -ENOMEM;
 		if (n < 0 && lslot == &out->host_bytes)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "service-host-bytes must be a size of at "
 				    "least 1M, like 256M or 1G, not '%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0 && lslot == &out->memory)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "service-memory must be a size like 64M "
 				    "or 4G (0: the component's own limit), not "
 				    "'%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0 && lslot == &out->call_deadline)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "call-deadline must be a duration like "
 				    "5min, 30s, 1h or 0 (none), not '%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0)
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    lslot == &out->keep_age
 					    ? "history-keep-age must be a "
 					      "duration like 30d, 12h, 90m, "
@@ -356,12 +354,12 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		if (tslot != &out->socket_group &&
 		    access_list_check(value, why, sizeof(why))) {
 			free(value);
-			return fail(err, errlen, name, lineno, "%.*s: %s",
+			return config_fail(err, errlen, name, lineno, "%.*s: %s",
 				    (int)(ke - k), k, why);
 		}
 		if (tslot == &out->socket_group && !group_name_ok(value)) {
 			free(value);
-			return fail(err, errlen, name, lineno,
+			return config_fail(err, errlen, name, lineno,
 				    "socket-group must be one group name or "
 				    "number, not '%.*s'",
 				    (int)(ve - v), v);
@@ -371,13 +369,13 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 	}
 	if (value[0] != '/') {
 		free(value);
-		return fail(err, errlen, name, lineno,
+		return config_fail(err, errlen, name, lineno,
 			    "'%.*s' must be an absolute path", (int)(ke - k),
 			    k);
 	}
 	if (slot == &out->socket && !hostel_socket_path_fits(value)) {
 		free(value);
-		return fail(err, errlen, name, lineno,
+		return config_fail(err, errlen, name, lineno,
 			    "socket path is too long for a Unix socket");
 	}
 	*slot = value;
@@ -399,7 +397,7 @@ int config_lines(const char *name, const char *text, size_t len,
 		lineno++;
 		p = nl ? nl + 1 : end;
 		if (memchr(s, '\0', (size_t)(e - s)))
-			rc = fail(err, errlen, name, lineno, "NUL byte");
+			rc = config_fail(err, errlen, name, lineno, "NUL byte");
 		else if (trim(&s, &e), s < e && *s != '#')
 			rc = fn(arg, name, lineno, s, e, err, errlen);
 	}

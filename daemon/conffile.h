@@ -102,6 +102,13 @@ int config_lines(const char *name, const char *text, size_t len,
 		 config_line_fn fn, void *arg, char *err, size_t errlen);
 
 /*
+ * "NAME:LINE: problem" (LINE 0: "NAME: problem") into err; -EINVAL.  The
+ * errors of every settings file read this way.
+ */
+int config_fail(char *err, size_t errlen, const char *name, unsigned line,
+		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/*
  * Read a settings file whole (at most CONFIG_FILE_MAX bytes) into *text
  * (NUL-terminated, *len without it; the caller frees).  0, -EFBIG,
  * -ENOMEM or -errno, with "PATH: why" in err.

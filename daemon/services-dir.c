@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,25 +63,6 @@ struct parse {
 	const char *durability; /* "none", "stop" or NULL: not set */
 };
 
-static int failf(char *err, size_t errlen, const char *name, unsigned line,
-		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static int failf(char *err, size_t errlen, const char *name, unsigned line,
-		 const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (line)
-		snprintf(err, errlen, "%s:%u: %s", name, line, msg);
-	else
-		snprintf(err, errlen, "%s: %s", name, msg);
-	return -EINVAL;
-}
-
 /* A deadline in ms: "Nms", or a duration (conffile.h) in seconds. */
 static long long deadline_ms(const char *v)
 {
@@ -113,14 +93,14 @@ static int parse_limit(struct parse *p, const struct limit_key *lk,
 	if (n == -2)
 		return -ENOMEM;
 	if (n < 0)
-		return failf(err, errlen, name, line, "%s: expected %s, not '%s'",
+		return config_fail(err, errlen, name, line, "%s: expected %s, not '%s'",
 			     lk->key,
 			     lk->kind == V_BYTES	? "a size (N, NK, NM or NG)"
 			     : lk->kind == V_DEADLINE ? "a duration (Nms, Ns, Nm, Nh)"
 						      : "a count",
 			     v);
 	if (json_object_get(p->limits, lk->json))
-		return failf(err, errlen, name, line, "%s given twice", lk->key);
+		return config_fail(err, errlen, name, line, "%s given twice", lk->key);
 	return json_object_set_new(p->limits, lk->json, json_integer(n)) ? -ENOMEM
 									  : 0;
 }
@@ -135,12 +115,12 @@ static int parse_owner(struct parse *p, const char *v, const char *name,
 		char buf[4096];
 
 		if (getpwnam_r(v, &pw, buf, sizeof(buf), &res) != 0 || !res)
-			return failf(err, errlen, name, line,
+			return config_fail(err, errlen, name, line,
 				     "owner: no user '%.64s'", v);
 		uid = res->pw_uid;
 	}
 	if (uid >= 4294967295LL)
-		return failf(err, errlen, name, line, "owner: uid out of range");
+		return config_fail(err, errlen, name, line, "owner: uid out of range");
 	p->out->owner = uid;
 	return 0;
 }
@@ -167,13 +147,13 @@ static int parse_env(struct parse *p, const char *v, const char *name,
 	int rc;
 
 	if (!eq || eq == v)
-		return failf(err, errlen, name, line,
+		return config_fail(err, errlen, name, line,
 			     "env: expected NAME=VALUE, not '%.64s'", v);
 	key = strndup(v, (size_t)(eq - v));
 	if (!key)
 		return -ENOMEM;
 	if (json_object_get(p->env, key))
-		rc = failf(err, errlen, name, line, "env: %.64s given twice",
+		rc = config_fail(err, errlen, name, line, "env: %.64s given twice",
 			   key);
 	else
 		rc = json_object_set_new(p->env, key, json_string(eq + 1))
@@ -202,7 +182,7 @@ static int once(bool *seen, const char *key, const char *name, unsigned line,
 		char *err, size_t errlen)
 {
 	if (*seen)
-		return failf(err, errlen, name, line, "%s given twice", key);
+		return config_fail(err, errlen, name, line, "%s given twice", key);
 	*seen = true;
 	return 0;
 }
@@ -225,7 +205,7 @@ static int parse_kv(struct parse *p, const char *k, const char *v,
 		if ((rc = once(&p->seen_autostart, k, name, line, err, errlen)))
 			return rc;
 		if ((b = parse_bool(v)) < 0)
-			return failf(err, errlen, name, line,
+			return config_fail(err, errlen, name, line,
 				     "autostart: expected yes or no, not '%.64s'",
 				     v);
 		p->out->autostart = b;
@@ -236,7 +216,7 @@ static int parse_kv(struct parse *p, const char *k, const char *v,
 			       errlen)))
 			return rc;
 		if (strcmp(v, "none") && strcmp(v, "stop"))
-			return failf(err, errlen, name, line,
+			return config_fail(err, errlen, name, line,
 				     "durability: expected none or stop, not "
 				     "'%.64s'",
 				     v);
@@ -256,7 +236,7 @@ static int parse_kv(struct parse *p, const char *k, const char *v,
 		if (strcmp(k, limit_keys[i].key) == 0)
 			return parse_limit(p, &limit_keys[i], v, name, line,
 					   err, errlen);
-	return failf(err, errlen, name, line, "unknown key '%.64s'", k);
+	return config_fail(err, errlen, name, line, "unknown key '%.64s'", k);
 }
 
 static int parse_line(void *arg, const char *name, unsigned line,
@@ -268,15 +248,15 @@ static int parse_line(void *arg, const char *name, unsigned line,
 	int rc;
 
 	if (!eq)
-		return failf(err, errlen, name, line, "expected 'key = value'");
+		return config_fail(err, errlen, name, line, "expected 'key = value'");
 	for (ke = eq; ke > s && (ke[-1] == ' ' || ke[-1] == '\t'); ke--)
 		;
 	for (v = eq + 1; v < e && (*v == ' ' || *v == '\t'); v++)
 		;
 	if (ke == s)
-		return failf(err, errlen, name, line, "missing key before '='");
+		return config_fail(err, errlen, name, line, "missing key before '='");
 	if (v == e)
-		return failf(err, errlen, name, line, "empty value");
+		return config_fail(err, errlen, name, line, "empty value");
 	k = strndup(s, (size_t)(ke - s));
 	val = strndup(v, (size_t)(e - v));
 	rc = k && val ? parse_kv(arg, k, val, name, line, err, errlen)
@@ -341,7 +321,7 @@ int service_file_parse(const char *path, const char *text, size_t len,
 	out->autostart = true;
 	out->owner = -1;
 	if (file_name(path, out->name))
-		return failf(err, errlen, path, 0,
+		return config_fail(err, errlen, path, 0,
 			     "the file name is not NAME.conf with a valid "
 			     "service name");
 	p.env = json_object();
@@ -353,13 +333,13 @@ int service_file_parse(const char *path, const char *text, size_t len,
 				    errlen)
 		     : -ENOMEM;
 	if (rc == 0 && !out->component)
-		rc = failf(err, errlen, path, 0, "no component = PATH");
+		rc = config_fail(err, errlen, path, 0, "no component = PATH");
 	if (rc == 0 && !(out->config = config_text(&p)))
 		rc = -ENOMEM;
 	/* What a client's Create would be refused for (limits, WASI). */
 	if (rc == 0 &&
 	    service_parse_limits(out->config, &lim, why, sizeof(why)))
-		rc = failf(err, errlen, path, 0, "%s", why);
+		rc = config_fail(err, errlen, path, 0, "%s", why);
 	json_decref(p.env);
 	json_decref(p.args);
 	json_decref(p.preopens);
@@ -412,7 +392,7 @@ static int read_component(const struct service_file *f, const char *path,
 	fd = open(f->component, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_size > (off_t)COMPONENT_SIZE_MAX) {
-		rc = failf(err, errlen, path, 0, "component %.200s: %s",
+		rc = config_fail(err, errlen, path, 0, "component %.200s: %s",
 			   f->component,
 			   fd < 0 ? strerror(errno)
 			   : !S_ISREG(st.st_mode) ? "not a regular file"
@@ -436,10 +416,10 @@ static int read_component(const struct service_file *f, const char *path,
 		return -ENOMEM;
 	memset(&werr, 0, sizeof(werr));
 	if (got != (size_t)st.st_size)
-		rc = failf(err, errlen, path, 0, "component %.200s: short read",
+		rc = config_fail(err, errlen, path, 0, "component %.200s: short read",
 			   f->component);
 	else if (cm_component_load(*blob, got, &c, &werr))
-		rc = failf(err, errlen, path, 0, "component %.200s: %s: %.200s",
+		rc = config_fail(err, errlen, path, 0, "component %.200s: %s: %.200s",
 			   f->component,
 			   werr.kind == WASM_ERR_MALFORMED ? "malformed"
 							   : "invalid",
@@ -466,12 +446,12 @@ static int add_component(struct daemon *d, const struct service_file *f,
 	int rc;
 
 	if (!db)
-		return failf(err, errlen, path, 0, "the history is not open");
+		return config_fail(err, errlen, path, 0, "the history is not open");
 	if ((rc = read_component(f, path, &blob, &len, err, errlen)))
 		return rc;
 	rc = components_add(db, blob, len, NULL, sha, &created);
 	if (rc)
-		rc = failf(err, errlen, path, 0, "component %.200s: %s",
+		rc = config_fail(err, errlen, path, 0, "component %.200s: %s",
 			   f->component, db_errmsg(db));
 	free(blob);
 	return rc;
@@ -496,7 +476,7 @@ static int apply(struct daemon *d, const char *path,
 	int rc;
 
 	if (s && !s->source)
-		return failf(err, errlen, path, 0,
+		return config_fail(err, errlen, path, 0,
 			     "a service '%s' made by a client exists (remove "
 			     "it to declare it in a file)",
 			     f->name);
@@ -522,7 +502,7 @@ static int apply(struct daemon *d, const char *path,
 		}
 	}
 	if (rc)
-		return failf(err, errlen, path, 0, "%s",
+		return config_fail(err, errlen, path, 0, "%s",
 			     rc == -ENOMEM ? "out of memory"
 			     : daemon_history_db(d)
 				     ? db_errmsg(daemon_history_db(d))
