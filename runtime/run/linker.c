@@ -12,7 +12,11 @@
  * instance's export table (checked to have every declared export with
  * the right sort).  Anything missing is a LINK error naming the import,
  * e.g. "component import `wasi:cli/stdout@0.2.0` needs function
- * `get-stdout`, which is not provided".
+ * `get-stdout`, which is not provided" - unless the import's name begins
+ * with the fallback's prefix (cm_linker_define_fallback): then a missing
+ * function is bound to the fallback's function and a missing resource
+ * type gets a host type of its own, in the store's arena (one per
+ * resource the import declares: the component's length).
  *
  * Allocations sized by a guest or a client (issue 18 audit): none
  * from a guest: names, definitions and resource types are what the
