@@ -379,9 +379,17 @@ int services_dir_path(const struct config *file, const char *config_path,
 }
 
 /* The component's bytes (*blob, *len; the caller frees), checked. */
+/*
+ * The component's bytes (*blob, *len; the caller frees), checked to load
+ * unless their sha256 is `known` (a component already stored: a reload
+ * of an unchanged file decodes nothing).  *sha gets it (may be NULL).
+ */
 static int read_component(const struct service_file *f, const char *path,
-			  uint8_t **blob, size_t *len, char *err, size_t errlen)
+			  const char *known, uint8_t **blob, size_t *len,
+			  char sha[SHA256_HEX_SIZE], char *err, size_t errlen)
 {
+	char digest[SHA256_HEX_SIZE];
+
 	struct stat st;
 	cm_component *c;
 	wasm_error werr;
@@ -415,9 +423,13 @@ static int read_component(const struct service_file *f, const char *path,
 	if (!*blob)
 		return -ENOMEM;
 	memset(&werr, 0, sizeof(werr));
+	if (got == (size_t)st.st_size)
+		sha256_hex(*blob, got, sha ? sha : digest);
 	if (got != (size_t)st.st_size)
 		rc = config_fail(err, errlen, path, 0, "component %.200s: short read",
 			   f->component);
+	else if (known && strcmp(known, sha ? sha : digest) == 0)
+		rc = 0;
 	else if (cm_component_load(*blob, got, &c, &werr))
 		rc = config_fail(err, errlen, path, 0, "component %.200s: %s: %.200s",
 			   f->component,
@@ -434,10 +446,13 @@ static int read_component(const struct service_file *f, const char *path,
 	return rc;
 }
 
-/* The component's bytes, checked and added; its sha256 in sha. */
+/*
+ * The component's bytes, checked and added; its sha256 in sha.  `known`:
+ * the component the file's service has now (NULL: none).
+ */
 static int add_component(struct daemon *d, const struct service_file *f,
-			 const char *path, char sha[SHA256_HEX_SIZE], char *err,
-			 size_t errlen)
+			 const char *path, const char *known,
+			 char sha[SHA256_HEX_SIZE], char *err, size_t errlen)
 {
 	struct db *db = daemon_history_db(d);
 	uint8_t *blob;
@@ -447,8 +462,13 @@ static int add_component(struct daemon *d, const struct service_file *f,
 
 	if (!db)
 		return config_fail(err, errlen, path, 0, "the history is not open");
-	if ((rc = read_component(f, path, &blob, &len, err, errlen)))
+	if ((rc = read_component(f, path, known, &blob, &len, sha, err,
+				 errlen)))
 		return rc;
+	if (known && strcmp(known, sha) == 0) {
+		free(blob);
+		return 0; /* stored already */
+	}
 	rc = components_add(db, blob, len, NULL, sha, &created);
 	if (rc)
 		rc = config_fail(err, errlen, path, 0, "component %.200s: %s",
@@ -480,7 +500,8 @@ static int apply(struct daemon *d, const char *path,
 			     "a service '%s' made by a client exists (remove "
 			     "it to declare it in a file)",
 			     f->name);
-	if ((rc = add_component(d, f, path, sha, err, errlen)))
+	if ((rc = add_component(d, f, path, s ? s->component : NULL, sha, err,
+				errlen)))
 		return rc;
 	if (s && same(s, f, sha, path))
 		return 0;
@@ -623,7 +644,7 @@ int services_dir_check(const struct config *file, const char *config_path,
 		int rc = load_file(dir, files[i], &f, path, err, sizeof(err));
 
 		if (rc == 0) {
-			rc = read_component(&f, path, &blob, &len, err,
+			rc = read_component(&f, path, NULL, &blob, &len, NULL, err,
 					    sizeof(err));
 			free(blob);
 			service_file_clear(&f);
