@@ -81,8 +81,8 @@ static void family(FILE *f, const char *name, const char *type,
 }
 
 /* A family of one unlabelled sample (a counter's is NAME_total). */
-static void one(FILE *f, const char *name, const char *type, const char *help,
-		unsigned long long v)
+static void scalar_family(FILE *f, const char *name, const char *type,
+			  const char *help, unsigned long long v)
 {
 	family(f, name, type, NULL, help);
 	fprintf(f, "%s%s %llu\n", name,
@@ -164,7 +164,7 @@ static void daemon_families(FILE *f, struct daemon *d)
 	fprintf(f, "hostel_uptime_seconds ");
 	put_double(f, (double)daemon_uptime_ms(d) / 1000.0);
 	fputc('\n', f);
-	one(f, "hostel_connections", "gauge",
+	scalar_family(f, "hostel_connections", "gauge",
 	    "Open client connections.",
 	    d->n_conns);
 	for (struct service *s = d->services ? d->services->head : NULL; s;
@@ -206,16 +206,16 @@ static void history_families(FILE *f, struct daemon *d)
 			 history_batch_bounds[i]);
 		batch_p[i] = batch_text[i];
 	}
-	one(f, "hostel_history_commits", "counter",
+	scalar_family(f, "hostel_history_commits", "counter",
 	    "Transactions of the event history committed.",
 	    st.stats.commits);
-	one(f, "hostel_history_commit_failures", "counter",
+	scalar_family(f, "hostel_history_commit_failures", "counter",
 	    "Transactions of the event history that failed.",
 	    st.stats.failures);
-	one(f, "hostel_history_events", "counter",
+	scalar_family(f, "hostel_history_events", "counter",
 	    "Events made durable.",
 	    st.stats.events);
-	one(f, "hostel_history_rejected_events", "counter",
+	scalar_family(f, "hostel_history_rejected_events", "counter",
 	    "Events the history's rules refused.",
 	    st.stats.rejected);
 	family(f, "hostel_history_commit_seconds", "histogram", "seconds",
@@ -228,16 +228,16 @@ static void history_families(FILE *f, struct daemon *d)
 	histogram(f, "hostel_history_batch_events", "", st.stats.batch,
 		  HISTORY_BATCH_BUCKETS, batch_p, st.stats.commits,
 		  (double)st.stats.batch_events);
-	one(f, "hostel_history_pending_events", "gauge",
+	scalar_family(f, "hostel_history_pending_events", "gauge",
 	    "Events waiting for their commit (the writer's queue).",
 	    st.pending_events);
-	one(f, "hostel_history_failing", "gauge",
+	scalar_family(f, "hostel_history_failing", "gauge",
 	    "1 while the history's commits fail.",
 	    st.failing);
-	one(f, "hostel_history_last_seq", "gauge",
+	scalar_family(f, "hostel_history_last_seq", "gauge",
 	    "The sequence number of the last durable event.",
 	    st.stats.last_seq);
-	one(f, "hostel_history_followers", "gauge",
+	scalar_family(f, "hostel_history_followers", "gauge",
 	    "Clients following the history (Read with more).",
 	    st.followers);
 	family(f, "hostel_history_checkpoints", "counter", NULL,
@@ -247,13 +247,13 @@ static void history_families(FILE *f, struct daemon *d)
 		(unsigned long long)st.checkpoints.runs);
 	fprintf(f, "hostel_history_checkpoints_total{by=\"commit\"} %llu\n",
 		(unsigned long long)st.checkpoints.inline_runs);
-	one(f, "hostel_history_checkpoint_failures", "counter",
+	scalar_family(f, "hostel_history_checkpoint_failures", "counter",
 	    "WAL checkpoints that failed (other than busy).",
 	    st.checkpoints.failures);
-	one(f, "hostel_history_pruned_events", "counter",
+	scalar_family(f, "hostel_history_pruned_events", "counter",
 	    "Events removed by retention.",
 	    st.stats.pruned);
-	one(f, "hostel_history_prune_passes", "gauge",
+	scalar_family(f, "hostel_history_prune_passes", "gauge",
 	    "Retention passes queued or under way.",
 	    st.prune_passes);
 }
