@@ -118,8 +118,48 @@ static int snap_status(wasm_snap_status st, const char *why, cm_error *err)
 	return cm_error_set(err, CM_ERR_VALUE, "%s", why);
 }
 
+struct cm_snap_base {
+	wasm_snap_base core;
+	bool valid; /* filled by a full snapshot, kept by deltas since */
+};
+
+cm_snap_base *cm_snap_base_new(void)
+{
+	cm_snap_base *base = calloc(1, sizeof *base);
+
+	if (base)
+		wasm_snap_base_init(&base->core);
+	return base;
+}
+
+void cm_snap_base_free(cm_snap_base *base)
+{
+	if (base == NULL)
+		return;
+	wasm_snap_base_free(&base->core);
+	free(base);
+}
+
+bool cm_snap_base_valid(const cm_snap_base *base)
+{
+	return base && base->valid;
+}
+
+void cm_snap_base_reset(cm_snap_base *base)
+{
+	if (base)
+		base->valid = false;
+}
+
 int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
 		      size_t *len, cm_error *err)
+{
+	return cm_store_snapshot_base(s, sha256, NULL, false, out, len, err);
+}
+
+int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
+			   cm_snap_base *base, bool delta, uint8_t **out,
+			   size_t *len, cm_error *err)
 {
 	wasm_snap_buf b = {.max = CM_SNAPSHOT_MAX_BYTES};
 	cm_component_instance **insts = NULL;
@@ -132,17 +172,27 @@ int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
 	*len = 0;
 	if (list_instances(s, &insts, &n, err))
 		return -1;
+	if (delta && !cm_snap_base_valid(base)) {
+		free(insts);
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "a delta needs a base a full snapshot "
+				    "filled");
+	}
 	if (check_quiescent(s, insts, n, err)) {
 		free(insts);
 		return -1;
 	}
 	wasm_snap_put(&b, MAGIC, sizeof MAGIC);
 	wasm_snap_u32(&b, CM_SNAPSHOT_FORMAT);
-	wasm_snap_u32(&b, 0);
+	wasm_snap_u32(&b, delta ? CM_SNAPSHOT_DELTA : 0);
 	wasm_snap_put(&b, sha256, CM_SNAPSHOT_SHA256_BYTES);
 
+	/* a write that fails leaves the base stale until a full one */
+	if (base)
+		base->valid = false;
 	at = section_begin(&b, TAG_CORE);
-	st = wasm_store_snapshot(s->wasm, &b, why, sizeof why);
+	st = wasm_store_snapshot_base(s->wasm, &b, base ? &base->core : NULL,
+				      delta, why, sizeof why);
 	section_end(&b, at);
 
 	if (st == WASM_SNAP_OK) {
@@ -173,6 +223,8 @@ int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
 		free(b.p);
 		return snap_status(st, why, err);
 	}
+	if (base)
+		base->valid = true;
 	*out = b.p;
 	*len = b.len;
 	return 0;
@@ -185,8 +237,8 @@ static int malformed(cm_error *err, const char *what)
 	return cm_error_set(err, CM_ERR_VALUE, "malformed snapshot: %s", what);
 }
 
-int cm_snapshot_header(const uint8_t *buf, size_t len, uint32_t *format,
-		       uint8_t sha256[32], cm_error *err)
+static int read_header(const uint8_t *buf, size_t len, uint32_t *format,
+		       uint32_t *flagsp, uint8_t sha256[32], cm_error *err)
 {
 	wasm_snap_reader r = {.p = buf, .len = len};
 	uint8_t magic[8];
@@ -198,9 +250,27 @@ int cm_snapshot_header(const uint8_t *buf, size_t len, uint32_t *format,
 	if (!wasm_snap_get_u32(&r, format) || !wasm_snap_get_u32(&r, &flags) ||
 	    !wasm_snap_get(&r, sha256, CM_SNAPSHOT_SHA256_BYTES))
 		return malformed(err, "truncated header");
-	if (flags != 0)
+	if (flags & ~CM_SNAPSHOT_DELTA)
 		return malformed(err, "unknown header flags");
+	if (flagsp)
+		*flagsp = flags;
 	return 0;
+}
+
+int cm_snapshot_header(const uint8_t *buf, size_t len, uint32_t *format,
+		       uint8_t sha256[32], cm_error *err)
+{
+	return read_header(buf, len, format, NULL, sha256, err);
+}
+
+bool cm_snapshot_is_delta(const uint8_t *buf, size_t len)
+{
+	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
+	uint32_t format, flags = 0;
+	cm_error err;
+
+	return read_header(buf, len, &format, &flags, sha, &err) == 0 &&
+	       (flags & CM_SNAPSHOT_DELTA);
 }
 
 static void hex(const uint8_t *sha, char out[17])
@@ -264,10 +334,10 @@ int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 	wasm_snap_reader r = {.p = buf, .len = len};
 	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
 	char why[CM_ERROR_MSG_MAX] = "";
-	uint32_t format, tag, expect = TAG_CORE;
+	uint32_t format, flags, tag, expect = TAG_CORE;
 	uint64_t sum, plen;
 
-	if (cm_snapshot_header(buf, len, &format, sha, err))
+	if (read_header(buf, len, &format, &flags, sha, err))
 		return -1;
 	if (format != CM_SNAPSHOT_FORMAT)
 		return cm_error_set(err, CM_ERR_VALUE,
@@ -319,8 +389,11 @@ int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 			return malformed(err, "sections out of order");
 		if (tag == TAG_CORE) {
 			wasm_snap_status st =
-				wasm_store_restore(s->wasm, &sec, why,
-						   sizeof why);
+				flags & CM_SNAPSHOT_DELTA
+					? wasm_store_restore_delta(
+						  s->wasm, &sec, why, sizeof why)
+					: wasm_store_restore(s->wasm, &sec, why,
+							     sizeof why);
 
 			if (st)
 				return snap_status(st, why, err);

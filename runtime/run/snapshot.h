@@ -41,10 +41,23 @@
  *    elements) and, for tables, by the snapshot's length.
  *  - Snapshots are bounded by CM_SNAPSHOT_MAX_BYTES (docs/limits.md):
  *    a larger one is refused (CM_ERR_UNSUPPORTED) when written.
+ *  - Deltas (durability "commit", docs/architecture.md): a snapshot
+ *    whose header flags hold CM_SNAPSHOT_DELTA, written against a base
+ *    (cm_snap_base: the fingerprint of every memory page as of the last
+ *    write with it).  Its memories list only the pages that changed
+ *    since (a page that became zero included); everything else is
+ *    written whole, as in a full snapshot.  Restoring a delta applies it
+ *    to a store that holds the state it was written against (the full
+ *    snapshot and the deltas before it, in order): unlisted pages keep
+ *    their contents.  A write that fails once begun (too large, out of
+ *    memory) leaves the base stale (cm_snap_base_valid false): the next
+ *    write must be full; a store refused before anything is written
+ *    ("not supported yet") keeps it.
  */
 #ifndef HOSTEL_RUN_SNAPSHOT_H
 #define HOSTEL_RUN_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +68,18 @@
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
+/* Header flag: the snapshot is a delta against the state before it. */
+#define CM_SNAPSHOT_DELTA 1u
+
+typedef struct cm_snap_base cm_snap_base;
+
+cm_snap_base *cm_snap_base_new(void);
+void cm_snap_base_free(cm_snap_base *base);
+/* Whether a delta can be written against base (a full write filled it
+ * and no write failed since). */
+bool cm_snap_base_valid(const cm_snap_base *base);
+/* Forget: the next write must be full (its chain was lost). */
+void cm_snap_base_reset(cm_snap_base *base);
 
 /*
  * Write a snapshot of s: *out (malloc'd, the caller frees) and *len.
@@ -66,10 +91,21 @@ int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
 		      size_t *len, cm_error *err);
 
 /*
+ * cm_store_snapshot with a base: delta false writes a full snapshot and
+ * fills base; delta true writes a delta against base (which must be
+ * valid: CM_ERR_VALUE otherwise) and moves base on.  base may be NULL
+ * for a full snapshot (then it is cm_store_snapshot).
+ */
+int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
+			   cm_snap_base *base, bool delta, uint8_t **out,
+			   size_t *len, cm_error *err);
+
+/*
  * Overwrite s, freshly instantiated from the component whose SHA-256 is
- * sha256, with the snapshot in buf.  Returns 0, or -1 with err
- * (CM_ERR_VALUE: malformed, another component or format, or a shape
- * that differs; CM_ERR_NOMEM); then free s.
+ * sha256, with the snapshot in buf; or, when buf is a delta, apply it
+ * to s, which holds the state it was written against.  Returns 0, or -1
+ * with err (CM_ERR_VALUE: malformed, another component or format, or a
+ * shape that differs; CM_ERR_NOMEM); then free s.
  */
 int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 		     size_t len, cm_error *err);
@@ -80,5 +116,7 @@ int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
  */
 int cm_snapshot_header(const uint8_t *buf, size_t len, uint32_t *format,
 		       uint8_t sha256[32], cm_error *err);
+/* Whether buf is a well-formed header of a delta. */
+bool cm_snapshot_is_delta(const uint8_t *buf, size_t len);
 
 #endif

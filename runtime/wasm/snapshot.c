@@ -164,6 +164,77 @@ uint64_t wasm_snap_checksum(const uint8_t *p, size_t n)
 	return h;
 }
 
+/*
+ * Four independent lanes, so the loop runs at memory speed: each word
+ * is multiplied (odd constant), xored into its lane, rotated and
+ * multiplied again, every step a bijection of the word and of the lane,
+ * and the rotation carries a top-bit change down where the next
+ * multiplication spreads it.  Lanes and length then go through the
+ * splitmix64 finalizer.
+ */
+#define MIX_K1 0x9e3779b97f4a7c15ull
+#define MIX_K2 0xbf58476d1ce4e5b9ull
+#define MIX_K3 0x94d049bb133111ebull
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+	return x << r | x >> (64 - r);
+}
+
+static inline uint64_t lane_step(uint64_t v, uint64_t w)
+{
+	return rotl64(v ^ (w * MIX_K1), 29) * MIX_K2;
+}
+
+static inline uint64_t finalize(uint64_t h)
+{
+	h ^= h >> 30;
+	h *= MIX_K2;
+	h ^= h >> 27;
+	h *= MIX_K3;
+	return h ^ (h >> 31);
+}
+
+/* p NULL: n zero bytes (a fresh page's fingerprint, without a page). */
+static uint64_t page_hash(const uint8_t *p, size_t n)
+{
+	uint64_t v[4] = {MIX_K1, MIX_K2, MIX_K3, ~MIX_K1}, h;
+	size_t i = 0;
+
+	for (; n - i >= 32; i += 32)
+		for (int k = 0; k < 4; k++) {
+			uint64_t w = 0;
+
+			if (p)
+				memcpy(&w, p + i + 8 * (size_t)k, 8);
+			v[k] = lane_step(v[k], w);
+		}
+	for (int k = 0; i < n; i++, k = (k + 1) & 3)
+		v[k] = lane_step(v[k], p ? p[i] : 0);
+	h = (uint64_t)n;
+	for (int k = 0; k < 4; k++)
+		h = finalize(h ^ v[k]);
+	return h;
+}
+
+uint64_t wasm_snap_page_hash(const uint8_t *p, size_t n)
+{
+	return page_hash(p, n);
+}
+
+void wasm_snap_base_init(wasm_snap_base *base)
+{
+	memset(base, 0, sizeof *base);
+}
+
+void wasm_snap_base_free(wasm_snap_base *base)
+{
+	for (uint32_t i = 0; i < base->nmem; i++)
+		free(base->mem[i].hash);
+	free(base->mem);
+	wasm_snap_base_init(base);
+}
+
 /* ---- the store's objects ---------------------------------------------- */
 
 /* The store's instances and host functions, in the order it made them. */
@@ -312,6 +383,9 @@ typedef struct writer {
 	objmap map;
 	char *why;
 	size_t whylen;
+	wasm_snap_base *base; /* NULL: a snapshot without one */
+	bool delta;
+	uint32_t nmem; /* memories written so far */
 } writer;
 
 static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
@@ -389,11 +463,59 @@ static bool page_zero(const uint8_t *p)
 	return acc == 0;
 }
 
+/*
+ * The base's record of the next memory, grown to `pages` fingerprints
+ * (new ones: a zero page's); NULL when out of memory.
+ */
+static wasm_snap_base_mem *base_mem(writer *w, uint64_t pages)
+{
+	wasm_snap_base *base = w->base;
+	wasm_snap_base_mem *bm;
+	uint32_t k = w->nmem;
+
+	if (k >= base->nmem) {
+		wasm_snap_base_mem *v =
+			realloc(base->mem, (size_t)(k + 1) * sizeof *v);
+
+		if (v == NULL)
+			return NULL;
+		base->mem = v;
+		for (; base->nmem <= k; base->nmem++)
+			base->mem[base->nmem] = (wasm_snap_base_mem){0, NULL};
+	}
+	bm = &base->mem[k];
+	if (pages > bm->npages) {
+		uint64_t z = page_hash(NULL, WASM_PAGE_SIZE), *h;
+
+		if (pages > SIZE_MAX / sizeof *h)
+			return NULL;
+		h = realloc(bm->hash, (size_t)pages * sizeof *h);
+		if (h == NULL)
+			return NULL;
+		for (uint64_t i = bm->npages; i < pages; i++)
+			h[i] = z;
+		bm->hash = h;
+		bm->npages = pages;
+	}
+	return bm;
+}
+
+/*
+ * Which pages go out: in a full snapshot every page that is not all
+ * zero; in a delta every page whose fingerprint changed since the base.
+ * With a base, its fingerprints follow what was written.
+ */
 static void put_memory(writer *w, const wasm_memory *mem)
 {
 	uint64_t pages = wasm_memory_pages(mem), n = 0;
+	wasm_snap_base_mem *bm = NULL;
 	size_t at;
 
+	if (w->base && (bm = base_mem(w, pages)) == NULL) {
+		w->b->failed = WASM_SNAP_NOMEM;
+		return;
+	}
+	w->nmem++;
 	wasm_snap_u8(w->b, mem->type.limits.is64);
 	wasm_snap_u64(w->b, mem->type.limits.min);
 	wasm_snap_u64(w->b, pages);
@@ -402,8 +524,16 @@ static void put_memory(writer *w, const wasm_memory *mem)
 	for (uint64_t i = 0; i < pages && !w->b->failed; i++) {
 		const uint8_t *p = mem->data + i * WASM_PAGE_SIZE;
 
-		if (page_zero(p))
+		if (bm) {
+			uint64_t h = wasm_snap_page_hash(p, WASM_PAGE_SIZE);
+			bool same = h == bm->hash[i];
+
+			bm->hash[i] = h;
+			if (w->delta ? same : page_zero(p))
+				continue;
+		} else if (page_zero(p)) {
 			continue;
+		}
 		wasm_snap_u64(w->b, i);
 		wasm_snap_put(w->b, p, WASM_PAGE_SIZE);
 		n++;
@@ -461,7 +591,18 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
 				     char *why, size_t whylen)
 {
-	writer w = {.b = b, .why = why, .whylen = whylen};
+	return wasm_store_snapshot_base(s, b, NULL, false, why, whylen);
+}
+
+wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
+					  wasm_snap_base *base, bool delta,
+					  char *why, size_t whylen)
+{
+	writer w = {.b = b,
+		    .why = why,
+		    .whylen = whylen,
+		    .base = base,
+		    .delta = delta && base};
 	wasm_snap_status st;
 
 	/* Exceptions nothing reaches go first; any left are live. */
@@ -502,6 +643,7 @@ typedef struct reader {
 	objmap map;
 	char *why;
 	size_t whylen;
+	bool delta; /* unlisted pages keep their contents */
 } reader;
 
 #define TRUNCATED(rd)                                                          \
@@ -640,18 +782,18 @@ static wasm_snap_status get_memory(reader *rd, wasm_memory *mem,
 					    (unsigned long long)idx);
 		}
 		/* What the snapshot leaves out is zero (data segments of
-		 * the fresh instance may have written there). */
-		for (; next < idx; next++) {
+		 * the fresh instance may have written there); what a delta
+		 * leaves out did not change. */
+		for (; !rd->delta && next < idx; next++) {
 			uint8_t *p = mem->data + next * WASM_PAGE_SIZE;
 
 			if (!page_zero(p))
 				memset(p, 0, WASM_PAGE_SIZE);
 		}
-		if (src != NULL) {
+		if (src != NULL)
 			memcpy(mem->data + idx * WASM_PAGE_SIZE, src,
 			       WASM_PAGE_SIZE);
-			next = idx + 1;
-		}
+		next = idx + 1;
 	}
 	return WASM_SNAP_OK;
 }
@@ -764,10 +906,10 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 	return WASM_SNAP_OK;
 }
 
-wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
-				    char *why, size_t whylen)
+static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
+			        char *why, size_t whylen)
 {
-	reader rd = {.r = r, .why = why, .whylen = whylen};
+	reader rd = {.r = r, .why = why, .whylen = whylen, .delta = delta};
 	wasm_snap_status st = objmap_build(s, &rd.map, why, whylen);
 	uint32_t n;
 
@@ -785,4 +927,16 @@ wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
 			  wasm_snap_left(r));
 	objmap_free(&rd.map);
 	return st;
+}
+
+wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
+				    char *why, size_t whylen)
+{
+	return restore(s, r, false, why, whylen);
+}
+
+wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
+					  char *why, size_t whylen)
+{
+	return restore(s, r, true, why, whylen);
 }

@@ -30,6 +30,10 @@
  *    is an error, never an abort.  On an error the store is left partly
  *    overwritten: the caller must free it.
  *
+ *  - Deltas (durability "commit"): the same section written against a
+ *    base (wasm_snap_base), holding only the memory pages that changed
+ *    since the base was taken; everything else is written whole.
+ *
  * Encoding: little-endian fixed-width integers (u8, u32, u64).
  */
 #ifndef HOSTEL_WASM_SNAPSHOT_H
@@ -86,6 +90,34 @@ const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n);
 uint64_t wasm_snap_checksum(const uint8_t *p, size_t n);
 
 /*
+ * A page's fingerprint for deltas (64 bits; four multiply-rotate lanes
+ * and a final mix, so that changes in several words do not cancel as
+ * they can under FNV, where flipping the top bit of two words leaves
+ * the hash unchanged).
+ */
+uint64_t wasm_snap_page_hash(const uint8_t *p, size_t n);
+
+/*
+ * The base of a delta (issue 22, durability "commit"): the fingerprint
+ * of every page of every defined memory as of the last snapshot or
+ * delta written with it, memories in the order the snapshot writes
+ * them.  Owned by the embedder, one per store; starts empty
+ * (wasm_snap_base_init) and is filled by a full snapshot.
+ */
+typedef struct wasm_snap_base_mem {
+	uint64_t npages;
+	uint64_t *hash;
+} wasm_snap_base_mem;
+
+typedef struct wasm_snap_base {
+	uint32_t nmem;
+	wasm_snap_base_mem *mem;
+} wasm_snap_base;
+
+void wasm_snap_base_init(wasm_snap_base *base);
+void wasm_snap_base_free(wasm_snap_base *base);
+
+/*
  * Append the core state of s to b (see the contract).  why gets the
  * reason of a failure.  May collect unreachable exception objects first.
  */
@@ -93,10 +125,32 @@ wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
 				     char *why, size_t whylen);
 
 /*
+ * The same with a base: a full snapshot (delta false) records every
+ * page's fingerprint in base; a delta (delta true, base filled by an
+ * earlier call) writes, of each memory, only the pages whose
+ * fingerprint differs from base (a page past the base's end counts as
+ * zero before) and updates base.  A delta's memories keep the layout
+ * of a snapshot's; only their meaning differs (wasm_store_restore_delta).
+ * On failure base is stale: the next write with it must be full.
+ */
+wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
+					  wasm_snap_base *base, bool delta,
+					  char *why, size_t whylen);
+
+/*
  * Overwrite the core state of s (freshly instantiated) from r, which
  * must hold exactly one core section's payload.
  */
 wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
 				    char *why, size_t whylen);
+
+/*
+ * Apply a delta's core section to s, which holds the state of the
+ * snapshot (and deltas) before it: memory pages it does not list keep
+ * their contents (a full snapshot's unlisted pages are zero); globals,
+ * tables and segments are overwritten as by wasm_store_restore.
+ */
+wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
+					  char *why, size_t whylen);
 
 #endif

@@ -1,0 +1,357 @@
+/*
+ * test_snapshot_delta.c - deltas of store snapshots (runtime/run/snapshot.h
+ * "Deltas", durability "commit", issue 22): a full snapshot written with a
+ * base, then deltas, restored in order into a fresh store, give the same
+ * memories, globals and calls as the store they were taken from, and a
+ * full snapshot of the result is byte-identical to one of the original;
+ * a delta holds only the pages that changed (none for a call that changed
+ * none; a page that became zero included; pages a growth added and
+ * wrote); a delta needs a valid base, which a refusal keeps; the page fingerprint sees changes
+ * that cancel under FNV (the sign bits of two words).
+ *
+ * Guest: tests/guests/values (a memory that grows, mutable globals).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "component/component.h"
+#include "run/instance.h"
+#include "run/snapshot.h"
+#include "run/store.h"
+#include "wasi/wasi.h"
+#include "wasm/snapshot.h"
+#include "wasm/store.h"
+
+#include "guest-load.h"
+#include "testmain.h"
+
+static const uint8_t SHA[32] = {0xde, 0x17, 0xa};
+
+typedef struct live {
+	wasi_ctx *wasi;
+	cm_linker *l;
+	cm_store *s;
+	cm_component_instance *inst;
+} live;
+
+static void live_open(live *v, cm_component *c)
+{
+	cm_error err;
+
+	memset(v, 0, sizeof *v);
+	v->wasi = wasi_ctx_new();
+	v->l = cm_linker_new();
+	ck_assert_ptr_nonnull(v->wasi);
+	ck_assert_ptr_nonnull(v->l);
+	ck_assert_int_eq(wasi_add_to_linker(v->wasi, v->l), 0);
+	v->s = cm_store_new(NULL);
+	ck_assert_ptr_nonnull(v->s);
+	if (cm_instantiate(v->s, c, v->l, &v->inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+}
+
+static void live_close(live *v)
+{
+	cm_store_free(v->s);
+	wasi_ctx_free(v->wasi);
+	cm_linker_free(v->l);
+}
+
+static cm_val call(live *v, const char *name, const cm_val *args,
+		   uint32_t nargs)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, name);
+	cm_val res[1];
+	uint32_t nres = 0;
+	cm_error err;
+
+	ck_assert_msg(f != NULL, "no export %s", name);
+	memset(res, 0, sizeof res);
+	if (cm_invoke(v->s, f, args, nargs, res, &nres, &err))
+		ck_abort_msg("%s: %s", name, err.msg);
+	return res[0];
+}
+
+static void call_make(live *v, uint32_t n)
+{
+	cm_val arg = cm_val_u32(n), r = call(v, "make", &arg, 1);
+
+	ck_assert_uint_eq(r.u.str.len, n);
+	cm_val_free(&r);
+}
+
+static void call_echo(live *v, const char *s)
+{
+	cm_val arg, r;
+
+	ck_assert_int_eq(cm_val_string(&arg, s, strlen(s)), 0);
+	r = call(v, "echo", &arg, 1);
+	ck_assert_uint_eq(r.u.str.len, strlen(s));
+	cm_val_free(&r);
+	cm_val_free(&arg);
+}
+
+typedef struct image {
+	uint8_t *p;
+	size_t n;
+} image;
+
+static image take(live *v, cm_snap_base *base, bool delta)
+{
+	image im;
+	cm_error err;
+
+	if (cm_store_snapshot_base(v->s, SHA, base, delta, &im.p, &im.n,
+				   &err))
+		ck_abort_msg("snapshot: %s", err.msg);
+	ck_assert(cm_snapshot_is_delta(im.p, im.n) == delta);
+	ck_assert(cm_snap_base_valid(base));
+	return im;
+}
+
+/* The store's first memory (the values guest has one). */
+static wasm_memory *memory0(const cm_store *s)
+{
+	for (size_t i = 0; i < s->wasm->nobjs; i++)
+		if (s->wasm->objs[i].kind == WASM_OBJ_MEMORY)
+			return s->wasm->objs[i].ptr;
+	ck_abort_msg("no memory");
+	return NULL;
+}
+
+static void same_memory(const cm_store *x, const cm_store *y)
+{
+	const wasm_memory *m = memory0(x), *n = memory0(y);
+
+	ck_assert_uint_eq(m->size, n->size);
+	ck_assert_int_eq(memcmp(m->data, n->data, m->size), 0);
+}
+
+/* Pages a snapshot's (only) memory lists: the u64 after is64, min,
+ * pages, at the start of the core section's first instance. */
+static uint64_t pages_listed(const image *im)
+{
+	/* header 48, section tag 4 + length 8, ninstances 4, shape 24 */
+	size_t at = 48 + 12 + 4 + 24 + 1 + 8 + 8;
+	uint64_t n = 0;
+
+	ck_assert_uint_gt(im->n, at + 8);
+	for (int i = 7; i >= 0; i--)
+		n = n << 8 | im->p[at + (size_t)i];
+	return n;
+}
+
+static void restore_chain(live *v, const image *chain, size_t n)
+{
+	cm_error err;
+
+	for (size_t i = 0; i < n; i++)
+		if (cm_store_restore(v->s, SHA, chain[i].p, chain[i].n, &err))
+			ck_abort_msg("restore %zu: %s", i, err.msg);
+}
+
+START_TEST(test_chain_round_trip)
+{
+	cm_component *c = load_guest("values/values.wasm");
+	cm_snap_base *base = cm_snap_base_new(), *base2 = cm_snap_base_new();
+	image chain[5], full_a, full_b;
+	live a, b;
+
+	ck_assert_ptr_nonnull(base);
+	ck_assert_ptr_nonnull(base2);
+	live_open(&a, c);
+	call_echo(&a, "first");
+	chain[0] = take(&a, base, false);
+	/* nothing changed: no page in the delta */
+	chain[1] = take(&a, base, true);
+	ck_assert_uint_eq(pages_listed(&chain[1]), 0);
+	/* a 300,000-byte string: memory grows past 4 pages */
+	call_make(&a, 300000);
+	chain[2] = take(&a, base, true);
+	ck_assert_uint_ge(pages_listed(&chain[2]), 4);
+	/* a short echo writes one page or two (its string, the bump) */
+	call_echo(&a, "second");
+	chain[3] = take(&a, base, true);
+	ck_assert_uint_ge(pages_listed(&chain[3]), 1);
+	ck_assert_uint_le(pages_listed(&chain[3]), 2);
+	ck_assert_uint_lt(chain[3].n, chain[2].n);
+	/* a page that becomes zero is in the delta (restore must clear it) */
+	{
+		wasm_memory *m = memory0(a.s);
+
+		ck_assert_uint_ge(m->size, 5 * WASM_PAGE_SIZE);
+		memset(m->data + 4 * WASM_PAGE_SIZE, 0, WASM_PAGE_SIZE);
+	}
+	chain[4] = take(&a, base, true);
+	ck_assert_uint_eq(pages_listed(&chain[4]), 1);
+
+	live_open(&b, c);
+	restore_chain(&b, chain, 5);
+	same_memory(a.s, b.s);
+	ck_assert_uint_eq(call(&b, "calls", NULL, 0).u.u,
+			  call(&a, "calls", NULL, 0).u.u);
+	/* the restored store is the same state: its full snapshot is the
+	 * same bytes */
+	full_a = take(&a, base, false);
+	full_b = take(&b, base2, false);
+	ck_assert_uint_eq(full_a.n, full_b.n);
+	ck_assert_mem_eq(full_a.p, full_b.p, full_a.n);
+	/* and it goes on from there */
+	{
+		uint64_t before = call(&b, "calls", NULL, 0).u.u;
+
+		call_echo(&b, "after");
+		ck_assert_uint_eq(call(&b, "calls", NULL, 0).u.u, before + 1);
+	}
+
+	for (size_t i = 0; i < 5; i++)
+		free(chain[i].p);
+	free(full_a.p);
+	free(full_b.p);
+	cm_snap_base_free(base);
+	cm_snap_base_free(base2);
+	live_close(&a);
+	live_close(&b);
+	cm_component_free(c);
+}
+END_TEST
+
+/*
+ * A delta is not a snapshot: applied to a fresh store without the full
+ * snapshot before it, the pages it leaves out are the fresh store's (the
+ * string `make` wrote is missing); over the full one, the state is a's.
+ */
+START_TEST(test_delta_keeps_unlisted_pages)
+{
+	cm_component *c = load_guest("values/values.wasm");
+	cm_snap_base *base = cm_snap_base_new();
+	image full, delta;
+	live a, b, d;
+	cm_error err;
+
+	ck_assert_ptr_nonnull(base);
+	live_open(&a, c);
+	call_make(&a, 200000);
+	full = take(&a, base, false);
+	call_echo(&a, "x");
+	delta = take(&a, base, true);
+	ck_assert_uint_lt(pages_listed(&delta), pages_listed(&full));
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA, full.p, full.n, &err), 0);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA, delta.p, delta.n, &err), 0);
+	same_memory(a.s, b.s);
+	live_open(&d, c);
+	ck_assert_int_eq(cm_store_restore(d.s, SHA, delta.p, delta.n, &err), 0);
+	ck_assert_uint_eq(memory0(d.s)->size, memory0(a.s)->size);
+	ck_assert_int_ne(memcmp(memory0(d.s)->data, memory0(a.s)->data,
+				memory0(a.s)->size),
+			 0);
+	free(full.p);
+	free(delta.p);
+	cm_snap_base_free(base);
+	live_close(&a);
+	live_close(&b);
+	live_close(&d);
+	cm_component_free(c);
+}
+END_TEST
+
+START_TEST(test_delta_needs_a_base)
+{
+	cm_component *c = load_guest("values/values.wasm");
+	cm_snap_base *base = cm_snap_base_new();
+	uint8_t *out = NULL;
+	size_t n = 0;
+	cm_error err;
+	live a;
+
+	ck_assert_ptr_nonnull(base);
+	live_open(&a, c);
+	ck_assert(!cm_snap_base_valid(base));
+	ck_assert_int_ne(
+		cm_store_snapshot_base(a.s, SHA, base, true, &out, &n, &err),
+		0);
+	ck_assert_int_eq(err.kind, CM_ERR_VALUE);
+	ck_assert_ptr_null(out);
+	/* a store refused before anything is written keeps the base (it
+	 * still is what the last write left) */
+	out = take(&a, base, false).p;
+	free(out);
+	a.s->pending_host_calls = 1;
+	ck_assert_int_ne(
+		cm_store_snapshot_base(a.s, SHA, base, true, &out, &n, &err),
+		0);
+	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
+	a.s->pending_host_calls = 0;
+	ck_assert(cm_snap_base_valid(base));
+	out = take(&a, base, true).p;
+	free(out);
+	/* reset forgets a valid base too */
+	out = take(&a, base, false).p;
+	free(out);
+	cm_snap_base_reset(base);
+	ck_assert(!cm_snap_base_valid(base));
+	cm_snap_base_free(base);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+START_TEST(test_page_hash_sees_cancelling_changes)
+{
+	uint8_t *p = calloc(1, WASM_PAGE_SIZE), *zero;
+	uint64_t h0, f0, h;
+
+	ck_assert_ptr_nonnull(p);
+	zero = calloc(1, WASM_PAGE_SIZE);
+	ck_assert_ptr_nonnull(zero);
+	for (size_t i = 0; i < WASM_PAGE_SIZE; i++)
+		p[i] = (uint8_t)(i * 7 + 3);
+	h0 = wasm_snap_page_hash(p, WASM_PAGE_SIZE);
+	f0 = wasm_snap_checksum(p, WASM_PAGE_SIZE);
+	/* the sign bits of two f64 (x -> -x, y -> -y): FNV-1a by words
+	 * cannot tell, the fingerprint can */
+	p[7] ^= 0x80;
+	p[8 * 100 + 7] ^= 0x80;
+	ck_assert_uint_ne(wasm_snap_page_hash(p, WASM_PAGE_SIZE), h0);
+	ck_assert_uint_eq(wasm_snap_checksum(p, WASM_PAGE_SIZE), f0);
+	p[7] ^= 0x80;
+	p[8 * 100 + 7] ^= 0x80;
+	/* any one byte, any one bit (sampled) */
+	for (size_t i = 0; i < WASM_PAGE_SIZE; i += 61) {
+		p[i] ^= (uint8_t)(1u << (i % 8));
+		h = wasm_snap_page_hash(p, WASM_PAGE_SIZE);
+		p[i] ^= (uint8_t)(1u << (i % 8));
+		ck_assert_uint_ne(h, h0);
+	}
+	/* two words swapped */
+	{
+		uint64_t x, y;
+
+		memcpy(&x, p + 64, 8);
+		memcpy(&y, p + 72, 8);
+		memcpy(p + 64, &y, 8);
+		memcpy(p + 72, &x, 8);
+		ck_assert_uint_ne(wasm_snap_page_hash(p, WASM_PAGE_SIZE), h0);
+	}
+	ck_assert_uint_ne(wasm_snap_page_hash(zero, WASM_PAGE_SIZE), h0);
+	free(p);
+	free(zero);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+	Suite *s = suite_create("snapshot_delta");
+	TCase *tc = tcase_create("snapshot_delta");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_chain_round_trip);
+	tcase_add_test(tc, test_delta_keeps_unlisted_pages);
+	tcase_add_test(tc, test_delta_needs_a_base);
+	tcase_add_test(tc, test_page_hash_sees_cancelling_changes);
+	suite_add_tcase(s, tc);
+	return s;
+}
