@@ -4,7 +4,7 @@
  *   hostel deploy FILE [--name NAME] [--fuel N] [--memory BYTES]
  *                      [--deadline MS] [--no-autostart] [--env NAME=VALUE]...
  *                      [--arg ARG]... [--dir HOST[::GUEST]]...
- *                      [--durability none|stop]
+ *                      [--durability none|stop|commit]
  *   hostel ps [--json]
  *   hostel start|stop|rm|snapshot SERVICE
  *   hostel inspect SERVICE        (when SERVICE is not a file)
@@ -220,7 +220,7 @@ int cmd_deploy(int argc, char **argv)
 			break;
 		}
 		case 'u':
-			/* "none" or "stop": the daemon checks it */
+			/* "none", "stop" or "commit": the daemon checks it */
 			free(durability);
 			durability = strdup(optarg);
 			break;
@@ -234,7 +234,7 @@ int cmd_deploy(int argc, char **argv)
 			printf("usage: hostel deploy FILE [--name NAME] "
 			       "[--fuel N] "
 			       "[--memory BYTES] [--deadline MS] "
-			       "[--no-autostart] [--durability none|stop]\n"
+			       "[--no-autostart] [--durability none|stop|commit]\n"
 			       "                     [--env NAME=VALUE]... "
 			       "[--arg ARG]... [--dir HOST[::GUEST]]...\n");
 			rc = HOSTEL_EXIT_OK;

@@ -287,14 +287,15 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		return 0;
 	}
 	if (islot == &out->durability) {
-		level = !strcmp(value, "none")	 ? 0
-			: !strcmp(value, "stop") ? 1
-						 : -1;
+		level = !strcmp(value, "none")	   ? 0
+			: !strcmp(value, "stop")   ? 1
+			: !strcmp(value, "commit") ? 2
+						   : -1;
 		free(value);
 		if (level < 0)
 			return config_fail(err, errlen, name, lineno,
-				    "durability must be none or stop, not "
-				    "'%.*s'",
+				    "durability must be none, stop or commit, "
+				    "not '%.*s'",
 				    (int)(ve - v), v);
 		out->durability = level;
 		return 0;

@@ -30,7 +30,7 @@
  *     group the socket is given; it is created 0660) and allow-call,
  *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
  *     history (on or off: whether events are recorded; read at start),
- *     durability (none or stop: the durability of services whose
+ *     durability (none, stop or commit: the durability of services whose
  *     config sets none; default none; read when a service starts).
  *   - An unknown key, a line without '=', an empty value, a relative
  *     path or a key given twice is an error naming the file and line.
@@ -71,7 +71,8 @@ struct config {
 	/* call-deadline in seconds; -1 when not set; 0: none */
 	long long call_deadline;
 	int history; /* `history`: 1 on, 0 off, -1 when not set */
-	/* `durability` of services that set none: 0 none, 1 stop, -1 unset */
+	/* `durability` of services that set none: 0 none, 1 stop, 2 commit,
+	 * -1 unset */
 	int durability;
 	/* Access (daemon/access.h); NULL when not set. */
 	char *socket_group; /* group name or number owning the socket */

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "daemon/daemon.h"
+#include "daemon/durable.h"
 #include "daemon/history-internal.h"
 #include "daemon/notify.h"
 
@@ -141,7 +142,11 @@ void hist_commit_now(struct daemon_history *h, bool final)
 	size_t n;
 	int rc;
 
-	if (history_batch_count(h->batch) == 0)
+	/* the stores that ran since their last image join the batch */
+	if (history_batch_count(h->batch))
+		durable_capture_all(h->d);
+	if (history_batch_count(h->batch) == 0 &&
+	    history_batch_images(h->batch) == 0)
 		return;
 	if (!final && h->w.running) {
 		if (h->inflight || hist_writer_take(h))
@@ -149,7 +154,7 @@ void hist_commit_now(struct daemon_history *h, bool final)
 	}
 	hist_writer_wait(h);
 	n = history_batch_count(h->batch);
-	if (n == 0)
+	if (n == 0 && history_batch_images(h->batch) == 0)
 		return;
 	rc = history_commit(h->hist, h->batch);
 	if (rc == 0) {

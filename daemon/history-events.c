@@ -319,6 +319,20 @@ static int hook_event(void *ctx, const char *service, const char *call,
 				     .arg = arg});
 }
 
+static int hook_store_image(void *ctx, const char *service,
+			    const char *component, uint32_t format, bool full,
+			    void *data, size_t len)
+{
+	struct daemon_history *h = hist_of(ctx);
+
+	if (!h || h->off) {
+		free(data);
+		return h ? -ENOTSUP : -ESHUTDOWN;
+	}
+	return history_batch_add_image(h->batch, service, component,
+				       format, full, data, len);
+}
+
 void hist_hooks_init(struct daemon_history *h)
 {
 	h->hooks = (struct history_hooks){
@@ -332,6 +346,7 @@ void hist_hooks_init(struct daemon_history *h)
 		.store_recreated = hook_store_recreated,
 		.guest_output = hook_guest_output,
 		.event = hook_event,
+		.store_image = hook_store_image,
 	};
 }
 

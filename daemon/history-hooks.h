@@ -102,6 +102,14 @@ struct history_hooks {
 	int (*event)(void *ctx, const char *service, const char *call,
 		     const char *kind, json_t *payload, history_done_fn done,
 		     void *arg);
+	/*
+	 * A store image (durability commit, daemon/durable.h) into the
+	 * batch, written with its next commit (store/history.h "Store
+	 * images"); data is taken over.  -ENOTSUP with `history = off`.
+	 */
+	int (*store_image)(void *ctx, const char *service,
+			   const char *component, uint32_t format, bool full,
+			   void *data, size_t len);
 };
 
 /* The store-backed hooks (ctx is the daemon); NULL before the open. */

@@ -30,6 +30,7 @@
 #include <pthread.h>
 
 #include "daemon/daemon.h"
+#include "daemon/durable.h"
 #include "daemon/history-internal.h"
 
 static void keep_spare(struct daemon_history *h, struct history_batch *b)
@@ -120,6 +121,8 @@ bool hist_writer_take(struct daemon_history *h)
 {
 	if (!h->w.running || h->inflight)
 		return false;
+	if (history_batch_count(h->batch))
+		durable_capture_all(h->d);
 	if (!h->spare && !(h->spare = history_batch_new(h->hist)))
 		return false;
 	h->inflight = h->batch;

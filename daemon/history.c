@@ -26,6 +26,7 @@
 
 #include "daemon/checkpointer.h"
 #include "daemon/daemon.h"
+#include "daemon/durable.h"
 #include "daemon/history-internal.h"
 #include "store/db.h"
 #include "store/schema.h"
@@ -131,6 +132,7 @@ int daemon_history_open(struct daemon *d, struct db *db)
 	h->retention = wanted_retention(d);
 	history_set_retention(h->hist, &h->retention);
 	history_set_commit_hook(h->hist, hist_fan_out, h);
+	history_set_image_hook(h->hist, durable_image_dropped, d);
 	h->batch = history_batch_new(h->hist);
 	h->ev_commit = evtimer_new(d->base, hist_commit_cb, h);
 	h->ev_retry = evtimer_new(d->base, hist_retry_cb, h);

@@ -22,6 +22,7 @@
 #include "component/wit.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/durable.h"
 #include "daemon/dispatch.h"
 #include "daemon/history-hooks.h"
 #include "daemon/service.h"

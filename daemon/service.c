@@ -30,6 +30,7 @@
 
 #include "cabi/cabi.h"
 #include "daemon/daemon.h"
+#include "daemon/durable.h"
 #include "daemon/history-hooks.h"
 #include "daemon/hostcalls.h"
 #include "daemon/invocation.h"
@@ -184,9 +185,12 @@ int service_parse_limits(const char *config, struct service_limits *out,
 			out->durability = SERVICE_DURABILITY_NONE;
 		} else if (d && !strcmp(d, "stop")) {
 			out->durability = SERVICE_DURABILITY_STOP;
+		} else if (d && !strcmp(d, "commit")) {
+			out->durability = SERVICE_DURABILITY_COMMIT;
 		} else {
 			snprintf(why, whylen,
-				 "durability: expected \"none\" or \"stop\"");
+				 "durability: expected \"none\", \"stop\" "
+				 "or \"commit\"");
 			goto out;
 		}
 	}
@@ -278,7 +282,7 @@ uint64_t service_backoff_ms(uint32_t streak)
 	return ms < SERVICE_BACKOFF_MAX_MS ? ms : SERVICE_BACKOFF_MAX_MS;
 }
 
-static uint64_t mono_ns(void)
+uint64_t service_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -330,7 +334,7 @@ static void record_poison(struct service *s)
  */
 static void note_poisoned(struct service *s)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = service_mono_ns();
 	char suffix[128], when[40];
 	struct timespec wall;
 	struct tm tm;
@@ -425,6 +429,7 @@ static void drop_store(struct service *s)
 	}
 	s->store = NULL;
 	s->inst = NULL;
+	durable_store_drop(s);
 	service_wasi_free(s->wasi);
 	s->wasi = NULL;
 	if (s->linker)
@@ -553,134 +558,21 @@ int service_durability(const struct service *s)
 {
 	if (s->limits.durability != SERVICE_DURABILITY_UNSET)
 		return s->limits.durability;
-	return s->d->file.durability == 1 ? SERVICE_DURABILITY_STOP
-					  : SERVICE_DURABILITY_NONE;
+	switch (s->d->file.durability) {
+	case 1:
+		return SERVICE_DURABILITY_STOP;
+	case 2:
+		return SERVICE_DURABILITY_COMMIT;
+	default:
+		return SERVICE_DURABILITY_NONE;
+	}
 }
 
 const char *service_durability_name(int durability)
 {
-	return durability == SERVICE_DURABILITY_STOP ? "stop" : "none";
-}
-
-static void sha_bytes(const char *hex, uint8_t out[32])
-{
-	memset(out, 0, 32);
-	for (int i = 0; i < 64 && hex[i]; i++) {
-		char c = hex[i];
-		int v = c >= '0' && c <= '9' ? c - '0'
-			: c >= 'a' && c <= 'f' ? c - 'a' + 10
-					       : 0;
-
-		out[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
-	}
-}
-
-static void store_event(struct service *s, const char *kind, json_t *p)
-{
-	const struct history_hooks *h = daemon_history_hooks(s->d);
-
-	if (h && p)
-		h->event(h->ctx, s->name, NULL, kind, p, NULL, NULL);
-	json_decref(p);
-}
-
-int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
-		     uint64_t *ms, char *why, size_t whylen)
-{
-	struct db *db = db_of(s);
-	uint64_t t0 = mono_ns();
-	uint8_t sha[32], *buf = NULL;
-	size_t len = 0;
-	cm_error err;
-	int rc;
-
-	*bytes = *ms = 0;
-	memset(&err, 0, sizeof(err));
-	if (s->state != SERVICE_RUNNING || !s->store) {
-		snprintf(why, whylen, "the service is %s",
-			 service_state_name(s->state));
-		rc = -1;
-	} else if (s->run_head || s->queue_head) {
-		snprintf(why, whylen, "not supported yet: calls in flight");
-		rc = -1;
-	} else if (!db) {
-		snprintf(why, whylen, "the database is not open");
-		rc = -1;
-	} else {
-		sha_bytes(s->component, sha);
-		rc = cm_store_snapshot(s->store, sha, &buf, &len, &err);
-		if (rc)
-			snprintf(why, whylen, "%s", err.msg);
-		else if (snapshots_put(db, s->name, s->component,
-				       CM_SNAPSHOT_FORMAT, buf, len)) {
-			snprintf(why, whylen, "%s", db_errmsg(db));
-			rc = -1;
-		}
-	}
-	free(buf);
-	*ms = (mono_ns() - t0) / 1000000u;
-	if (rc) {
-		log_warn(&s->d->log, "service %s: no snapshot: %s", s->name,
-			 why);
-		store_event(s, HISTORY_STORE_SNAPSHOT_FAILED,
-			    json_pack("{ss,ss}", "reason", why, "trigger",
-				      trigger));
-		return -1;
-	}
-	*bytes = len;
-	log_info(&s->d->log, "service %s: snapshot of %zu bytes in %llu ms",
-		 s->name, len, (unsigned long long)*ms);
-	store_event(s, HISTORY_STORE_SNAPSHOTTED,
-		    json_pack("{sI,sI,ss}", "bytes", (json_int_t)len, "ms",
-			      (json_int_t)*ms, "trigger", trigger));
-	return 0;
-}
-
-/*
- * Durability "stop": overwrite the fresh store with the last snapshot.
- * 1 restored, 0 none to restore, -1 refused (why; the store may be
- * partly overwritten: the caller makes a fresh one).
- */
-static int restore_snapshot(struct service *s, uint64_t *bytes, char *why,
-			    size_t whylen)
-{
-	struct db *db = db_of(s);
-	struct snapshot_record rec;
-	uint8_t sha[32];
-	cm_error err;
-	int rc;
-
-	*bytes = 0;
-	if (!db || service_durability(s) != SERVICE_DURABILITY_STOP)
-		return 0;
-	rc = snapshots_get(db, s->name, 1, &rec);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc) {
-		snprintf(why, whylen, "%s", db_errmsg(db));
-		return -1;
-	}
-	*bytes = rec.size;
-	memset(&err, 0, sizeof(err));
-	if (strcmp(rec.component, s->component)) {
-		snprintf(why, whylen,
-			 "the snapshot is of component %.12s..., the service "
-			 "runs %.12s...",
-			 rec.component, s->component);
-		rc = -1;
-	} else if (rec.format != CM_SNAPSHOT_FORMAT) {
-		snprintf(why, whylen,
-			 "snapshot format %u, this hosteld reads format %u",
-			 rec.format, CM_SNAPSHOT_FORMAT);
-		rc = -1;
-	} else {
-		sha_bytes(s->component, sha);
-		rc = cm_store_restore(s->store, sha, rec.data, rec.size, &err);
-		if (rc)
-			snprintf(why, whylen, "%s", err.msg);
-	}
-	free(rec.data);
-	return rc ? -1 : 1;
+	return durability == SERVICE_DURABILITY_STOP	 ? "stop"
+	       : durability == SERVICE_DURABILITY_COMMIT ? "commit"
+							 : "none";
 }
 
 int service_start(struct service *s, const char **kind)
@@ -689,13 +581,13 @@ int service_start(struct service *s, const char **kind)
 	bool recreate = s->state == SERVICE_POISONED && s->comp;
 	const char *k = "";
 	char snap_why[CM_ERROR_MSG_MAX];
-	uint64_t snap_bytes = 0;
+	struct durable_restored snap = {0};
 	int restored = 0;
 
 	if (s->state == SERVICE_POISONED) {
 		note_poisoned(s);
 		/* the daemon on its own waits out a trap storm's back-off */
-		if (!kind && mono_ns() < s->recreate_at_ns)
+		if (!kind && service_mono_ns() < s->recreate_at_ns)
 			return -1;
 	}
 	if (!kind)
@@ -711,8 +603,8 @@ int service_start(struct service *s, const char **kind)
 		goto failed;
 	/* after a trap the store is fresh: the snapshot is for restarts */
 	if (!recreate)
-		restored = restore_snapshot(s, &snap_bytes, snap_why,
-					    sizeof(snap_why));
+		restored = durable_restore(s, &snap, snap_why,
+					   sizeof(snap_why));
 	if (restored < 0) {
 		log_warn(&s->d->log,
 			 "service %s: snapshot refused, a fresh store: %s",
@@ -740,19 +632,13 @@ int service_start(struct service *s, const char **kind)
 			h->store_created(h->ctx, s->name, s->component);
 		}
 	}
-	if (restored > 0) {
-		log_info(&s->d->log, "service %s: store restored (%llu bytes)",
-			 s->name, (unsigned long long)snap_bytes);
-		store_event(s, HISTORY_STORE_RESTORED,
-			    json_pack("{sI}", "bytes", (json_int_t)snap_bytes));
-	} else if (restored < 0) {
-		store_event(s, HISTORY_STORE_RESTORE_FAILED,
-			    json_pack("{ss}", "reason", snap_why));
-	}
+	durable_restore_event(s, restored, &snap, snap_why);
+	/* the chain of images starts again with this store */
+	durable_store_new(s);
 	if (recreate)
 		s->recreated++;
 	s->poison_noted = false;
-	s->recreated_ns = mono_ns();
+	s->recreated_ns = service_mono_ns();
 	s->calls = 0;
 	set_state(s, SERVICE_RUNNING);
 	log_info(&s->d->log, "service %s: %s", s->name,
@@ -770,17 +656,6 @@ failed:
 		memcpy(s->reason, why, sizeof(why));
 	}
 	return -1;
-}
-
-/* Durability "stop": a graceful stop of a running store snapshots it. */
-void service_snapshot_at_stop(struct service *s)
-{
-	char why[CM_ERROR_MSG_MAX];
-	uint64_t bytes, ms;
-
-	if (service_durability(s) == SERVICE_DURABILITY_STOP &&
-	    s->state == SERVICE_RUNNING && s->store)
-		service_snapshot(s, "stop", &bytes, &ms, why, sizeof(why));
 }
 
 /* End every queued call as cancelled. */
@@ -812,7 +687,8 @@ static void stop(struct service *s, const char *reason, bool snapshot)
 	}
 }
 
-/* A graceful stop: durability "stop" snapshots the store first. */
+/* A graceful stop: durability "stop" snapshots the store first, commit
+ * captures its last image. */
 void service_stop(struct service *s, const char *reason)
 {
 	stop(s, reason, true);
@@ -949,6 +825,8 @@ static void service_turn(evutil_socket_t fd, short what, void *arg)
 	struct service *s = arg;
 	uint32_t max = max_in_flight(s), starts = 0;
 
+	/* guest code runs: the next commit carries an image (commit) */
+	s->image_dirty = true;
 	while (s->queue_head && s->nrunning < max &&
 	       starts++ < SERVICE_STARTS_PER_TURN) {
 		struct invocation *inv = s->queue_head;
@@ -1306,10 +1184,27 @@ json_t *service_info_json(const struct service *s)
 	if (!config)
 		config = json_object();
 	/* the row without its blob: one indexed lookup */
-	if (db && snapshots_get(db, s->name, 0, &rec) == 0)
-		snap = json_pack("{sI,sI,ss}", "bytes", (json_int_t)rec.size,
-				 "created", (json_int_t)(rec.created / 1000000),
-				 "component", rec.component);
+	if (db && snapshots_get(db, s->name, 0, &rec) == 0) {
+		snap = json_pack("{sI,sI,ss,sI,sI}", "bytes",
+				 (json_int_t)rec.size, "created",
+				 (json_int_t)(rec.created / 1000000),
+				 "component", rec.component, "deltas",
+				 (json_int_t)rec.ndeltas, "deltaBytes",
+				 (json_int_t)rec.delta_bytes);
+		if (snap && rec.upto)
+			json_object_set_new(snap, "upto",
+					    json_integer((json_int_t)rec.upto));
+		if (snap && rec.ndeltas) {
+			json_object_set_new(
+				snap, "deltaUpto",
+				json_integer((json_int_t)rec.delta_upto));
+			json_object_set_new(
+				snap, "deltaCreated",
+				json_integer(
+					(json_int_t)(rec.delta_created /
+						     1000000)));
+		}
+	}
 	info = json_pack("{ss,ss,ss,sb,so,ss*,sI,sI,sI,sI,so,ss*}", "name", s->name,
 			 "component", s->component, "state",
 			 service_state_name(s->state), "autostart",

@@ -99,12 +99,16 @@ struct service_limits {
  * Durability of a service's store (docs/architecture.md "Durability"):
  * NONE, a fresh store at every start (the default); STOP, a snapshot of
  * the store when the service stops gracefully (hosteld's SIGTERM, Stop)
- * or on request (Snapshot), restored when it starts again.
+ * or on request (Snapshot), restored when it starts again; COMMIT, the
+ * store's changes written with every history commit that follows a turn
+ * of it (daemon/durable.h), so that a crash comes back to the store as
+ * of the last commit.
  */
 enum {
 	SERVICE_DURABILITY_UNSET = 0,
 	SERVICE_DURABILITY_NONE,
 	SERVICE_DURABILITY_STOP,
+	SERVICE_DURABILITY_COMMIT,
 };
 
 #ifndef SERVICE_MAX_CONCURRENT_CALLS
@@ -177,22 +181,24 @@ struct service {
 	uint64_t backoff_ms;
 	uint64_t recreate_at_ns, recreated_ns;
 	struct event *ev_recreate;
+
+	/*
+	 * Durability "commit" (daemon/durable.c): the base of the next
+	 * delta (NULL until the first image), whether a turn ran since the
+	 * last image, whether the last capture was refused (a run of
+	 * refusals is recorded once), and the bytes of the last full image
+	 * and of the deltas since (the compaction rule).
+	 */
+	struct cm_snap_base *snap_base;
+	bool image_dirty, image_failing;
+	uint64_t image_full_bytes, image_delta_bytes;
 };
 
 /* The durability in force: the config's, else hostel.conf's, else NONE. */
 int service_durability(const struct service *s);
 const char *service_durability_name(int durability);
-
-/*
- * Snapshot the running store into the database now (store.snapshotted
- * or store.snapshot_failed, with `trigger`: "stop", "request").  0 and
- * the size and time it took, or -1 with the reason.
- */
-int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
-		     uint64_t *ms, char *why, size_t whylen);
-/* The same at a graceful stop, when the durability is "stop" (after the
- * calls were cancelled: a store with calls in flight is refused). */
-void service_snapshot_at_stop(struct service *s);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t service_mono_ns(void);
 
 struct service_registry {
 	struct service *head;

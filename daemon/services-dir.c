@@ -60,7 +60,7 @@ struct parse {
 	struct service_file *out;
 	json_t *env, *args, *preopens, *limits;
 	bool seen_component, seen_owner, seen_autostart, seen_durability;
-	const char *durability; /* "none", "stop" or NULL: not set */
+	const char *durability; /* "none", "stop", "commit"; NULL: not set */
 };
 
 /* A deadline in ms: "Nms", or a duration (conffile.h) in seconds. */
@@ -215,12 +215,15 @@ static int parse_kv(struct parse *p, const char *k, const char *v,
 		if ((rc = once(&p->seen_durability, k, name, line, err,
 			       errlen)))
 			return rc;
-		if (strcmp(v, "none") && strcmp(v, "stop"))
+		if (strcmp(v, "none") && strcmp(v, "stop") &&
+		    strcmp(v, "commit"))
 			return config_fail(err, errlen, name, line,
-				     "durability: expected none or stop, not "
-				     "'%.64s'",
+				     "durability: expected none, stop or "
+				     "commit, not '%.64s'",
 				     v);
-		p->durability = strcmp(v, "none") ? "stop" : "none";
+		p->durability = !strcmp(v, "none")   ? "none"
+				: !strcmp(v, "stop") ? "stop"
+						     : "commit";
 		return 0;
 	}
 	if (strcmp(k, "env") == 0)

@@ -17,7 +17,7 @@
  *     preopen = /srv/data::/data    (repeatable: HOST or HOST::GUEST)
  *     owner = hostel-demo           (a user name or uid; default nobody)
  *     autostart = yes               (yes or no; default yes)
- *     durability = stop             (none or stop; default hostel.conf's)
+ *     durability = stop             (none, stop or commit; default hostel.conf's)
  *     memory = 64M  fuel-per-call = 1000000000  deadline = 30s
  *     max-handles  max-threads  max-pending-host-calls
  *     max-concurrent-calls  host-bytes  table-elements  max-queued-calls

@@ -38,6 +38,7 @@
 #include "store/history.h"
 #include "store/open-calls.h"
 #include "store/payload.h"
+#include "store/snapshots.h"
 #include "store/sha256.h"
 
 /*
@@ -89,11 +90,25 @@ struct pending {
 	int status;
 };
 
+/* A store image riding in a batch (history_batch_add_image). */
+struct image {
+	struct image *next;
+	char *service;
+	char component[SHA256_HEX_SIZE];
+	uint32_t format;
+	bool full;
+	bool refused; /* written as malformed: reported, not written */
+	void *data;
+	size_t len;
+};
+
 struct history_batch {
 	struct history *h;
 	struct pending *ev;
 	size_t n, cap;
 	size_t bytes;
+	struct image *img, **img_tail;
+	size_t nimg;
 };
 
 /* A retention group: one service's events, or the daemon's (NULL). */
@@ -151,6 +166,8 @@ struct history {
 	uint64_t last_seq;
 	history_commit_fn hook;
 	void *hook_arg;
+	history_image_fn image_dropped;
+	void *image_arg;
 	struct history_retention defaults;
 	struct history_stats stats;
 };
@@ -363,9 +380,91 @@ struct history_batch *history_batch_new(struct history *h)
 {
 	struct history_batch *b = calloc(1, sizeof(*b));
 
-	if (b)
+	if (b) {
 		b->h = h;
+		b->img_tail = &b->img;
+	}
 	return b;
+}
+
+void history_set_image_hook(struct history *h, history_image_fn dropped,
+			    void *arg)
+{
+	h->image_dropped = dropped;
+	h->image_arg = arg;
+}
+
+size_t history_batch_images(const struct history_batch *b)
+{
+	return b->nimg;
+}
+
+static void image_free(struct image *im)
+{
+	free(im->service);
+	free(im->data);
+	free(im);
+}
+
+/* Take the images out; `report` tells the hook they were never written. */
+static void drop_images(struct history_batch *b, bool report)
+{
+	struct image *im = b->img;
+
+	b->img = NULL;
+	b->img_tail = &b->img;
+	b->nimg = 0;
+	while (im) {
+		struct image *next = im->next;
+
+		if ((report || im->refused) && b->h->image_dropped)
+			b->h->image_dropped(b->h->image_arg, im->service);
+		image_free(im);
+		im = next;
+	}
+}
+
+int history_batch_add_image(struct history_batch *b, const char *service,
+			    const char *component, uint32_t format, bool full,
+			    void *data, size_t len)
+{
+	struct image *im;
+
+	if (!service || !sha256_hex_valid(component) || !data) {
+		free(data);
+		return -EINVAL;
+	}
+	if (!(im = calloc(1, sizeof(*im))) || !(im->service = strdup(service))) {
+		free(im);
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(im->component, component, SHA256_HEX_SIZE);
+	im->format = format;
+	im->full = full;
+	im->data = data;
+	im->len = len;
+	/* a full image holds what the service's earlier ones did */
+	if (full) {
+		struct image **pp = &b->img;
+
+		while (*pp) {
+			struct image *o = *pp;
+
+			if (strcmp(o->service, service) == 0) {
+				*pp = o->next;
+				image_free(o);
+				b->nimg--;
+				continue;
+			}
+			pp = &o->next;
+		}
+		b->img_tail = pp;
+	}
+	*b->img_tail = im;
+	b->img_tail = &im->next;
+	b->nimg++;
+	return 0;
 }
 
 size_t history_batch_count(const struct history_batch *b)
@@ -402,6 +501,7 @@ void history_batch_fail(struct history_batch *b, int status)
 	size_t n;
 	struct pending *ev = detach(b, &n);
 
+	drop_images(b, true);
 	for (size_t i = 0; i < n; i++)
 		if (ev[i].done)
 			ev[i].done(ev[i].arg, status, 0);
@@ -745,10 +845,48 @@ static void report(struct history *h, const struct pending *ev, size_t n)
  * insert and commit.  On failure roll back and leave b as it was.
  * Touches w's connection and statements and b's events, nothing else.
  */
+/*
+ * The batch's images, after its events, in the same transaction.  One
+ * the tables refuse as malformed (-EINVAL: our own bug, never the
+ * disk's) is rolled back alone and reported; any other failure is the
+ * transaction's.
+ */
+static int insert_images(struct history *w, struct history_batch *b)
+{
+	uint64_t upto = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->ev[i].status && b->ev[i].seq > upto)
+			upto = b->ev[i].seq;
+	for (struct image *im = b->img; im; im = im->next) {
+		int rc = db_exec(w->db, "SAVEPOINT image");
+
+		if (rc)
+			return rc;
+		im->refused = false;
+		rc = im->full ? snapshots_write_full(w->db, im->service,
+						     im->component, im->format,
+						     im->data, im->len, upto)
+			      : snapshots_write_delta(w->db, im->service,
+						      im->data, im->len, upto);
+		if (rc == -EINVAL) {
+			im->refused = true;
+			rc = db_exec(w->db, "ROLLBACK TO image");
+		}
+		if (rc == 0)
+			rc = db_exec(w->db, "RELEASE image");
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int write_open(struct history *w, struct history_batch *b)
 {
 	int rc = insert_all(w, b);
 
+	if (rc == 0)
+		rc = insert_images(w, b);
 	if (rc == 0)
 		rc = db_commit(w->db);
 	if (rc) {
@@ -776,6 +914,7 @@ static int write_done(struct history *h, struct history_batch *b, int rc,
 		h->stats.last_error = rc;
 		return rc;
 	}
+	drop_images(b, false); /* written (or refused: reported) */
 	if (b->n == 0)
 		return 0; /* an empty recovery: nothing to account */
 	record_latency(h, ns);
@@ -819,7 +958,7 @@ int history_write(struct history *w, struct history_batch *b, uint64_t *ns)
 	uint64_t t0 = mono_ns();
 	int rc = 0;
 
-	if (b->n) {
+	if (b->n || b->nimg) {
 		rc = db_begin(w->db);
 		if (rc == 0)
 			rc = write_open(w, b);
@@ -841,7 +980,7 @@ int history_commit(struct history *h, struct history_batch *b)
 	uint64_t t0;
 	int rc;
 
-	if (b->n == 0)
+	if (b->n == 0 && b->nimg == 0)
 		return 0;
 	t0 = mono_ns();
 	rc = db_begin(h->db);
@@ -853,10 +992,25 @@ int history_commit(struct history *h, struct history_batch *b)
 	return finish_commit(h, b, t0);
 }
 
+/* Move from's images to the end of into's (a full one still replaces). */
+static void take_images(struct history_batch *into, struct history_batch *from)
+{
+	if (!from->img)
+		return;
+	*into->img_tail = from->img;
+	into->img_tail = from->img_tail;
+	into->nimg += from->nimg;
+	from->img = NULL;
+	from->img_tail = &from->img;
+	from->nimg = 0;
+}
+
 int history_batch_take(struct history_batch *into, struct history_batch *from)
 {
-	if (from->n == 0)
+	if (from->n == 0) {
+		take_images(into, from);
 		return 0;
+	}
 	if (into->n == 0) {
 		struct pending *ev = into->ev;
 		size_t cap = into->cap;
@@ -869,6 +1023,7 @@ int history_batch_take(struct history_batch *into, struct history_batch *from)
 		from->cap = cap;
 		from->n = 0;
 		from->bytes = 0;
+		take_images(into, from);
 		return 0;
 	}
 	if (into->cap - into->n < from->n) {
@@ -885,6 +1040,7 @@ int history_batch_take(struct history_batch *into, struct history_batch *from)
 	into->bytes += from->bytes;
 	from->n = 0;
 	from->bytes = 0;
+	take_images(into, from);
 	return 0;
 }
 

@@ -227,6 +227,31 @@ int history_batch_take(struct history_batch *into, struct history_batch *from);
 /* Give up on a batch: every callback gets `status`; the batch empties. */
 void history_batch_fail(struct history_batch *b, int status);
 
+/*
+ * Store images (durability "commit", store/snapshots.h): a service's full
+ * snapshot or delta rides in a batch and is written in the same
+ * transaction as its events, after them, with upto = the seq of the
+ * batch's last event (0 when it has none).  The batch takes `data`
+ * (malloc'd) over, whatever the result.  A full image replaces the
+ * images of that service already in the batch (it holds their state)
+ * and its deltas in the database; deltas are written in the order added.
+ * history_batch_take moves images along with events; an image that is
+ * never written (history_batch_fail, history_batch_free, or refused as
+ * malformed: -EINVAL, without failing the events) is reported to the
+ * history's image hook, so its service starts a new chain with a full
+ * image.  Images do not count toward HISTORY_BATCH_BYTES_MAX: each is
+ * bounded by the snapshot bound, and the daemon's compaction rule bounds
+ * how many one service has in a batch (docs/limits.md).  -EINVAL or
+ * -ENOMEM (data freed, the hook not called).
+ */
+int history_batch_add_image(struct history_batch *b, const char *service,
+			    const char *component, uint32_t format, bool full,
+			    void *data, size_t len);
+size_t history_batch_images(const struct history_batch *b);
+typedef void (*history_image_fn)(void *arg, const char *service);
+void history_set_image_hook(struct history *h, history_image_fn dropped,
+			    void *arg);
+
 /* ---- typed events (payload builders over history_batch_add) ---------------
  */
 

@@ -258,6 +258,28 @@ static const char v8[] =
 	" DELETE FROM snapshots WHERE service = old.name;"
 	"END;";
 
+static const char v9[] =
+	/*
+	 * Durability "commit" (issue 22): the deltas written since a
+	 * service's last full snapshot, each in the same transaction as
+	 * the events it follows (upto: the last of them), applied in order
+	 * of n over the snapshot.  A full snapshot deletes them (compaction)
+	 * and says up to which event it holds too (NULL: a snapshot taken
+	 * outside of a commit, durability "stop").
+	 */
+	"ALTER TABLE snapshots ADD COLUMN upto INTEGER;"
+	"CREATE TABLE store_deltas ("
+	" service TEXT NOT NULL,"
+	" n INTEGER NOT NULL CHECK (n > 0),"
+	" upto INTEGER NOT NULL,"
+	" created INTEGER NOT NULL,"
+	" size INTEGER NOT NULL CHECK (size = length(data)),"
+	" data BLOB NOT NULL,"
+	" PRIMARY KEY (service, n));"
+	"CREATE TRIGGER services_drop_deltas AFTER DELETE ON services BEGIN"
+	" DELETE FROM store_deltas WHERE service = old.name;"
+	"END;";
+
 static const struct migration migrations[] = {
 	{1, "components, services, events", v1},
 	{2, "calls and the exactly-once terminal rule; retention", v2},
@@ -267,6 +289,7 @@ static const struct migration migrations[] = {
 	{6, "no AUTOINCREMENT: one page less in every commit", v6},
 	{7, "services declared in files: their source", v7},
 	{8, "store snapshots (durability)", v8},
+	{9, "store deltas (durability commit)", v9},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == SCHEMA_VERSION,

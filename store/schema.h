@@ -26,13 +26,15 @@
  *      are still never reused
  *   7  services declared in files: their source
  *   8  snapshots: the last store snapshot of each service (durability)
+ *   9  store_deltas: the deltas since each service's last full snapshot,
+ *      and the event a snapshot holds up to (durability commit)
  */
 #ifndef HOSTEL_STORE_SCHEMA_H
 #define HOSTEL_STORE_SCHEMA_H
 
 struct db;
 
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 /* The version of the open database (0: empty). */
 int schema_version(struct db *db, int *version);

@@ -6,6 +6,8 @@
  *    CM_SNAPSHOT_MAX_BYTES long (runtime/run/snapshot.h); a longer row
  *    (the file edited behind hosteld's back) is refused before the copy
  *    (SNAPSHOT_ROW_MAX).
+ *  - snapshots_deltas: nothing; each delta's blob is SQLite's, borrowed
+ *    for the callback (a row past SNAPSHOT_ROW_MAX is refused).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,10 +21,88 @@
 /* CM_SNAPSHOT_MAX_BYTES (store/ may not include the runtime). */
 #define SNAPSHOT_ROW_MAX (512u << 20)
 
+static int exec_service(struct db *db, const char *sql, const char *service,
+			const char *what)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(db, sql, &st);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, what);
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int snapshots_write_full(struct db *db, const char *service,
+			 const char *component, uint32_t format,
+			 const void *data, size_t len, uint64_t upto)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!service || !sha256_hex_valid(component) || !data ||
+	    len > SNAPSHOT_ROW_MAX || upto > INT64_MAX)
+		return db_failf(db, -EINVAL, "snapshot: bad argument");
+	rc = exec_service(db, "DELETE FROM store_deltas WHERE service = ?1",
+			  service, "removing deltas");
+	if (rc)
+		return rc;
+	rc = db_prepare(db,
+			"INSERT OR REPLACE INTO snapshots (service, component,"
+			" format, created, size, data, upto) VALUES (?1, ?2,"
+			" ?3, ?4, ?5, ?6, ?7)",
+			&st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, component, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, format);
+	sqlite3_bind_int64(st, 4, db_now_ns());
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)len);
+	sqlite3_bind_blob64(st, 6, data, len, SQLITE_STATIC);
+	if (upto)
+		sqlite3_bind_int64(st, 7, (sqlite3_int64)upto);
+	else
+		sqlite3_bind_null(st, 7);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "writing a snapshot");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int snapshots_write_delta(struct db *db, const char *service,
+			  const void *data, size_t len, uint64_t upto)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!service || !data || len > SNAPSHOT_ROW_MAX || upto > INT64_MAX)
+		return db_failf(db, -EINVAL, "delta: bad argument");
+	rc = db_prepare(db,
+			"INSERT INTO store_deltas (service, n, upto, created,"
+			" size, data) VALUES (?1, (SELECT coalesce(max(n), 0)"
+			" + 1 FROM store_deltas WHERE service = ?1), ?2, ?3,"
+			" ?4, ?5)",
+			&st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)upto);
+	sqlite3_bind_int64(st, 3, db_now_ns());
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)len);
+	sqlite3_bind_blob64(st, 5, data, len, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "writing a delta");
+	sqlite3_finalize(st);
+	return rc;
+}
+
 int snapshots_put(struct db *db, const char *service, const char *component,
 		  uint32_t format, const void *data, size_t len)
 {
-	sqlite3_stmt *st;
 	int rc;
 
 	if (!service || !sha256_hex_valid(component) || !data ||
@@ -31,26 +111,81 @@ int snapshots_put(struct db *db, const char *service, const char *component,
 	rc = db_begin(db);
 	if (rc)
 		return rc;
-	rc = db_prepare(db,
-			"INSERT OR REPLACE INTO snapshots (service, component,"
-			" format, created, size, data) VALUES (?1, ?2, ?3, ?4,"
-			" ?5, ?6)",
-			&st);
-	if (rc == 0) {
-		sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 2, component, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, format);
-		sqlite3_bind_int64(st, 4, db_now_ns());
-		sqlite3_bind_int64(st, 5, (sqlite3_int64)len);
-		sqlite3_bind_blob64(st, 6, data, len, SQLITE_STATIC);
-		rc = sqlite3_step(st);
-		rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "writing a snapshot");
-		sqlite3_finalize(st);
-	}
+	rc = snapshots_write_full(db, service, component, format, data, len,
+				  0);
 	if (rc == 0)
 		rc = db_commit(db);
 	if (rc)
 		db_rollback(db);
+	return rc;
+}
+
+int snapshots_deltas(struct db *db, const char *service,
+		     int (*fn)(void *arg, const struct snapshot_delta *d),
+		     void *arg)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(db,
+			    "SELECT n, upto, created, length(data), data FROM"
+			    " store_deltas WHERE service = ?1 ORDER BY n",
+			    &st);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 len = sqlite3_column_int64(st, 3);
+		struct snapshot_delta d = {
+			.n = (uint64_t)sqlite3_column_int64(st, 0),
+			.upto = (uint64_t)sqlite3_column_int64(st, 1),
+			.created = sqlite3_column_int64(st, 2),
+			.data = sqlite3_column_blob(st, 4),
+			.size = len > 0 ? (size_t)len : 0,
+		};
+		int r;
+
+		if (len < 0 || (uint64_t)len > SNAPSHOT_ROW_MAX ||
+		    (len > 0 && !d.data)) {
+			sqlite3_finalize(st);
+			return db_failf(db, -EINVAL,
+					"delta %llu of %s: a bad row",
+					(unsigned long long)d.n, service);
+		}
+		if ((r = fn(arg, &d)) != 0) {
+			sqlite3_finalize(st);
+			return r;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "reading deltas");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* How many deltas follow the snapshot, their bytes, the last's upto. */
+static int delta_summary(struct db *db, const char *service,
+			 struct snapshot_record *out)
+{
+	sqlite3_stmt *st;
+	int rc = db_prepare(db,
+			    "SELECT count(*), coalesce(sum(size), 0),"
+			    " coalesce(max(upto), 0), coalesce(max(created), 0)"
+			    " FROM store_deltas WHERE service = ?1",
+			    &st);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->ndeltas = (uint64_t)sqlite3_column_int64(st, 0);
+		out->delta_bytes = (uint64_t)sqlite3_column_int64(st, 1);
+		out->delta_upto = (uint64_t)sqlite3_column_int64(st, 2);
+		out->delta_created = sqlite3_column_int64(st, 3);
+		rc = 0;
+	} else {
+		rc = db_fail(db, rc, "reading deltas");
+	}
+	sqlite3_finalize(st);
 	return rc;
 }
 
@@ -63,11 +198,11 @@ int snapshots_get(struct db *db, const char *service, int with_data,
 	memset(out, 0, sizeof(*out));
 	rc = db_prepare(db,
 			with_data ? "SELECT component, format, created, size,"
-				    " length(data), data FROM snapshots"
-				    " WHERE service = ?1"
+				    " length(data), coalesce(upto, 0), data"
+				    " FROM snapshots WHERE service = ?1"
 				  : "SELECT component, format, created, size,"
-				    " length(data) FROM snapshots"
-				    " WHERE service = ?1",
+				    " length(data), coalesce(upto, 0) FROM"
+				    " snapshots WHERE service = ?1",
 			&st);
 	if (rc)
 		return rc;
@@ -87,9 +222,10 @@ int snapshots_get(struct db *db, const char *service, int with_data,
 			out->format = (uint32_t)sqlite3_column_int64(st, 1);
 			out->created = sqlite3_column_int64(st, 2);
 			out->size = (uint64_t)n;
+			out->upto = (uint64_t)sqlite3_column_int64(st, 5);
 		}
 		if (rc == 0 && with_data) {
-			const void *p = sqlite3_column_blob(st, 5);
+			const void *p = sqlite3_column_blob(st, 6);
 
 			out->data = malloc(n ? (size_t)n : 1);
 			if (!out->data)
@@ -103,19 +239,20 @@ int snapshots_get(struct db *db, const char *service, int with_data,
 		rc = db_fail(db, rc, "reading a snapshot");
 	}
 	sqlite3_finalize(st);
+	if (rc == 0 && (rc = delta_summary(db, service, out)) && with_data) {
+		free(out->data);
+		out->data = NULL;
+	}
 	return rc;
 }
 
 int snapshots_remove(struct db *db, const char *service)
 {
-	sqlite3_stmt *st;
-	int rc = db_prepare(db, "DELETE FROM snapshots WHERE service = ?1", &st);
+	int rc = exec_service(db, "DELETE FROM store_deltas WHERE service = ?1",
+			      service, "removing deltas");
 
-	if (rc)
-		return rc;
-	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "removing a snapshot");
-	sqlite3_finalize(st);
-	return rc;
+	return rc ? rc
+		  : exec_service(db,
+				 "DELETE FROM snapshots WHERE service = ?1",
+				 service, "removing a snapshot");
 }

@@ -1,15 +1,26 @@
 /*
- * snapshots.h - the snapshots table (schema version 8): the last store
- * snapshot of each service (runtime/run/snapshot.h's bytes, opaque
- * here), for durability "stop" (docs/architecture.md "Durability").
+ * snapshots.h - the snapshots and store_deltas tables (schema versions 8
+ * and 9): the last full store snapshot of each service and the deltas
+ * written since (runtime/run/snapshot.h's bytes, opaque here), for
+ * durability "stop" and "commit" (docs/architecture.md "Durability").
  *
  * Contract:
  *  - One row per service at most: a new snapshot replaces the last in
- *    one transaction, so a crash leaves the old one or the new one.
+ *    one transaction, so a crash leaves the old one or the new one, and
+ *    deletes the service's deltas in the same transaction (they were
+ *    written against the old one).
+ *  - Deltas are numbered from 1 per service, in the order written, each
+ *    with `upto`, the seq of the last event committed with it; a
+ *    restore applies the snapshot, then every delta in order.
+ *  - snapshots_write_full and snapshots_write_delta run inside a
+ *    transaction the caller opened (the history's writer: the images go
+ *    in the same transaction as the events they follow); snapshots_put
+ *    opens its own.
  *  - A row names the component (sha256 hex) and the format version the
  *    blob was written with; the daemon refuses a row that does not
  *    match the service's component or the runtime's format.
- *  - Removing a service removes its snapshot (a trigger).
+ *  - Removing a service removes its snapshot and deltas (triggers);
+ *    snapshots_remove removes both.
  *  - Errors: -ENOENT (no snapshot), -EINVAL (bad argument), or a
  *    database error (db_errmsg).
  */
@@ -28,11 +39,38 @@ struct snapshot_record {
 	uint32_t format;
 	int64_t created; /* unix ns */
 	uint64_t size;	 /* bytes of the blob */
-	void *data;	 /* snapshots_get only: malloc'd, the caller frees */
+	uint64_t upto;	 /* last event committed with it; 0: none */
+	/* the deltas since (snapshots_get): how many, their bytes, the
+	 * last one's upto and time */
+	uint64_t ndeltas, delta_bytes, delta_upto;
+	int64_t delta_created;
+	void *data; /* snapshots_get only: malloc'd, the caller frees */
+};
+
+/* One delta, as snapshots_deltas() hands it over (data borrowed). */
+struct snapshot_delta {
+	uint64_t n, upto;
+	int64_t created;
+	const void *data;
+	size_t size;
 };
 
 int snapshots_put(struct db *db, const char *service, const char *component,
 		  uint32_t format, const void *data, size_t len);
+/* Inside the caller's transaction: a full snapshot (upto 0: none). */
+int snapshots_write_full(struct db *db, const char *service,
+			 const char *component, uint32_t format,
+			 const void *data, size_t len, uint64_t upto);
+/* Inside the caller's transaction: the service's next delta. */
+int snapshots_write_delta(struct db *db, const char *service,
+			  const void *data, size_t len, uint64_t upto);
+/*
+ * Every delta of the service, in order, to fn (which returns 0 to go
+ * on, else that value is returned).  0, fn's value, or an error.
+ */
+int snapshots_deltas(struct db *db, const char *service,
+		     int (*fn)(void *arg, const struct snapshot_delta *d),
+		     void *arg);
 /* The row with its blob (out->data) or, with_data 0, without. */
 int snapshots_get(struct db *db, const char *service, int with_data,
 		  struct snapshot_record *out);

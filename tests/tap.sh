@@ -5,20 +5,22 @@
 # tap_finish.  Output is TAP-like ("ok N - ...") and closes with the line
 # "N passed, N failed"; the exit status is 0 when all passed, 1 otherwise,
 # 99 (automake's hard error) when a program is missing.  KEEP=1 keeps the
-# temporary directory for a post-mortem.
+# temporary directory for a post-mortem.  Its own variables are tap_*
+# (and `failed`, PIDS, T), so a test's `n` or `i` cannot renumber its
+# checks.
 
-n=0
+tap_n=0
 failed=0
 PIDS=
 
 ok() {
-	n=$((n + 1))
-	echo "ok $n - $1"
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $1"
 }
 not_ok() {
-	n=$((n + 1))
+	tap_n=$((tap_n + 1))
 	failed=$((failed + 1))
-	echo "not ok $n - $1"
+	echo "not ok $tap_n - $1"
 }
 # H ARGS...: the client on this test's daemon ($HOSTEL, $SOCK).
 H() {
@@ -81,8 +83,8 @@ tap_cleanup() {
 # tap_finish [LOG]: the closing lines; on failure LOG (a daemon log) is
 # shown on stderr.
 tap_finish() {
-	echo "1..$n"
-	echo "$((n - failed)) passed, $failed failed"
+	echo "1..$tap_n"
+	echo "$((tap_n - failed)) passed, $failed failed"
 	if test "$failed" -ne 0; then
 		if test -n "${1:-}" && test -r "$1"; then
 			echo "$NAME: daemon log:" >&2

@@ -1,0 +1,388 @@
+/*
+ * durable.c - a service's durable store (see durable.h): snapshots on a
+ * graceful stop and on request, images with the history's commits, and
+ * the restore of the snapshot and its deltas when a service starts.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit):
+ *  - a snapshot or image: the runtime bounds it (CM_SNAPSHOT_MAX_BYTES);
+ *    an image is handed to the batch, which frees it once written or
+ *    dropped; the compaction rule bounds how many one service has in a
+ *    batch whose commits keep failing (a full image replaces the ones
+ *    before it).
+ *  - the base of a service's deltas: 8 bytes per page of its memories,
+ *    which its memory limit bounds.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "daemon/daemon.h"
+#include "daemon/durable.h"
+#include "daemon/history-hooks.h"
+#include "daemon/service.h"
+#include "run/snapshot.h"
+#include "store/db.h"
+#include "store/snapshots.h"
+
+/*
+ * Deltas may add up to this many bytes before a full image folds them,
+ * however small the store: a store of a few hundred bytes would
+ * otherwise write a full image (and its store.snapshotted) every other
+ * commit.
+ */
+#define COMPACT_MIN_BYTES (1u << 20)
+
+static struct db *db_of(struct service *s)
+{
+	return daemon_history_db(s->d);
+}
+
+static void sha_bytes(const char *hex, uint8_t out[32])
+{
+	memset(out, 0, 32);
+	for (int i = 0; i < 64 && hex[i]; i++) {
+		char c = hex[i];
+		int v = c >= '0' && c <= '9' ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+					       : 0;
+
+		out[i / 2] |= (uint8_t)(i % 2 ? v : v << 4);
+	}
+}
+
+static void store_event(struct service *s, const char *kind, json_t *p)
+{
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+
+	if (h && p)
+		h->event(h->ctx, s->name, NULL, kind, p, NULL, NULL);
+	json_decref(p);
+}
+
+/* ---- commit: images with the history's commits -------------------------- */
+
+void durable_store_new(struct service *s)
+{
+	cm_snap_base_reset(s->snap_base);
+	s->image_dirty = true;
+	s->image_failing = false;
+	s->image_full_bytes = s->image_delta_bytes = 0;
+}
+
+void durable_store_drop(struct service *s)
+{
+	cm_snap_base_free(s->snap_base);
+	s->snap_base = NULL;
+	s->image_dirty = false;
+}
+
+void durable_image_dropped(void *d, const char *service)
+{
+	struct service *s = service_find(d, service);
+
+	if (s)
+		cm_snap_base_reset(s->snap_base);
+}
+
+/* A refusal: the first of a run is logged and recorded. */
+static void capture_refused(struct service *s, const char *trigger,
+			    const char *why)
+{
+	if (s->image_failing)
+		return;
+	s->image_failing = true;
+	log_warn(&s->d->log,
+		 "service %s: no store image with this commit: %s (the next "
+		 "commit tries again)",
+		 s->name, why);
+	store_event(s, HISTORY_STORE_SNAPSHOT_FAILED,
+		    json_pack("{ss,ss}", "reason", why, "trigger", trigger));
+}
+
+/*
+ * The image of s into the current batch: a delta, or a full snapshot
+ * (`trigger` says why: "commit" for a store's first, "compaction",
+ * "request", "stop").  0, or -1 with why.
+ */
+static int capture(struct service *s, const char *trigger, bool want_full,
+		   uint64_t *bytes, char *why, size_t whylen)
+{
+	const struct history_hooks *h = daemon_history_hooks(s->d);
+	uint64_t t0 = service_mono_ns();
+	uint8_t sha[32], *buf = NULL;
+	size_t len = 0;
+	cm_error err;
+	bool full;
+	int rc;
+
+	*bytes = 0;
+	if (!h || !h->store_image) {
+		snprintf(why, whylen, "the history is off");
+		return -1;
+	}
+	if (!s->snap_base && !(s->snap_base = cm_snap_base_new())) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	full = want_full || !cm_snap_base_valid(s->snap_base) ||
+	       (s->image_delta_bytes > s->image_full_bytes &&
+		s->image_delta_bytes > COMPACT_MIN_BYTES);
+	if (full && !want_full && cm_snap_base_valid(s->snap_base))
+		trigger = "compaction";
+	memset(&err, 0, sizeof(err));
+	sha_bytes(s->component, sha);
+	if (cm_store_snapshot_base(s->store, sha, s->snap_base, !full, &buf,
+				   &len, &err)) {
+		snprintf(why, whylen, "%s", err.msg);
+		return -1;
+	}
+	rc = h->store_image(h->ctx, s->name, s->component, CM_SNAPSHOT_FORMAT,
+			    full, buf, len);
+	if (rc) {
+		cm_snap_base_reset(s->snap_base);
+		snprintf(why, whylen, "%s", strerror(-rc));
+		return -1;
+	}
+	*bytes = len;
+	s->image_dirty = false;
+	if (s->image_failing)
+		log_info(&s->d->log, "service %s: store images again", s->name);
+	s->image_failing = false;
+	if (!full) {
+		s->image_delta_bytes += len;
+		return 0;
+	}
+	s->image_full_bytes = len;
+	s->image_delta_bytes = 0;
+	store_event(s, HISTORY_STORE_SNAPSHOTTED,
+		    json_pack("{sI,sI,ss}", "bytes", (json_int_t)len, "ms",
+			      (json_int_t)((service_mono_ns() - t0) / 1000000u),
+			      "trigger", trigger));
+	return 0;
+}
+
+static bool commit_mode(const struct service *s)
+{
+	return service_durability(s) == SERVICE_DURABILITY_COMMIT &&
+	       s->state == SERVICE_RUNNING && s->store;
+}
+
+void durable_capture_all(struct daemon *d)
+{
+	char why[CM_ERROR_MSG_MAX];
+	uint64_t bytes;
+
+	if (!d->services)
+		return;
+	for (struct service *s = d->services->head; s; s = s->next) {
+		if (!s->image_dirty || !commit_mode(s))
+			continue;
+		if (capture(s, "commit", false, &bytes, why, sizeof(why)))
+			capture_refused(s, "commit", why);
+	}
+}
+
+/* ---- snapshots: stop, request ---------------------------------------------- */
+
+/* Durability "stop" (and a request under none): its own transaction. */
+static int snapshot_now(struct service *s, uint64_t *bytes, char *why,
+			size_t whylen)
+{
+	struct db *db = db_of(s);
+	uint8_t sha[32], *buf = NULL;
+	size_t len = 0;
+	cm_error err;
+	int rc;
+
+	if (!db) {
+		snprintf(why, whylen, "the database is not open");
+		return -1;
+	}
+	memset(&err, 0, sizeof(err));
+	sha_bytes(s->component, sha);
+	rc = cm_store_snapshot(s->store, sha, &buf, &len, &err);
+	if (rc)
+		snprintf(why, whylen, "%s", err.msg);
+	else if (snapshots_put(db, s->name, s->component, CM_SNAPSHOT_FORMAT,
+			       buf, len)) {
+		snprintf(why, whylen, "%s", db_errmsg(db));
+		rc = -1;
+	}
+	free(buf);
+	*bytes = len;
+	return rc ? -1 : 0;
+}
+
+int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
+		     uint64_t *ms, char *why, size_t whylen)
+{
+	uint64_t t0 = service_mono_ns();
+	bool commit = service_durability(s) == SERVICE_DURABILITY_COMMIT;
+	int rc;
+
+	*bytes = *ms = 0;
+	if (s->state != SERVICE_RUNNING || !s->store) {
+		snprintf(why, whylen, "the service is %s",
+			 service_state_name(s->state));
+		rc = -1;
+	} else if (commit) {
+		/* in the commit's order, after the images before it; the
+		 * image records its own store.snapshotted */
+		rc = capture(s, trigger, true, bytes, why, whylen);
+	} else if (s->run_head || s->queue_head) {
+		snprintf(why, whylen, "not supported yet: calls in flight");
+		rc = -1;
+	} else {
+		rc = snapshot_now(s, bytes, why, whylen);
+	}
+	*ms = (service_mono_ns() - t0) / 1000000u;
+	if (rc == 0 && !commit)
+		store_event(s, HISTORY_STORE_SNAPSHOTTED,
+			    json_pack("{sI,sI,ss}", "bytes", (json_int_t)*bytes,
+				      "ms", (json_int_t)*ms, "trigger",
+				      trigger));
+	if (rc) {
+		log_warn(&s->d->log, "service %s: no snapshot: %s", s->name,
+			 why);
+		store_event(s, HISTORY_STORE_SNAPSHOT_FAILED,
+			    json_pack("{ss,ss}", "reason", why, "trigger",
+				      trigger));
+		return -1;
+	}
+	log_info(&s->d->log, "service %s: snapshot of %llu bytes in %llu ms",
+		 s->name, (unsigned long long)*bytes, (unsigned long long)*ms);
+	return 0;
+}
+
+void service_snapshot_at_stop(struct service *s)
+{
+	char why[CM_ERROR_MSG_MAX];
+	uint64_t bytes, ms;
+
+	if (s->state != SERVICE_RUNNING || !s->store)
+		return;
+	switch (service_durability(s)) {
+	case SERVICE_DURABILITY_STOP:
+		service_snapshot(s, "stop", &bytes, &ms, why, sizeof(why));
+		break;
+	case SERVICE_DURABILITY_COMMIT:
+		if (s->image_dirty &&
+		    capture(s, "stop", false, &bytes, why, sizeof(why)))
+			capture_refused(s, "stop", why);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- restore ------------------------------------------------------------- */
+
+struct chain {
+	struct service *s;
+	const uint8_t *sha;
+	struct durable_restored *out;
+	char *why;
+	size_t whylen;
+};
+
+/* snapshots_deltas' callback: 0 applied, 1 refused (c->why). */
+static int apply_delta(void *arg, const struct snapshot_delta *d)
+{
+	struct chain *c = arg;
+	cm_error err;
+
+	memset(&err, 0, sizeof(err));
+	if (!cm_snapshot_is_delta(d->data, d->size)) {
+		snprintf(c->why, c->whylen, "delta %llu is not a delta",
+			 (unsigned long long)d->n);
+		return 1;
+	}
+	if (cm_store_restore(c->s->store, c->sha, d->data, d->size, &err)) {
+		snprintf(c->why, c->whylen, "delta %llu: %s",
+			 (unsigned long long)d->n, err.msg);
+		return 1;
+	}
+	c->out->bytes += d->size;
+	c->out->deltas++;
+	if (d->upto > c->out->upto)
+		c->out->upto = d->upto;
+	return 0;
+}
+
+int durable_restore(struct service *s, struct durable_restored *out,
+		    char *why, size_t whylen)
+{
+	struct db *db = db_of(s);
+	struct snapshot_record rec;
+	struct chain c = {s, NULL, out, why, whylen};
+	uint8_t sha[32];
+	cm_error err;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!db || service_durability(s) == SERVICE_DURABILITY_NONE)
+		return 0;
+	rc = snapshots_get(db, s->name, 1, &rec);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc) {
+		snprintf(why, whylen, "%s", db_errmsg(db));
+		return -1;
+	}
+	out->bytes = rec.size;
+	out->upto = rec.upto;
+	memset(&err, 0, sizeof(err));
+	sha_bytes(s->component, sha);
+	c.sha = sha;
+	if (strcmp(rec.component, s->component)) {
+		snprintf(why, whylen,
+			 "the snapshot is of component %.12s..., the service "
+			 "runs %.12s...",
+			 rec.component, s->component);
+		rc = -1;
+	} else if (rec.format != CM_SNAPSHOT_FORMAT) {
+		snprintf(why, whylen,
+			 "snapshot format %u, this hosteld reads format %u",
+			 rec.format, CM_SNAPSHOT_FORMAT);
+		rc = -1;
+	} else if (cm_snapshot_is_delta(rec.data, rec.size)) {
+		snprintf(why, whylen, "the snapshot is a delta");
+		rc = -1;
+	} else if (cm_store_restore(s->store, sha, rec.data, rec.size, &err)) {
+		snprintf(why, whylen, "%s", err.msg);
+		rc = -1;
+	} else if ((rc = snapshots_deltas(db, s->name, apply_delta, &c)) < 0) {
+		snprintf(why, whylen, "%s", db_errmsg(db));
+	}
+	free(rec.data);
+	return rc ? -1 : 1;
+}
+
+void durable_restore_event(struct service *s, int rc,
+			   const struct durable_restored *r, const char *why)
+{
+	if (rc > 0) {
+		log_info(&s->d->log,
+			 "service %s: store restored (%llu bytes, %llu "
+			 "delta(s), up to event %llu)",
+			 s->name, (unsigned long long)r->bytes,
+			 (unsigned long long)r->deltas,
+			 (unsigned long long)r->upto);
+		store_event(s, HISTORY_STORE_RESTORED,
+			    r->upto ? json_pack("{sI,sI,sI}", "bytes",
+						(json_int_t)r->bytes, "deltas",
+						(json_int_t)r->deltas, "upto",
+						(json_int_t)r->upto)
+				    : json_pack("{sI,sI}", "bytes",
+						(json_int_t)r->bytes, "deltas",
+						(json_int_t)r->deltas));
+	} else if (rc < 0) {
+		store_event(s, HISTORY_STORE_RESTORE_FAILED,
+			    json_pack("{ss}", "reason", why));
+	}
+}

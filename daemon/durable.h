@@ -1,0 +1,101 @@
+/*
+ * durable.h - a service's durable store (issue 22; docs/architecture.md
+ * "Durability"): snapshots for durability "stop", store images written
+ * with the history's commits for durability "commit", and the restore
+ * of both when a service starts.
+ *
+ * Contract:
+ *  - stop: a full snapshot (runtime/run/snapshot.h) when the service
+ *    stops gracefully (hosteld's SIGTERM, Stop, a services.d update) or
+ *    on request, written at once in its own transaction
+ *    (store/snapshots.h).  A crash comes back to the last one.
+ *  - commit: every history commit that follows a turn of the store
+ *    (guest code ran: a call, a settlement, the start) carries an image
+ *    of it, captured on the loop right before the batch goes to the
+ *    writer, when no guest code runs: the events of the batch and the
+ *    store after them, in one transaction (store/history.h "Store
+ *    images").  A reply is sent after its commit, so after a crash the
+ *    store equals the store after the last acknowledged call, with no
+ *    replay.  The image is a delta against the last one (the pages
+ *    that changed, the rest of the state whole); it is a full snapshot
+ *    instead for the first image of a store (at start, after a trap's
+ *    recreation, after an image was lost to a failed commit), on
+ *    request, and once the deltas since the last full one add up to
+ *    more bytes than it and than 1 MiB (compaction, in the same
+ *    transaction).  So a service's rows hold at most its full snapshot,
+ *    deltas up to max(its size, 1 MiB), and the one delta that passed
+ *    that: about three times the full snapshot for a large store.
+ *  - A store the format cannot represent at that moment (a call in
+ *    flight across the commit, live async state: "not supported yet")
+ *    is captured at the next commit that finds it representable; the
+ *    first refusal of a run of them is logged and recorded
+ *    (store.snapshot_failed, trigger "commit"), and its recovery
+ *    logged.  A crash in such a run comes back to the last image: the
+ *    history's store.restored says up to which event (upto).
+ *  - Restore (both modes): the last full snapshot, then every delta
+ *    after it, in order, into the freshly instantiated store; refused
+ *    (another component or format, a malformed row) means a fresh
+ *    store and store.restore_failed with the reason.  A store
+ *    recreated after a trap is fresh; its first image is full.
+ *  - With `history = off` commit has no commits to ride on: it keeps
+ *    nothing, and says so once in the log.
+ */
+#ifndef HOSTEL_DAEMON_DURABLE_H
+#define HOSTEL_DAEMON_DURABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct daemon;
+struct service;
+
+/* What a restore brought back (durable_restore). */
+struct durable_restored {
+	uint64_t bytes;	  /* the snapshot's and the deltas' */
+	uint64_t deltas;  /* applied after the snapshot */
+	uint64_t upto;	  /* the last event committed with them; 0: none */
+};
+
+/*
+ * Snapshot the running store into the database now (store.snapshotted
+ * or store.snapshot_failed, with `trigger`: "stop", "request").  Under
+ * commit the snapshot is a full image in the current batch, written
+ * with the next commit.  0 and the size and time it took, or -1 with
+ * the reason.
+ */
+int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
+		     uint64_t *ms, char *why, size_t whylen);
+/*
+ * A graceful stop (after the calls were cancelled): stop snapshots the
+ * store, commit captures its last image into the current batch.
+ */
+void service_snapshot_at_stop(struct service *s);
+
+/*
+ * Overwrite the fresh store of s with its snapshot and deltas, when its
+ * durability keeps any.  1 restored (out), 0 nothing to restore, -1
+ * refused (why; the store may be partly overwritten: the caller makes
+ * a fresh one).
+ */
+int durable_restore(struct service *s, struct durable_restored *out,
+		    char *why, size_t whylen);
+/* Record store.restored or store.restore_failed for durable_restore's
+ * result rc. */
+void durable_restore_event(struct service *s, int rc,
+			   const struct durable_restored *r, const char *why);
+
+/* A new store of s (started, restored or recreated): its next image is
+ * full and due with the next commit.  durable_store_drop: it is gone. */
+void durable_store_new(struct service *s);
+void durable_store_drop(struct service *s);
+
+/* Before each commit (daemon/history-commit.c): the image of every
+ * commit service whose store ran since its last one. */
+void durable_capture_all(struct daemon *d);
+
+/* The history dropped an image of `service` unwritten: its chain is
+ * broken, the next image is full.  (history_image_fn; arg: the daemon) */
+void durable_image_dropped(void *d, const char *service);
+
+#endif
