@@ -72,20 +72,29 @@ static char *default_name(const char *path)
 	return name;
 }
 
-/* A snapshot's size and age, "-" without one: "12K/3m". */
+/*
+ * A snapshot's size and age, "-" without one: "12K/3m"; with deltas
+ * since (durability commit), the newest one's age and how many:
+ * "12K/2s+40".
+ */
 static void snapshot_text(json_t *snap, char *buf, size_t len)
 {
 	long long bytes = (long long)json_integer_value(
 		json_object_get(snap, "bytes"));
-	long long created = (long long)json_integer_value(
-		json_object_get(snap, "created"));
+	long long deltas = (long long)json_integer_value(
+		json_object_get(snap, "deltas"));
+	long long created = (long long)json_integer_value(json_object_get(
+		snap, deltas > 0 ? "deltaCreated" : "created"));
 	long long age = (long long)time(NULL) - created / 1000;
 	const char *unit = "B";
+	char more[24] = "";
 
 	if (!snap) {
 		snprintf(buf, len, "-");
 		return;
 	}
+	if (deltas > 0)
+		snprintf(more, sizeof(more), "+%lld", deltas);
 	if (bytes >= 10 * 1024 * 1024) {
 		bytes /= 1024 * 1024;
 		unit = "M";
@@ -96,11 +105,13 @@ static void snapshot_text(json_t *snap, char *buf, size_t len)
 	if (age < 0)
 		age = 0;
 	if (age < 120)
-		snprintf(buf, len, "%lld%s/%llds", bytes, unit, age);
+		snprintf(buf, len, "%lld%s/%llds%s", bytes, unit, age, more);
 	else if (age < 7200)
-		snprintf(buf, len, "%lld%s/%lldm", bytes, unit, age / 60);
+		snprintf(buf, len, "%lld%s/%lldm%s", bytes, unit, age / 60,
+			 more);
 	else
-		snprintf(buf, len, "%lld%s/%lldh", bytes, unit, age / 3600);
+		snprintf(buf, len, "%lld%s/%lldh%s", bytes, unit, age / 3600,
+			 more);
 }
 
 static void print_service_line(json_t *s)

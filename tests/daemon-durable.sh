@@ -7,6 +7,11 @@
 # back to (what came after it is lost); a snapshot of another component
 # (a services.d file that changed its component) is refused, with
 # store.restore_failed in the history, and the store is fresh.
+# Durability "commit": the values guest (a memory that grows) keeps its
+# state across SIGKILL with no snapshot taken on request; each call adds
+# a delta of the pages it changed (one or two for a short echo, not the
+# memory), `hostel ps` counts them, and `hostel snapshot` folds them into
+# a full one.  (tests/daemon-crash.sh kills it under load.)
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.  KEEP=1 keeps the temporary directory.
@@ -108,6 +113,53 @@ check "a snapshot of another component: store.restore_failed" \
 check "the reason names the component" has "$T/filed.log" "the snapshot is of component"
 check "and the store is fresh" eq "$(H call filed 'get()' 2>&1)" 0
 check "the refusal is logged" has "$LOG" "snapshot refused, a fresh store"
+
+# ---- durability commit -------------------------------------------------------
+VALUES=$S/tests/guests/values/values.wasm
+db() {
+	sqlite3 -readonly -cmd '.timeout 5000' "$STATE/hostel.db" "$1"
+}
+H deploy "$VALUES" --name mem --durability commit >/dev/null 2>&1
+check "deploy --durability commit" test $? -eq 0
+H call mem 'make(300000)' >/dev/null 2>&1
+H call mem 'echo("kept")' >/dev/null 2>&1
+calls=$(H call mem 'calls()' 2>&1)
+check "the values guest counts its calls ($calls)" eq "$calls" 2
+if command -v sqlite3 >/dev/null 2>&1; then
+	d0=$(db "SELECT count(*) FROM store_deltas WHERE service = 'mem'")
+	big=$(db "SELECT max(size) FROM store_deltas WHERE service = 'mem'")
+	H call mem 'echo("x")' >/dev/null 2>&1
+	d1=$(db "SELECT count(*) FROM store_deltas WHERE service = 'mem'")
+	last=$(db "SELECT size FROM store_deltas WHERE service = 'mem' ORDER BY n DESC LIMIT 1")
+	check "a call adds a delta ($d0 -> $d1)" test "$d1" -eq $((d0 + 1))
+	check "of the pages it changed: $last bytes for a short echo (a page is 65536; make's delta $big)" \
+		test "$last" -le $((2 * 65536 + 4096)) -a "$big" -ge $((4 * 65536))
+	check "the delta follows its call.returned (upto)" \
+		test "$(db "SELECT upto FROM store_deltas WHERE service = 'mem' ORDER BY n DESC LIMIT 1")" -eq \
+		"$(db "SELECT max(seq) FROM events WHERE service = 'mem' AND kind = 'call.returned'")"
+else
+	H call mem 'echo("x")' >/dev/null 2>&1
+fi
+check "ps counts the deltas" test -n "$(H ps | grep -E '^mem +running .* commit +[0-9.]+[BKM]/[0-9]+[smh]\+[0-9]+')"
+stop_daemon KILL
+check "hosteld starts after SIGKILL" start_daemon
+check "commit: the store is back after SIGKILL, every acknowledged call in it" \
+	eq "$(H call mem 'calls()' 2>&1)" 3
+check "and the memory: echo still answers from a heap that grew" \
+	eq "$(H call mem 'echo("again")' 2>&1)" '"again"'
+events mem >"$T/mem.log"
+check "store.restored says the deltas and upto" \
+	sh -c "grep 'store.restored' '$T/mem.log' | grep -q 'upto'"
+out=$(H snapshot mem 2>&1)
+check "hostel snapshot under commit" eq "$(echo "$out" | grep -c 'snapshot of mem:')" 1
+H call mem 'calls()' >/dev/null 2>&1 # a commit after the request
+if command -v sqlite3 >/dev/null 2>&1; then
+	check "the full snapshot replaced the deltas before it" \
+		test "$(db "SELECT count(*) FROM store_deltas WHERE service = 'mem'")" -le 1
+fi
+stop_daemon TERM
+check "hosteld restarts after a graceful stop" start_daemon
+check "commit: and after a graceful stop" eq "$(H call mem 'calls()' 2>&1)" 4
 
 stop_daemon TERM
 tap_finish "$LOG"
