@@ -11,7 +11,12 @@
  *    (cm_store_new, a WASI 0.2 context, a linker with WASI,
  *    cm_instantiate: memories, tables, segments, start functions);
  *  - first call: the given call on that fresh instance (cm_invoke), and
- *    a second call of the same, for contrast.
+ *    a second call of the same, for contrast;
+ *  - snapshot (issue 22): a full snapshot of the store after those calls
+ *    (cm_store_snapshot_base: its size too), a restore (a new store as
+ *    above, then cm_store_restore) against the new store alone, and a
+ *    delta after a third call (size and time).  A store the format
+ *    cannot write yet prints the reason instead.
  * The result of the call is printed once, in WAVE, so a wrong answer is
  * visible.  Issue 8's targets are printed beside the figures, judged on
  * the median wall time and on the median CPU time (the figure that
@@ -29,6 +34,7 @@
 #include "value/wave.h"
 #include "component/component.h"
 #include "run/instance.h"
+#include "run/snapshot.h"
 #include "wasi/wasi.h"
 
 #define MAX_ROUNDS 100
@@ -207,8 +213,78 @@ static int invoke(ready *r, const char *call, double *ms, double *cms,
 	return 0;
 }
 
+/* What the snapshot rounds measured (ms, bytes); refused: the reason. */
+typedef struct snap_figures {
+	double full[MAX_ROUNDS], cfull[MAX_ROUNDS];
+	double restore[MAX_ROUNDS], crestore[MAX_ROUNDS];
+	double delta[MAX_ROUNDS], cdelta[MAX_ROUNDS];
+	size_t full_bytes, delta_bytes;
+	char refused[CM_ERROR_MSG_MAX];
+} snap_figures;
+
+static const uint8_t BENCH_SHA[32] = {0xbe, 0x4c};
+
+/*
+ * Round r of the snapshot figures on rd (after its calls): full, a
+ * restore into a new store, a delta after one more call.  -1 when
+ * something fails that should not; a refusal is recorded, not an error.
+ */
+static int snapshot_round(const cm_component *c, ready *rd, const char *call,
+			  snap_figures *sf, int r)
+{
+	cm_snap_base *base = cm_snap_base_new();
+	uint8_t *full = NULL, *delta = NULL;
+	size_t nfull = 0, ndelta = 0;
+	double t0, c0, ms, cms;
+	cm_error err;
+	ready fresh;
+	int rc = -1;
+
+	if (base == NULL)
+		return -1;
+	t0 = now_ms();
+	c0 = cpu_ms();
+	if (cm_store_snapshot_base(rd->s, BENCH_SHA, base, false, &full,
+				   &nfull, &err)) {
+		snprintf(sf->refused, sizeof sf->refused, "%s", err.msg);
+		cm_snap_base_free(base);
+		return 0;
+	}
+	sf->full[r] = now_ms() - t0;
+	sf->cfull[r] = cpu_ms() - c0;
+	sf->full_bytes = nfull;
+	t0 = now_ms();
+	c0 = cpu_ms();
+	if (make_ready(c, &fresh) == 0 &&
+	    cm_store_restore(fresh.s, BENCH_SHA, full, nfull, &err) == 0) {
+		sf->restore[r] = now_ms() - t0;
+		sf->crestore[r] = cpu_ms() - c0;
+		rc = 0;
+	} else {
+		fprintf(stderr, "startup: restore: %s\n", err.msg);
+	}
+	ready_free(&fresh);
+	if (rc == 0 && invoke(rd, call, &ms, &cms, NULL) == 0) {
+		t0 = now_ms();
+		c0 = cpu_ms();
+		if (cm_store_snapshot_base(rd->s, BENCH_SHA, base, true, &delta,
+					   &ndelta, &err)) {
+			fprintf(stderr, "startup: delta: %s\n", err.msg);
+			rc = -1;
+		}
+		sf->delta[r] = now_ms() - t0;
+		sf->cdelta[r] = cpu_ms() - c0;
+		sf->delta_bytes = ndelta;
+	}
+	free(full);
+	free(delta);
+	cm_snap_base_free(base);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	static snap_figures sf;
 	double load[MAX_ROUNDS], store[MAX_ROUNDS], first[MAX_ROUNDS],
 		second[MAX_ROUNDS];
 	double cload[MAX_ROUNDS], cstore[MAX_ROUNDS], cfirst[MAX_ROUNDS],
@@ -263,7 +339,8 @@ int main(int argc, char **argv)
 		store[r] = now_ms() - t0;
 		cstore[r] = cpu_ms() - c0;
 		if (invoke(&rd, call, &first[r], &cfirst[r], &printed) ||
-		    invoke(&rd, call, &second[r], &csecond[r], NULL)) {
+		    invoke(&rd, call, &second[r], &csecond[r], NULL) ||
+		    (!sf.refused[0] && snapshot_round(c, &rd, call, &sf, r))) {
 			ready_free(&rd);
 			return 1;
 		}
@@ -277,6 +354,22 @@ int main(int argc, char **argv)
 	       rounds, 10);
 	report("hostel first call", first, cfirst, rounds, 20);
 	report("hostel second call", second, csecond, rounds, 0);
+	if (sf.refused[0]) {
+		printf("hostel snapshot: refused: %s\n", sf.refused);
+	} else {
+		printf("hostel snapshot: full %zu bytes, delta after a call "
+		       "%zu bytes\n",
+		       sf.full_bytes, sf.delta_bytes);
+		report("hostel full snapshot", sf.full, sf.cfull, rounds, 0);
+		report("hostel restore (new store + snapshot)", sf.restore,
+		       sf.crestore, rounds, 0);
+		report("hostel delta after a call", sf.delta, sf.cdelta, rounds,
+		       0);
+		printf("restore-vs-new-store: %.2f (cpu medians)\n",
+		       sf.crestore[rounds / 2] /
+			       (cstore[rounds / 2] > 0 ? cstore[rounds / 2]
+						       : 1));
+	}
 	free(printed);
 	cm_component_free(c);
 	free(bytes);
