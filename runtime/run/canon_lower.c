@@ -515,6 +515,11 @@ const void *cm_lower_of(const wasm_func *f)
 	return f->u.host.env;
 }
 
+cm_func *cm_lower_callee(const void *origin)
+{
+	return origin != NULL ? ((const cm_lower *)origin)->callee : NULL;
+}
+
 void cm_subtask_bind(cm_subtask *st, const void *origin)
 {
 	const cm_lower *lw = origin;

@@ -478,6 +478,8 @@ cm_waitable_set *cm_waitable_set_alloc(cm_store *s);
  * subtasks it makes, cm_subtask.origin).
  */
 const void *cm_lower_of(const wasm_func *f);
+/* The function the lower lw calls. */
+struct cm_func *cm_lower_callee(const void *lw);
 /* Bind a restored heap subtask to the lower lw (cm_lower_of). */
 void cm_subtask_bind(cm_subtask *st, const void *lw);
 /* The canon definition of built-in f (sched.h's built-ins), or NULL. */

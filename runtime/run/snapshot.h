@@ -51,7 +51,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 1u
+#define CM_SNAPSHOT_FORMAT 2u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
