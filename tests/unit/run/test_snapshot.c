@@ -641,6 +641,83 @@ START_TEST(test_ticker_truncations_and_flips)
 }
 END_TEST
 
+/* ---- a host call settled and not delivered yet (park.wasm) ------------ */
+
+static cm_host_pending *parked;
+
+static int park(cm_host_call *call, void *env, const cm_val *args,
+		uint32_t nargs, cm_val *results, uint32_t nresults)
+{
+	(void)env;
+	(void)args;
+	(void)nargs;
+	(void)results;
+	(void)nresults;
+	parked = cm_host_call_defer(call);
+	return parked != NULL ? CM_HOST_PENDING : -1;
+}
+
+static void park_open(live *v, cm_component *c)
+{
+	cm_error err;
+
+	memset(v, 0, sizeof *v);
+	v->c = c;
+	v->l = cm_linker_new();
+	ck_assert_ptr_nonnull(v->l);
+	ck_assert_int_eq(cm_linker_define_func(v->l, "hostel:test/host",
+					       "park", park, NULL),
+			 0);
+	v->s = cm_store_new(NULL);
+	ck_assert_ptr_nonnull(v->s);
+	if (cm_instantiate(v->s, c, v->l, &v->inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+}
+
+START_TEST(test_park_settled_round_trip)
+{
+	cm_component *c = load_guest("async/park.wasm");
+	live a, b;
+	cm_val x = cm_val_u32(7), v = cm_val_u32(42);
+	uint8_t *s1, *s2;
+	size_t n1, n2;
+	cm_error err;
+
+	park_open(&a, c);
+	call(&a, NULL, "start", &x, 1);
+	ck_assert_uint_eq(call(&a, NULL, "state", NULL, 0).u.u, 1);
+	/* outstanding, and nothing can resume it: cancelled on restore */
+	s2 = snap(&a, SHA_A, &n2);
+	/* settled, not yet delivered: its result travels as data */
+	ck_assert_int_eq(cm_host_settle(parked, &v, 1, &err), 0);
+	s1 = snap(&a, SHA_A, &n1);
+
+	park_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(call(&b, NULL, "state", NULL, 0).u.u, 1);
+	ck_assert_int_ge(cm_store_service_turn(b.s, 0, &err), 0);
+	ck_assert_uint_eq(call(&b, NULL, "state", NULL, 0).u.u, 2);
+	ck_assert_uint_eq(call(&b, NULL, "value", NULL, 0).u.u, 42);
+	cm_store_free(b.s);
+	cm_linker_free(b.l);
+
+	park_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s2, n2, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	/* the guest sees CANCELLED_BEFORE_RETURNED: it runs or traps */
+	if (cm_store_service_turn(b.s, 0, &err) >= 0)
+		ck_assert_uint_ne(call(&b, NULL, "state", NULL, 0).u.u, 1);
+	cm_store_free(b.s);
+	cm_linker_free(b.l);
+
+	free(s1);
+	free(s2);
+	cm_store_free(a.s);
+	cm_linker_free(a.l);
+	cm_component_free(c);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -656,6 +733,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_not_supported_yet);
 	tcase_add_test(tc, test_ticker_round_trip);
 	tcase_add_test(tc, test_ticker_truncations_and_flips);
+	tcase_add_test(tc, test_park_settled_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }
