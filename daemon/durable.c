@@ -286,6 +286,7 @@ struct chain {
 	struct service *s;
 	const uint8_t *sha;
 	struct durable_restored *out;
+	uint64_t ndeltas; /* the last one is restored whole */
 	char *why;
 	size_t whylen;
 };
@@ -302,7 +303,13 @@ static int apply_delta(void *arg, const struct snapshot_delta *d)
 			 (unsigned long long)d->n);
 		return 1;
 	}
-	if (cm_store_restore(c->s->store, c->sha, d->data, d->size, &err)) {
+	/* earlier images give their memory pages; the last its whole
+	 * state (run/snapshot.h: cm_store_restore_core) */
+	if ((c->out->deltas + 1 < c->ndeltas
+		     ? cm_store_restore_core(c->s->store, c->sha, d->data,
+					     d->size, &err)
+		     : cm_store_restore(c->s->store, c->sha, d->data, d->size,
+					&err))) {
 		snprintf(c->why, c->whylen, "delta %llu: %s",
 			 (unsigned long long)d->n, err.msg);
 		return 1;
@@ -319,7 +326,7 @@ int durable_restore(struct service *s, struct durable_restored *out,
 {
 	struct db *db = db_of(s);
 	struct snapshot_record rec;
-	struct chain c = {s, NULL, out, why, whylen};
+	struct chain c = {s, NULL, out, 0, why, whylen};
 	uint8_t sha[32];
 	cm_error err;
 	int rc;
@@ -336,6 +343,7 @@ int durable_restore(struct service *s, struct durable_restored *out,
 	}
 	out->bytes = rec.size;
 	out->upto = rec.upto;
+	c.ndeltas = rec.ndeltas;
 	memset(&err, 0, sizeof(err));
 	sha_bytes(s->component, sha);
 	c.sha = sha;
@@ -353,11 +361,20 @@ int durable_restore(struct service *s, struct durable_restored *out,
 	} else if (cm_snapshot_is_delta(rec.data, rec.size)) {
 		snprintf(why, whylen, "the snapshot is a delta");
 		rc = -1;
-	} else if (cm_store_restore(s->store, sha, rec.data, rec.size, &err)) {
+	} else if ((rec.ndeltas ? cm_store_restore_core(s->store, sha,
+							  rec.data, rec.size,
+							  &err)
+				: cm_store_restore(s->store, sha, rec.data,
+						   rec.size, &err))) {
 		snprintf(why, whylen, "%s", err.msg);
 		rc = -1;
 	} else if ((rc = snapshots_deltas(db, s->name, apply_delta, &c)) < 0) {
 		snprintf(why, whylen, "%s", db_errmsg(db));
+	} else if (rc == 0 && c.out->deltas != rec.ndeltas) {
+		snprintf(why, whylen, "%llu deltas, %llu expected",
+			 (unsigned long long)c.out->deltas,
+			 (unsigned long long)rec.ndeltas);
+		rc = -1;
 	}
 	free(rec.data);
 	return rc ? -1 : 1;

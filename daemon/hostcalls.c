@@ -29,6 +29,7 @@
 #include "daemon/hostcalls.h"
 #include "daemon/invocation.h"
 #include "daemon/service.h"
+#include "daemon/service-wasi.h"
 #include "ipc/value-json.h"
 
 /* "instance#name", as the import is named in WIT. */
@@ -98,4 +99,7 @@ void hostcalls_observe(struct service *s)
 	};
 
 	cm_store_observe_host_calls(s->store, &o);
+	/* its clock waits survive a snapshot (durability "stop") */
+	if (s->wasi)
+		wasi_ctx_durable_waits(service_wasi_ctx(s->wasi), s->store);
 }

@@ -6,12 +6,18 @@
 # snapshot taken on request (hostel snapshot) is what a SIGKILL falls
 # back to (what came after it is lost); a snapshot of another component
 # (a services.d file that changed its component) is refused, with
-# store.restore_failed in the history, and the store is fresh.
+# store.restore_failed in the history, and the store is fresh.  The
+# ticker, parked on a clock wait between ticks (live async state: a
+# task, its thread, a waitable set, a subtask, a pending host call),
+# keeps counting across a graceful restart with no call to start it
+# again: its count goes on from where it was (a fresh ticker stays 0).
 # Durability "commit": the values guest (a memory that grows) keeps its
 # state across SIGKILL with no snapshot taken on request; each call adds
 # a delta of the pages it changed (one or two for a short echo, not the
 # memory), `hostel ps` counts them, and `hostel snapshot` folds them into
-# a full one.  (tests/daemon-crash.sh kills it under load.)
+# a full one.  (tests/daemon-crash.sh kills it under load.)  A ticker of
+# durability commit comes back from SIGKILL at least at the count a call
+# was told before the kill, and ticks on with no call to start it.
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.  KEEP=1 keeps the temporary directory.
@@ -21,6 +27,7 @@ set -u
 B=${HOSTEL_BUILDDIR:-.}
 S=${HOSTEL_SRCDIR:-$(dirname "$0")/..}
 NAME=daemon-durable
+TICKER=$S/tests/guests/ticker/ticker.wasm
 . "$S/tests/tap.sh"
 HOSTELD=$B/daemon/hosteld
 HOSTEL=$B/client/hostel
@@ -57,6 +64,9 @@ inc() {
 events() {
 	H logs "$1" 2>&1
 }
+has_events() {
+	events "$1" | grep -q "$2"
+}
 
 check "hosteld starts" start_daemon
 H deploy "$T/counter.wasm" --name durable --durability stop >/dev/null 2>&1
@@ -73,10 +83,24 @@ done
 check "the counters count" eq "$(inc durable)/$(inc volatile)/$(inc filed)" "4/4/4"
 check "ps shows the durability" test -n "$(H ps | grep -E '^durable +running .* stop ')"
 check "ps shows none for the default" test -n "$(H ps | grep -E '^volatile +running .* none ')"
+H deploy "$TICKER" --name ticker --durability stop >/dev/null 2>&1
+check "deploy the ticker" test $? -eq 0
+H call ticker 'start()' >/dev/null 2>&1
+count() {
+	H call ticker 'count()' 2>/dev/null
+}
+ticked() {
+	test "$(count)" -ge "$1" 2>/dev/null
+}
+check "the ticker ticks" wait_for $((10 * ${HOSTEL_SLOW:-1})) ticked 3
 
 # ---- a graceful restart -----------------------------------------------------
+before=$(count)
 stop_daemon TERM
 check "hosteld restarts" start_daemon
+check "the ticker counts on from $before, not from 0" \
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) ticked $((before + 2))
+check "the ticker's store was restored" has_events ticker store.restored
 check "durability stop: the counter goes on" eq "$(inc durable)" 5
 check "durability none: a fresh store" eq "$(inc volatile)" 1
 check "a services.d file's durability" eq "$(inc filed)" 5
@@ -141,8 +165,24 @@ else
 	H call mem 'echo("x")' >/dev/null 2>&1
 fi
 check "ps counts the deltas" test -n "$(H ps | grep -E '^mem +running .* commit +[0-9.]+[BKM]/[0-9]+[smh]\+[0-9]+')"
+# the ticker under commit: its task, parked on a timer, rides every commit
+H deploy "$TICKER" --name cticker --durability commit >/dev/null 2>&1
+H call cticker 'start()' >/dev/null 2>&1
+ccount() {
+	H call cticker 'count()' 2>/dev/null
+}
+cticked() {
+	test "$(ccount)" -ge "$1" 2>/dev/null
+}
+check "a ticker of durability commit ticks" wait_for $((10 * ${HOSTEL_SLOW:-1})) cticked 3
+cbefore=$(ccount)
 stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
+cafter=$(ccount)
+check "commit: the ticker comes back from SIGKILL at $cafter, at least its acknowledged $cbefore" \
+	test "${cafter:-0}" -ge "${cbefore:-1}"
+check "and ticks on with no call to start it again" \
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) cticked $((cbefore + 3))
 check "commit: the store is back after SIGKILL, every acknowledged call in it" \
 	eq "$(H call mem 'calls()' 2>&1)" 3
 check "and the memory: echo still answers from a heap that grew" \

@@ -716,3 +716,50 @@ wasm_func *cm_canon_async_builtin(cm_component_instance *inst,
 	b->opts = *opts;
 	return wasm_func_new_host(s->wasm, cn->core_type, builtin, b);
 }
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+bool cm_obj_is_set(const cm_store_obj *o)
+{
+	return o->dispose == set_dispose;
+}
+
+cm_waitable_set *cm_waitable_set_alloc(cm_store *s)
+{
+	cm_waitable_set *ws = calloc(1, sizeof *ws);
+
+	if (ws != NULL)
+		cm_store_track(s, &ws->obj, set_dispose);
+	return ws;
+}
+
+const cm_canon *cm_builtin_canon(const wasm_func *f)
+{
+	if (f == NULL || f->kind != WASM_FUNC_HOST || f->u.host.fn != builtin)
+		return NULL;
+	return ((const cm_builtin *)f->u.host.env)->cn;
+}
+
+cm_cont_fn cm_builtin_cont(uint32_t code)
+{
+	switch (code) {
+	case CM_CONT_WAKE_EXPLICIT_START:
+		return (cm_cont_fn)explicit_start;
+	case CM_CONT_READY_TARGET:
+		return (cm_cont_fn)target_ready;
+	case CM_CONT_READY_SET:
+		return (cm_cont_fn)set_ready;
+	case CM_CONT_READY_SUBTASK:
+		return (cm_cont_fn)subtask_resolved;
+	case CM_CONT_DONE_EXPLICIT:
+		return (cm_cont_fn)explicit_done;
+	case CM_CONT_COMPLETE_CANCELLED:
+		return (cm_cont_fn)cancelled_complete;
+	case CM_CONT_COMPLETE_WAIT:
+		return (cm_cont_fn)wait_complete;
+	case CM_CONT_COMPLETE_CANCEL:
+		return (cm_cont_fn)cancel_complete;
+	default:
+		return NULL;
+	}
+}

@@ -465,3 +465,29 @@ int cm_task_request_cancellation(cm_task *at, cabi_error *err)
 	at->state = CM_TASK_CANCEL_DELIVERED;
 	return cm_thread_resume(cand, true, err);
 }
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+cm_cont_fn cm_lift_cont(uint32_t code)
+{
+	switch (code) {
+	case CM_CONT_WAKE_IMPLICIT_START:
+		return (cm_cont_fn)implicit_start;
+	case CM_CONT_WAKE_CALLBACK:
+		return (cm_cont_fn)callback_wake;
+	case CM_CONT_READY_GATE:
+		return (cm_cont_fn)gate_ready;
+	case CM_CONT_READY_CALLBACK:
+		return (cm_cont_fn)callback_ready;
+	case CM_CONT_DONE_SYNC_LIFT:
+		return (cm_cont_fn)sync_lift_done;
+	case CM_CONT_DONE_STACKFUL:
+		return (cm_cont_fn)stackful_done;
+	case CM_CONT_DONE_CALLBACK:
+		return (cm_cont_fn)callback_done;
+	case CM_CONT_DONE_CALLBACK_FIRST:
+		return (cm_cont_fn)callback_first_done;
+	default:
+		return NULL;
+	}
+}

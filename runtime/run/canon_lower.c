@@ -56,6 +56,7 @@
 #include "component/arena.h"
 #include "run/rt.h"
 #include "run/sched.h"
+#include "wasm/store.h"
 
 #define WASM_TRAP_PREFIX "wasm trap: "
 
@@ -156,7 +157,7 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 		return trap(e, s, &ce);
 	}
 	if (lw->opts.async || cm_func_is_async(lw->callee))
-		return cm_canon_lower_call(e, inst, lw->callee, lw->ft,
+		return cm_canon_lower_call(e, lw, inst, lw->callee, lw->ft,
 					   &lw->opts, lw->ncore_params,
 					   lw->ncore_results, args, results);
 	cm_subtask_init(&st, inst, &inst->handles, s->current);
@@ -359,7 +360,8 @@ static int call_callee(cm_store *s, cm_func *callee, cm_subtask *st,
 	return rc;
 }
 
-wasm_host_status cm_canon_lower_call(wasm_exec *e, cm_component_instance *inst,
+wasm_host_status cm_canon_lower_call(wasm_exec *e, const void *origin,
+				     cm_component_instance *inst,
 				     cm_func *callee, const cm_type *ft,
 				     const cabi_options *opts, uint32_t ncp,
 				     uint32_t ncr, const wasm_val *args,
@@ -405,6 +407,7 @@ wasm_host_status cm_canon_lower_call(wasm_exec *e, cm_component_instance *inst,
 	st->cbs.on_start = subtask_on_start;
 	st->cbs.on_resolve = subtask_on_resolve;
 	st->cbs.env = st;
+	st->origin = origin;
 
 	if (s->fuel != UINT64_MAX)
 		s->fuel = wasm_exec_fuel(e);
@@ -486,4 +489,62 @@ wasm_host_status cm_canon_lower_call(wasm_exec *e, cm_component_instance *inst,
 	results[0].type = WASM_I32;
 	results[0].u.i32 = st->state | (st->w.index << 4);
 	return WASM_HOST_OK;
+}
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+bool cm_obj_is_subtask(const cm_store_obj *o)
+{
+	return o->dispose == subtask_dispose;
+}
+
+cm_subtask *cm_subtask_alloc(cm_store *s)
+{
+	cm_subtask *st = calloc(1, sizeof *st);
+
+	if (st != NULL)
+		cm_store_track(s, &st->obj, subtask_dispose);
+	return st;
+}
+
+const void *cm_lower_of(const wasm_func *f)
+{
+	if (f == NULL || f->kind != WASM_FUNC_HOST ||
+	    f->u.host.fn != lower_trampoline)
+		return NULL;
+	return f->u.host.env;
+}
+
+cm_func *cm_lower_callee(const void *origin)
+{
+	return origin != NULL ? ((const cm_lower *)origin)->callee : NULL;
+}
+
+void cm_subtask_bind(cm_subtask *st, const void *origin)
+{
+	const cm_lower *lw = origin;
+
+	st->w.kind = CABI_ELEM_SUBTASK;
+	st->inst = lw->inst;
+	st->w.inst = lw->inst;
+	cabi_lenders_init(&st->lenders, &lw->inst->handles);
+	cm_cx_init(&st->cx, lw->inst, &lw->opts);
+	st->cx.lenders = &st->lenders;
+	st->ft = lw->ft;
+	st->cbs.on_start = subtask_on_start;
+	st->cbs.on_resolve = subtask_on_resolve;
+	st->cbs.env = st;
+	st->origin = lw;
+}
+
+cm_cont_fn cm_lower_cont(uint32_t code)
+{
+	switch (code) {
+	case CM_CONT_READY_SYNC_LOWER:
+		return (cm_cont_fn)sync_lower_ready;
+	case CM_CONT_COMPLETE_SYNC_LOWER:
+		return (cm_cont_fn)sync_lower_complete;
+	default:
+		return NULL;
+	}
 }

@@ -19,6 +19,7 @@
  * definition, in the store's arena (the component's length); resource.new
  * handles go into the handle table (max_handles).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "component/arena.h"
@@ -41,6 +42,21 @@ const cabi_resource_type *cm_resource_type_new(cm_component_instance *inst,
 	rt->impl = inst;
 	rt->dtor = dtor;
 	rt->name = node->u.resource.name.len ? node->u.resource.name.ptr : NULL;
+	{
+		cm_store *s = inst->store;
+
+		if (s->nrtypes == s->rtypes_cap) {
+			uint32_t cap = s->rtypes_cap ? 2 * s->rtypes_cap : 8;
+			const cabi_resource_type **v =
+				realloc(s->rtypes, cap * sizeof *v);
+
+			if (v == NULL)
+				return NULL;
+			s->rtypes = v;
+			s->rtypes_cap = cap;
+		}
+		s->rtypes[s->nrtypes++] = rt;
+	}
 	return rt;
 }
 

@@ -295,3 +295,79 @@ int cm_host_pending_deliver(cm_store *s, cabi_error *err)
 	}
 	return 0;
 }
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+void cm_store_set_host_durable(cm_store *s,
+			       int (*save)(void *env, cm_host_pending *p,
+					   uint8_t *desc, size_t cap,
+					   size_t *len),
+			       int (*resume)(void *env, cm_store *s,
+					     cm_host_pending *p,
+					     const uint8_t *desc, size_t len),
+			       void *env)
+{
+	s->host_durable.save = save;
+	s->host_durable.resume = resume;
+	s->host_durable.env = env;
+}
+
+const char *cm_host_pending_name(const cm_host_pending *p,
+				 const char **instance)
+{
+	if (instance != NULL)
+		*instance = p->func->instance;
+	return p->func->name;
+}
+
+void cm_host_pending_info(const cm_host_pending *p, cm_host_pending_view *v)
+{
+	v->st = p->st;
+	v->func = p->func;
+	v->state = (uint32_t)p->state;
+	v->result = p->nres ? &p->result[0] : NULL;
+	v->msg = p->msg;
+	v->next = p->next;
+}
+
+cm_host_pending *cm_host_pending_restore(cm_store *s, cm_func *f,
+					 cm_subtask *st, uint32_t state,
+					 cm_val *result, const char *msg)
+{
+	cm_host_pending *p, **tail;
+
+	if (!s->pending_cleanup) {
+		if (cm_store_on_free(s, pending_cleanup, s))
+			return NULL;
+		s->pending_cleanup = true;
+	}
+	p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return NULL;
+	p->store = s;
+	p->func = f;
+	p->st = st;
+	p->cbs = st->cbs;
+	p->state = (pending_state)state;
+	if (result != NULL) {
+		p->result[0] = *result;
+		p->nres = 1;
+	}
+	snprintf(p->msg, sizeof p->msg, "%s", msg != NULL ? msg : "");
+	st->host = p;
+	if (state == PENDING_OUTSTANDING) {
+		/* the list's order is kept: append */
+		for (tail = &s->pending_first; *tail != NULL;
+		     tail = &(*tail)->next)
+			p->prev = *tail;
+		*tail = p;
+		s->pending_host_calls++;
+	} else {
+		if (s->settled_last != NULL)
+			s->settled_last->next = p;
+		else
+			s->settled_first = p;
+		s->settled_last = p;
+	}
+	return p;
+}

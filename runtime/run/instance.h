@@ -122,6 +122,36 @@ int cm_host_settle(cm_host_pending *p, const cm_val *results, uint32_t nresults,
 void cm_host_settle_trap(cm_host_pending *p, const char *msg);
 /* Resolve as cancelled (after cancellation was requested); consumes p. */
 void cm_host_settle_cancelled(cm_host_pending *p);
+/*
+ * Pending host calls in store snapshots (run/snapshot.h).  The embedder
+ * that defers host calls describes its own, as plain data, and makes
+ * them again in a restored store:
+ *  - save(env, p, desc, cap, len): write at most cap
+ *    (CM_HOST_DESC_MAX) bytes describing the outstanding call p, set
+ *    *len, return 0; -1: p cannot be resumed (not the embedder's, or
+ *    nothing to resume it by).
+ *  - resume(env, s, p, desc, len): in the store s being restored, p is
+ *    the call again (same import, same subtask, outstanding); take it
+ *    over as the original was (it settles p later, or at once), return
+ *    0; -1: it cannot.
+ * A call with no save, a save or a resume that answers -1, is settled
+ * cancelled (cm_host_settle_cancelled) in the restored store: its
+ * subtask resolves CANCELLED_BEFORE_RETURNED and the guest sees that
+ * event.  Settled calls not yet delivered are written with their
+ * outcome by the runtime itself.  Either function may be NULL.
+ */
+#define CM_HOST_DESC_MAX 256u
+void cm_store_set_host_durable(cm_store *s,
+			       int (*save)(void *env, cm_host_pending *p,
+					   uint8_t *desc, size_t cap,
+					   size_t *len),
+			       int (*resume)(void *env, cm_store *s,
+					     cm_host_pending *p,
+					     const uint8_t *desc, size_t len),
+			       void *env);
+/* The import p is a call of (its instance name, NULL for none). */
+const char *cm_host_pending_name(const cm_host_pending *p,
+				 const char **instance);
 /* Host calls deferred and not yet settled. */
 uint32_t cm_store_pending_host_calls(const cm_store *s);
 

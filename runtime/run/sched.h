@@ -231,6 +231,7 @@ typedef struct cm_subtask {
 	bool handed_out; /* in the caller's table */
 	bool cancel_requested;
 	cm_task *callee;	      /* NULL: not a task (host) or freed */
+	const void *origin;	      /* the canon lower (snapshots) */
 	struct cm_host_pending *host; /* a deferred host callee */
 	wasm_val args[CM_MAX_FLAT_PARAMS + 2];
 	uint32_t nargs, ret_i;
@@ -324,7 +325,7 @@ int cm_canon_lift(cm_store *s, struct cm_func *f,
  * heap (canon_lower.c): an `async` lower, or a lower of an async-typed
  * callee.
  */
-wasm_host_status cm_canon_lower_call(wasm_exec *e,
+wasm_host_status cm_canon_lower_call(wasm_exec *e, const void *origin,
 				     struct cm_component_instance *inst,
 				     struct cm_func *callee, const cm_type *ft,
 				     const cabi_options *opts, uint32_t ncp,
@@ -398,5 +399,90 @@ wasm_host_status cm_stream_builtin(wasm_exec *e,
 				   struct cm_component_instance *inst,
 				   const cm_canon *cn, const cabi_options *opts,
 				   const wasm_val *args, wasm_val *results);
+
+
+/* ---- what a store snapshot names (run/snapshot.c) ---------------------- */
+
+/*
+ * A suspended thread's continuations are static functions of the files
+ * below; a snapshot names each by a code of this list (append only: the
+ * codes are in the format).  Each file answers for its own codes.
+ */
+typedef void (*cm_cont_fn)(void);
+enum {
+	CM_CONT_NONE = 0,
+	CM_CONT_WAKE_EXEC, /* wake */
+	CM_CONT_WAKE_CONTINUE,
+	CM_CONT_WAKE_IMPLICIT_START,
+	CM_CONT_WAKE_CALLBACK,
+	CM_CONT_WAKE_EXPLICIT_START,
+	CM_CONT_READY_GATE, /* ready */
+	CM_CONT_READY_CALLBACK,
+	CM_CONT_READY_TARGET,
+	CM_CONT_READY_SET,
+	CM_CONT_READY_SUBTASK,
+	CM_CONT_READY_SYNC_LOWER,
+	CM_CONT_READY_END,
+	CM_CONT_DONE_SYNC_LIFT, /* on_done */
+	CM_CONT_DONE_STACKFUL,
+	CM_CONT_DONE_CALLBACK,
+	CM_CONT_DONE_CALLBACK_FIRST,
+	CM_CONT_DONE_EXPLICIT,
+	CM_CONT_COMPLETE_CANCELLED, /* complete */
+	CM_CONT_COMPLETE_WAIT,
+	CM_CONT_COMPLETE_CANCEL,
+	CM_CONT_COMPLETE_SYNC_LOWER,
+	CM_CONT_COMPLETE_END,
+	CM_CONT_COUNT
+};
+cm_cont_fn cm_thread_cont(uint32_t code);
+cm_cont_fn cm_lift_cont(uint32_t code);
+cm_cont_fn cm_builtin_cont(uint32_t code);
+cm_cont_fn cm_lower_cont(uint32_t code);
+cm_cont_fn cm_stream_cont(uint32_t code);
+
+/*
+ * Pending host calls (host_pending.c): what a snapshot writes of one
+ * (state: 0 outstanding, 1 returned, 2 trapped, 3 cancelled; next: the
+ * next on its list), and re-creating one on the pending list (state 0,
+ * appended) or the settled list, taking result over.
+ */
+typedef struct cm_host_pending_view {
+	cm_subtask *st;
+	struct cm_func *func;
+	uint32_t state;
+	const cm_val *result;
+	const char *msg;
+	struct cm_host_pending *next;
+} cm_host_pending_view;
+void cm_host_pending_info(const struct cm_host_pending *p,
+			  cm_host_pending_view *v);
+struct cm_host_pending *cm_host_pending_restore(cm_store *s,
+						struct cm_func *f,
+						cm_subtask *st, uint32_t state,
+						cm_val *result,
+						const char *msg);
+
+/* Which kind of tracked object o is. */
+bool cm_obj_is_thread(const cm_store_obj *o);
+bool cm_obj_is_task(const cm_store_obj *o);
+bool cm_obj_is_subtask(const cm_store_obj *o);
+bool cm_obj_is_set(const cm_store_obj *o);
+bool cm_obj_is_end(const cm_store_obj *o);
+
+/* Empty tracked objects a restore fills in; NULL when out of memory. */
+cm_subtask *cm_subtask_alloc(cm_store *s);
+cm_waitable_set *cm_waitable_set_alloc(cm_store *s);
+/*
+ * Is f a canon lower's trampoline; its lower (the origin of the heap
+ * subtasks it makes, cm_subtask.origin).
+ */
+const void *cm_lower_of(const wasm_func *f);
+/* The function the lower lw calls. */
+struct cm_func *cm_lower_callee(const void *lw);
+/* Bind a restored heap subtask to the lower lw (cm_lower_of). */
+void cm_subtask_bind(cm_subtask *st, const void *lw);
+/* The canon definition of built-in f (sched.h's built-ins), or NULL. */
+const cm_canon *cm_builtin_canon(const wasm_func *f);
 
 #endif

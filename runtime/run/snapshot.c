@@ -20,6 +20,7 @@
 #include "run/rt.h"
 #include "run/sched.h"
 #include "run/snapshot.h"
+#include "run/snapshot_async.h"
 #include "wasm/snapshot.h"
 
 static const uint8_t MAGIC[8] = {0, 'h', 's', 't', 's', 'n', 'a', 'p'};
@@ -41,35 +42,13 @@ static int unsupported(cm_error *err, const char *what)
  * What this format cannot represent yet, checked before anything is
  * written: each would be lost or dangling in a restored store.
  */
-static int check_quiescent(const cm_store *s, cm_component_instance **insts,
-			   uint32_t n, cm_error *err)
+static int check_quiescent(const cm_store *s, cm_error *err)
 {
 	if (s->calls || s->current || s->current_thread || s->nbusy ||
 	    s->lowering || s->in_turn)
 		return unsupported(err, "a call in flight");
-	if (s->wfirst || s->fuel_parked)
-		return unsupported(err, "threads waiting or parked");
-	if (s->pending_first || s->settled_first || s->pending_host_calls)
-		return unsupported(err, "pending host calls");
-	if (s->objs.next != &s->objs)
-		return unsupported(err,
-				   "live tasks, threads, subtasks, waitable "
-				   "sets, streams, futures or error contexts");
-	for (uint32_t i = 0; i < n; i++) {
-		const cm_component_instance *ci = insts[i];
-
-		if (cabi_table_count(&ci->handles))
-			return cm_error_set(
-				err, CM_ERR_UNSUPPORTED,
-				"not supported yet: a non-empty handle table "
-				"(component instance %u holds %u handle(s): "
-				"resources, WASI handles, waitables)",
-				i, cabi_table_count(&ci->handles));
-		if (cabi_table_count(&ci->threads) || ci->exclusive_thread ||
-		    ci->num_waiting_to_enter)
-			return unsupported(err, "threads of a component "
-						"instance");
-	}
+	if (s->fuel_parked)
+		return unsupported(err, "a thread stopped out of fuel mid-code");
 	return 0;
 }
 
@@ -178,7 +157,7 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
 				    "a delta needs a base a full snapshot "
 				    "filled");
 	}
-	if (check_quiescent(s, insts, n, err)) {
+	if (check_quiescent(s, err)) {
 		free(insts);
 		return -1;
 	}
@@ -206,6 +185,9 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
 		}
 		wasm_snap_u64(&b, s->rng);
 		section_end(&b, at);
+		st = cm_snap_async_write(s, insts, n, &b, why, sizeof why);
+	}
+	if (st == WASM_SNAP_OK) {
 		wasm_snap_u32(&b, TAG_END);
 		wasm_snap_u64(&b, 8);
 		if (!b.failed)
@@ -328,14 +310,34 @@ out:
 	return rc;
 }
 
-int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
-		     size_t len, cm_error *err)
+/* How much of an image a restore applies (see restore_image). */
+typedef struct restore_mode {
+	uint32_t flags;	/* the header's: CM_SNAPSHOT_DELTA */
+	bool core_only; /* an earlier image of a chain: its core section */
+} restore_mode;
+
+static int restore_sections(cm_store *s, wasm_snap_reader *rp,
+			    cm_component_instance **insts, uint32_t ninsts,
+			    cm_snap_async_state **as, restore_mode mode,
+			    char *why, size_t whylen, cm_error *err);
+
+/*
+ * Check the header and the checksum, then apply the sections: all of
+ * them, or (core_only) the core section alone, the rest only framed.
+ */
+static int restore_image(cm_store *s, const uint8_t sha256[32],
+			 const uint8_t *buf, size_t len, bool core_only,
+			 cm_error *err)
 {
 	wasm_snap_reader r = {.p = buf, .len = len};
 	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
 	char why[CM_ERROR_MSG_MAX] = "";
-	uint32_t format, flags, tag, expect = TAG_CORE;
-	uint64_t sum, plen;
+	uint32_t format, flags;
+	uint64_t sum;
+	cm_snap_async_state *as = NULL;
+	cm_component_instance **insts = NULL;
+	uint32_t ninsts;
+	int rc;
 
 	if (read_header(buf, len, &format, &flags, sha, err))
 		return -1;
@@ -364,6 +366,37 @@ int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 	if (sum != wasm_snap_checksum(buf, len - 8))
 		return malformed(err, "checksum mismatch (truncated or "
 				      "corrupted)");
+	if (list_instances(s, &insts, &ninsts, err))
+		return -1;
+	rc = restore_sections(s, &r, insts, ninsts, &as,
+			      (restore_mode){flags, core_only}, why,
+			      sizeof why, err);
+	cm_snap_async_restore_end(as);
+	free(insts);
+	return rc;
+}
+
+int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
+		     size_t len, cm_error *err)
+{
+	return restore_image(s, sha256, buf, len, false, err);
+}
+
+int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
+			  const uint8_t *buf, size_t len, cm_error *err)
+{
+	return restore_image(s, sha256, buf, len, true, err);
+}
+
+static int restore_sections(cm_store *s, wasm_snap_reader *rp,
+			    cm_component_instance **insts, uint32_t ninsts,
+			    cm_snap_async_state **as, restore_mode mode,
+			    char *why, size_t whylen, cm_error *err)
+{
+	wasm_snap_reader r = *rp;
+	uint32_t tag, expect = TAG_CORE;
+	uint64_t plen;
+
 	r.off = HEADER_BYTES;
 	for (;;) {
 		wasm_snap_reader sec;
@@ -380,28 +413,45 @@ int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 				return malformed(err, "misplaced end section");
 			return 0;
 		}
-		if (tag != TAG_CORE && tag != TAG_RUN)
+		if (tag > CM_SNAP_TAG_HOST)
 			return cm_error_set(err, CM_ERR_VALUE,
 					    "malformed snapshot: unknown "
 					    "section tag %u",
 					    tag);
 		if (tag != expect)
 			return malformed(err, "sections out of order");
+		if (mode.core_only && tag != TAG_CORE) {
+			expect = tag == TAG_RUN		  ? CM_SNAP_TAG_OBJECTS
+				 : tag == CM_SNAP_TAG_HOST ? TAG_END
+							   : tag + 1;
+			continue;
+		}
 		if (tag == TAG_CORE) {
 			wasm_snap_status st =
-				flags & CM_SNAPSHOT_DELTA
+				mode.flags & CM_SNAPSHOT_DELTA
 					? wasm_store_restore_delta(
-						  s->wasm, &sec, why, sizeof why)
+						  s->wasm, &sec, why, whylen)
 					: wasm_store_restore(s->wasm, &sec, why,
-							     sizeof why);
+							     whylen);
 
 			if (st)
 				return snap_status(st, why, err);
 			expect = TAG_RUN;
-		} else {
+		} else if (tag == TAG_RUN) {
 			if (restore_run(s, &sec, err))
 				return -1;
-			expect = TAG_END;
+			if (cm_snap_async_restore_begin(as, s, insts, ninsts,
+							why, whylen))
+				return snap_status(WASM_SNAP_MISMATCH, why,
+						   err);
+			expect = CM_SNAP_TAG_OBJECTS;
+		} else {
+			wasm_snap_status st =
+				cm_snap_async_restore(*as, tag, &sec);
+
+			if (st)
+				return snap_status(st, why, err);
+			expect = tag == CM_SNAP_TAG_HOST ? TAG_END : tag + 1;
 		}
 	}
 }

@@ -1,7 +1,8 @@
 /*
- * snapshot.h - a store snapshot (issue 22, first increment): the state of
- * a quiescent cm_store as plain data with no host addresses, and
- * restoring it into a store freshly instantiated from the same component.
+ * snapshot.h - a store snapshot (issue 22): the state of a cm_store
+ * between service turns, live async state included, as plain data with
+ * no host addresses, and restoring it into a store freshly instantiated
+ * from the same component.
  *
  * Contract:
  *  - Format (version CM_SNAPSHOT_FORMAT): a header, then tagged,
@@ -13,21 +14,38 @@
  *               tables, segment lengths of every core instance)
  *               2 RUN (component instances: may_enter, may_leave,
  *               poisoned, backpressure; the scheduler's random state)
+ *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (format 2,
+ *               runtime/run/snapshot_async.c: tasks, threads and
+ *               their stacks, subtasks, waitable sets, stream and
+ *               future ends; handle and threads tables; the waiting
+ *               list, gates, fuel; pending and settled host calls)
  *               0 END (u64 FNV-1a of every byte before it; the last)
- *    Integers are little-endian.  CORE and RUN appear once each, in
- *    that order; an unknown tag is refused (a later format that adds
- *    kinds of objects adds tags and bumps the format version).
+ *    Integers are little-endian.  Each section appears once, in the
+ *    order of the tags; an unknown tag or object kind is refused (a
+ *    later format that adds kinds of objects adds tags or kinds and
+ *    bumps the format version).
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
- *  - What can be snapshotted: a store with nothing in flight.  A store
- *    holding what this format cannot represent yet is refused with
+ *  - What can be snapshotted: a store between service turns, with its
+ *    waiting, parked and suspended threads (a thread's frames, a canon
+ *    built-in it blocks in, a callback task's loop: plain data), tasks,
+ *    subtasks, waitable sets, streams, futures, error contexts,
+ *    resources (own and borrow handles of the instances' resource
+ *    types), context slots, backpressure, fuel, and host calls pending
+ *    (described by the embedder: run/instance.h
+ *    cm_store_set_host_durable; one nobody can resume is settled
+ *    cancelled on restore) or settled.  Refused with
  *    CM_ERR_UNSUPPORTED and "not supported yet: <what>": a call in
- *    flight, live tasks, threads, subtasks, waitable sets, streams,
- *    futures or error contexts (the store's tracked objects), pending
- *    or settled host calls, a non-empty handle table (resources, WASI
- *    handles), live exception objects, non-null externref or exnref
+ *    flight (the embedder's, or a sync call waiting on the C stack), a
+ *    thread stopped out of fuel mid-code, a frame of a function that
+ *    holds references, a thread blocked in a tail call of a host
+ *    function, handles of host resource types (WASI handles), ends the
+ *    host holds, live exception objects, non-null externref or exnref
  *    values in globals and tables.
+ *  - A snapshot of a restored store is the same bytes as the one it
+ *    was restored from as long as no time passed for its pending waits
+ *    (a monotonic wait is written as the time it has left).
  *  - Restore rule: the embedder instantiates the component fresh in a
  *    new store (core start functions run as for any fresh store: they
  *    see nothing of the snapshot), then cm_store_restore overwrites the
@@ -64,7 +82,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 1u
+#define CM_SNAPSHOT_FORMAT 2u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
@@ -109,6 +127,17 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
  */
 int cm_store_restore(cm_store *s, const uint8_t sha256[32], const uint8_t *buf,
 		     size_t len, cm_error *err);
+
+/*
+ * The core section of buf alone (memories, globals, tables, segments),
+ * checked as cm_store_restore checks a whole image: for every image of a
+ * chain but the last (a full snapshot and the deltas after it), whose
+ * run-level and async sections hold a state the later images replace.
+ * The last is restored whole (cm_store_restore), into a store whose
+ * async state is still the fresh one.
+ */
+int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
+			  const uint8_t *buf, size_t len, cm_error *err);
 
 /*
  * The header of a snapshot: its format version and component.  Returns

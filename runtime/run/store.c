@@ -69,6 +69,7 @@ void cm_store_free(cm_store *s)
 		c->fn(c->arg);
 	}
 	free(s->cleanups);
+	free(s->rtypes);
 	while (s->objs.next != &s->objs) {
 		cm_store_obj *o = s->objs.next;
 

@@ -35,6 +35,8 @@
 
 struct cm_task;
 struct cm_arena;
+struct cm_host_pending;
+typedef struct cm_store cm_store;
 
 typedef struct cm_store_cleanup {
 	void (*fn)(void *);
@@ -167,7 +169,7 @@ typedef struct cm_host_observer {
 	void *env;
 } cm_host_observer;
 
-typedef struct cm_store {
+struct cm_store {
 	wasm_store *wasm;
 	struct cm_arena *arena; /* runtime objects of the instances */
 	cm_store_config cfg;
@@ -242,7 +244,23 @@ typedef struct cm_store {
 	 * waiting for the embedder stay within max_host_bytes together.
 	 */
 	cabi_cx *returning;
-} cm_store;
+	/*
+	 * The resource types its instances defined, in the order
+	 * instantiation made them (a fresh instantiation of the same
+	 * component repeats it): how a snapshot names a handle's type.
+	 */
+	const cabi_resource_type **rtypes;
+	uint32_t nrtypes, rtypes_cap;
+	/* the embedder's pending host calls in snapshots (run/instance.h) */
+	struct cm_host_durable {
+		int (*save)(void *env, struct cm_host_pending *p,
+			    uint8_t *desc, size_t cap, size_t *len);
+		int (*resume)(void *env, cm_store *s,
+			      struct cm_host_pending *p, const uint8_t *desc,
+			      size_t len);
+		void *env;
+	} host_durable;
+};
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */
 cm_store *cm_store_new(const cm_store_config *cfg);

@@ -836,3 +836,22 @@ int cm_hook_lower_async(cabi_cx *cx, const cm_val *v, const cm_type *t,
 		       ? -1
 		       : (*index = ((cm_end *)v->u.async.obj)->w.index, 0);
 }
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+bool cm_obj_is_end(const cm_store_obj *o)
+{
+	return o->dispose == end_dispose;
+}
+
+cm_cont_fn cm_stream_cont(uint32_t code)
+{
+	switch (code) {
+	case CM_CONT_READY_END:
+		return (cm_cont_fn)end_ready;
+	case CM_CONT_COMPLETE_END:
+		return (cm_cont_fn)end_complete;
+	default:
+		return NULL;
+	}
+}

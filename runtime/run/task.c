@@ -92,3 +92,8 @@ void cm_subtask_deliver_resolve(cm_subtask *st)
 	}
 	cabi_lenders_free(&st->lenders);
 }
+
+bool cm_obj_is_task(const cm_store_obj *o)
+{
+	return o->dispose == task_dispose;
+}

@@ -576,3 +576,22 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 		cm_error_from_cabi(err, &ce);
 	return rc;
 }
+
+/* ---- snapshots (run/snapshot.c) ---------------------------------------- */
+
+bool cm_obj_is_thread(const cm_store_obj *o)
+{
+	return o->dispose == thread_dispose;
+}
+
+cm_cont_fn cm_thread_cont(uint32_t code)
+{
+	switch (code) {
+	case CM_CONT_WAKE_EXEC:
+		return (cm_cont_fn)wake_exec;
+	case CM_CONT_WAKE_CONTINUE:
+		return (cm_cont_fn)wake_continue;
+	default:
+		return NULL;
+	}
+}

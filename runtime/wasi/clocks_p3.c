@@ -281,3 +281,112 @@ int wasi_link_clocks_p3(wasi_ctx *ctx, cm_linker *l)
 	/* `type duration = u64` only; componentize-qjs guests import it */
 	return cm_linker_define_types(l, "wasi:clocks/types" WASI_P3);
 }
+
+/* ---- waits in store snapshots (run/snapshot.h) ------------------------- */
+
+/*
+ * A wait as plain data: u8 1 (monotonic), u64 nanoseconds still to wait
+ * (0 when overdue), or u8 2 (wall clock), u64 seconds, u32 nanoseconds
+ * since the epoch, absolute.  The monotonic clock restarts with the
+ * process, so only the remaining time means anything to a restored
+ * store; a wall-clock deadline keeps its absolute time.  The waits this
+ * ctx offers (wait-for, wait-until) are monotonic.
+ */
+enum { DESC_MONO = 1, DESC_WALL = 2 };
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int wait_save(void *env, cm_host_pending *p, uint8_t *desc, size_t cap,
+		     size_t *len)
+{
+	wasi_ctx *ctx = env;
+	uint64_t now = ctx->clock.now(ctx->clock.env);
+
+	if (cap < 9)
+		return -1;
+	for (uint32_t i = 0; i < ctx->nwaits; i++)
+		if (ctx->waits[i].p == p) {
+			uint64_t d = ctx->waits[i].deadline;
+
+			desc[0] = DESC_MONO;
+			put_le(desc + 1, d > now ? d - now : 0, 8);
+			*len = 9;
+			return 0;
+		}
+	return -1; /* not one of this ctx's waits */
+}
+
+static int wait_resume(void *env, cm_store *s, cm_host_pending *p,
+		       const uint8_t *desc, size_t len)
+{
+	wasi_ctx *ctx = env;
+	uint64_t now = ctx->clock.now(ctx->clock.env), left, deadline;
+	wasi_wait *w;
+
+	if (len == 9 && desc[0] == DESC_MONO) {
+		left = get_le(desc + 1, 8);
+	} else if (len == 13 && desc[0] == DESC_WALL) {
+		uint64_t sec, at, wall;
+		uint32_t nsec;
+
+		ctx->clock.wall(ctx->clock.env, &sec, &nsec);
+		wall = sec > UINT64_MAX / 1000000000u
+			       ? UINT64_MAX
+			       : sec * 1000000000u + nsec;
+		sec = get_le(desc + 1, 8);
+		at = sec > UINT64_MAX / 1000000000u
+			     ? UINT64_MAX
+			     : sec * 1000000000u + get_le(desc + 9, 4);
+		left = at > wall ? at - wall : 0;
+	} else {
+		return -1;
+	}
+	if (left == 0) {
+		/* overdue: it fires at once (delivered at the next turn) */
+		if (cm_host_settle(p, NULL, 0, NULL))
+			cm_host_settle_trap(p, "wasi: cannot settle a wait");
+		return 0;
+	}
+	if (ctx->wait_store != NULL && ctx->wait_store != s)
+		return -1;
+	if (ctx->nwaits == ctx->waits_cap) {
+		uint32_t c = ctx->waits_cap ? 2 * ctx->waits_cap : 8;
+
+		w = realloc(ctx->waits, c * sizeof *w);
+		if (w == NULL)
+			return -1;
+		ctx->waits = w;
+		ctx->waits_cap = c;
+	}
+	if (ctx->wait_store == NULL) {
+		if (cm_store_on_free(s, store_gone, ctx))
+			return -1;
+		ctx->wait_store = s;
+	}
+	deadline = left > UINT64_MAX - now ? UINT64_MAX : now + left;
+	cm_host_pending_set_cancel(p, wait_cancel, ctx);
+	w = &ctx->waits[ctx->nwaits++];
+	w->deadline = deadline;
+	w->seq = ctx->wait_seq++;
+	w->p = p;
+	rearm(ctx, false);
+	return 0;
+}
+
+void wasi_ctx_durable_waits(wasi_ctx *ctx, cm_store *s)
+{
+	cm_store_set_host_durable(s, wait_save, wait_resume, ctx);
+}

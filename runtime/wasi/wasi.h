@@ -168,6 +168,16 @@ int wasi_ctx_sleep_to_next_timer(wasi_ctx *ctx);
  */
 int wasi_ctx_wait_host(void *env);
 
+/*
+ * Store snapshots (run/snapshot.h): the WASI 0.3 waits of ctx pending in
+ * store s are written as plain data and, restoring a snapshot into s,
+ * taken up again (cm_store_set_host_durable).  A monotonic wait keeps
+ * the time it still had to wait (the monotonic clock restarts with the
+ * process), a wall-clock one its absolute time; an overdue wait fires
+ * at once.  Call before cm_store_snapshot or cm_store_restore.
+ */
+void wasi_ctx_durable_waits(wasi_ctx *ctx, cm_store *s);
+
 bool wasi_ctx_exited(const wasi_ctx *ctx);
 int wasi_ctx_exit_code(const wasi_ctx *ctx);
 

@@ -427,6 +427,21 @@ struct wasm_compiled {
 	 */
 	uint32_t *links;
 	uint32_t nlinks;
+	/*
+	 * Where a suspended frame can stand (store snapshots,
+	 * runtime/wasm/snapshot_exec.c): for each non-tail call, in code
+	 * order, three cells: the op cell's offset, the offset its callee
+	 * returns to, and the call's base slot.  A snapshot's program
+	 * counter is accepted only at one of them, so a forged one never
+	 * makes the interpreter run operand cells.
+	 */
+	uint32_t *resumes;
+	uint32_t nresumes;
+	/*
+	 * A local or an operand of a reference type: the frame's slots may
+	 * hold host addresses, so a snapshot refuses a frame of it.
+	 */
+	bool holds_refs;
 };
 
 /*

@@ -276,6 +276,8 @@ static int push_ent(struct cc *c, wasm_valtype t, uint8_t kind, uint64_t val)
 	if (GROW(c, vs, cvs, c->nvs + 1))
 		return -1;
 	e = &c->vs[c->nvs++];
+	if (t != T_UNKNOWN && wasm_valtype_is_ref(t))
+		c->holds_refs = true;
 	e->type = t;
 	e->kind = kind;
 	e->slot = slot;
@@ -1243,6 +1245,26 @@ static int same_results(const struct cc *c, const wasm_functype *a,
 	return 1;
 }
 
+/*
+ * A non-tail call at op cell p (n operand cells) with its arguments at
+ * base: record where its callee returns to (code.h resumes).
+ */
+static int note_resume(struct cc *c, const uint32_t *p, uint32_t n,
+		       uint32_t base)
+{
+	uint32_t at;
+
+	if (p == c->scratch)
+		return 0;
+	at = (uint32_t)(p - c->code) - 1;
+	if (GROW(c, resumes, cresumes, c->nresumes + 3))
+		return -1;
+	c->resumes[c->nresumes++] = at;
+	c->resumes[c->nresumes++] = at + 1 + n;
+	c->resumes[c->nresumes++] = base;
+	return 0;
+}
+
 static int op_call(struct cc *c, bool tail)
 {
 	uint32_t x, base, *p;
@@ -1268,10 +1290,14 @@ static int op_call(struct cc *c, bool tail)
 		p[1] = x - c->m->nimported_funcs;
 		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
 			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
+		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base))
+			return -1;
 	} else {
 		p = cc_emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
 		p[0] = x;
 		p[1] = base;
+		if (!tail && note_resume(c, p, 2, base))
+			return -1;
 	}
 	if (tail) {
 		set_unreachable(c);
@@ -1327,6 +1353,8 @@ static int op_call_indirect(struct cc *c, bool tail)
 	p[1] = si;
 	p[2] = y;
 	p[3] = x;
+	if (!tail && note_resume(c, p, 4, base))
+		return -1;
 	if (tail) {
 		set_unreachable(c);
 		return 0;
@@ -1356,6 +1384,8 @@ static int op_call_ref(struct cc *c, bool tail)
 	p = cc_emit(c, tail ? WASM_IOP_return_call_ref : WASM_IOP_call_ref, 2);
 	p[0] = base;
 	p[1] = si;
+	if (!tail && note_resume(c, p, 2, base))
+		return -1;
 	if (tail) {
 		set_unreachable(c);
 		return 0;
@@ -2624,6 +2654,14 @@ static int compile_instr(struct cc *c, uint8_t op)
 	}
 }
 
+static bool is_call_cell(uint32_t cell)
+{
+	return cell == wasm_interp_opcell(WASM_IOP_call) ||
+	       cell == wasm_interp_opcell(WASM_IOP_call_local) ||
+	       cell == wasm_interp_opcell(WASM_IOP_call_indirect) ||
+	       cell == wasm_interp_opcell(WASM_IOP_call_ref);
+}
+
 static void cc_free(struct cc *c)
 {
 	free(c->lslot);
@@ -2638,6 +2676,7 @@ static void cc_free(struct cc *c)
 	free(c->handlers);
 	free(c->catches);
 	free(c->links);
+	free(c->resumes);
 }
 
 static int setup_locals(struct cc *c)
@@ -2663,6 +2702,8 @@ static int setup_locals(struct cc *c)
 			for (uint32_t k = 0; k < c->ft->nparams; k++)
 				c->linit[k] = true;
 		}
+		if (wasm_valtype_is_ref(t))
+			c->holds_refs = true;
 		c->lslot[i] = s;
 		s += tslots(t);
 		if (s > MAX_SLOTS)
@@ -2781,6 +2822,17 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->catches = c.catches;
 	wc->links = c.links;
 	wc->nlinks = c.nlinks;
+	wc->holds_refs = c.holds_refs;
+	/* a later rewrite that moved a call makes its points unknown */
+	for (uint32_t k = 0; k < c.nresumes; k += 3)
+		if (c.resumes[k] >= c.ncode ||
+		    !is_call_cell(c.code[c.resumes[k]])) {
+			c.nresumes = 0;
+			break;
+		}
+	wc->resumes = c.resumes;
+	wc->nresumes = c.nresumes;
+	c.resumes = NULL;
 	c.code = NULL;
 	c.handlers = NULL;
 	c.catches = NULL;
@@ -2798,6 +2850,7 @@ void wasm_compiled_free(struct wasm_compiled *c)
 	free(c->handlers);
 	free(c->catches);
 	free(c->links);
+	free(c->resumes);
 	free(c);
 }
 

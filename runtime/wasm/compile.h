@@ -135,6 +135,10 @@ struct cc {
 	uint32_t ncatches, ccatches;
 	uint32_t *links;
 	uint32_t nlinks, clinks;
+	/* resume points of non-tail calls (code.h wasm_compiled.resumes) */
+	uint32_t *resumes;
+	uint32_t nresumes, cresumes;
+	bool holds_refs;
 
 	uint32_t max_slot;
 	bool oom;

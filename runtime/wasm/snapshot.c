@@ -940,3 +940,119 @@ wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
 {
 	return restore(s, r, true, why, whylen);
 }
+
+/* ---- the map the run-level sections share ------------------------------- */
+
+struct wasm_snap_map {
+	objmap m;
+	wasm_memory **mems; /* every memory of the store, in its order */
+	uint32_t nmems;
+	uintptr_t *mem_sorted;
+	uint32_t *mem_ord;
+};
+
+wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
+				 wasm_snap_status *st)
+{
+	wasm_snap_map *m = calloc(1, sizeof *m);
+
+	*st = WASM_SNAP_NOMEM;
+	if (m == NULL) {
+		fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		return NULL;
+	}
+	*st = objmap_build(s, &m->m, why, whylen);
+	if (*st != WASM_SNAP_OK) {
+		wasm_snap_map_free(m);
+		return NULL;
+	}
+	m->mems = calloc(s->nobjs ? s->nobjs : 1, sizeof *m->mems);
+	if (m->mems != NULL)
+		for (size_t i = 0; i < s->nobjs; i++)
+			if (s->objs[i].kind == WASM_OBJ_MEMORY)
+				m->mems[m->nmems++] = s->objs[i].ptr;
+	if (m->mems == NULL ||
+	    sort_addrs((void *const *)m->m.insts, m->m.ninsts,
+		       &m->m.inst_sorted, &m->m.inst_ord) ||
+	    sort_addrs((void *const *)m->m.hosts, m->m.nhosts,
+		       &m->m.host_sorted, &m->m.host_ord) ||
+	    sort_addrs((void *const *)m->mems, m->nmems, &m->mem_sorted,
+		       &m->mem_ord)) {
+		*st = fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		wasm_snap_map_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void wasm_snap_map_free(wasm_snap_map *m)
+{
+	if (m == NULL)
+		return;
+	objmap_free(&m->m);
+	free(m->mems);
+	free(m->mem_sorted);
+	free(m->mem_ord);
+	free(m);
+}
+
+wasm_snap_status wasm_snap_put_func(wasm_snap_map *m, wasm_snap_buf *b,
+				    const wasm_func *f, char *why,
+				    size_t whylen)
+{
+	writer w = {.b = b, .map = m->m, .why = why, .whylen = whylen};
+
+	return put_ref(&w, wasm_reftype(WASM_FUNCREF, true, WASM_HEAP_TOP),
+		       (wasm_ref)f, "a thread's state");
+}
+
+wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
+				    wasm_func **f, char *why, size_t whylen)
+{
+	reader rd = {.r = r, .map = m->m, .why = why, .whylen = whylen};
+	wasm_ref ref = WASM_REF_NULL;
+	wasm_snap_status st =
+		get_ref(&rd, wasm_reftype(WASM_FUNCREF, true, WASM_HEAP_TOP),
+			&ref, "a thread's state");
+
+	*f = (wasm_func *)ref;
+	return st;
+}
+
+bool wasm_snap_instance_ordinal(const wasm_snap_map *m,
+				const wasm_instance *inst, uint32_t *ord)
+{
+	return lookup(m->m.inst_sorted, m->m.inst_ord, m->m.ninsts, inst, ord);
+}
+
+wasm_instance *wasm_snap_instance_at(const wasm_snap_map *m, uint32_t ord)
+{
+	return ord < m->m.ninsts ? m->m.insts[ord] : NULL;
+}
+
+bool wasm_snap_host_ordinal(const wasm_snap_map *m, const wasm_func *f,
+			    uint32_t *ord)
+{
+	return lookup(m->m.host_sorted, m->m.host_ord, m->m.nhosts, f, ord);
+}
+
+wasm_func *wasm_snap_host_at(const wasm_snap_map *m, uint32_t ord)
+{
+	return ord < m->m.nhosts ? m->m.hosts[ord] : NULL;
+}
+
+uint32_t wasm_snap_nhosts(const wasm_snap_map *m)
+{
+	return m->m.nhosts;
+}
+
+bool wasm_snap_memory_ordinal(const wasm_snap_map *m, const wasm_memory *mem,
+			      uint32_t *ord)
+{
+	return lookup(m->mem_sorted, m->mem_ord, m->nmems, mem, ord);
+}
+
+wasm_memory *wasm_snap_memory_at(const wasm_snap_map *m, uint32_t ord)
+{
+	return ord < m->nmems ? m->mems[ord] : NULL;
+}

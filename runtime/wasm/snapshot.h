@@ -153,4 +153,44 @@ wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
 wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
 					  char *why, size_t whylen);
 
+/*
+ * The store's objects as ordinals, for what the run-level sections refer
+ * to: core instances and host functions (in the order the store made
+ * them, as the core section), memories (the store's order).  A function
+ * is written as the core section's reference; NULL is the null one.
+ */
+typedef struct wasm_snap_map wasm_snap_map;
+wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
+				 wasm_snap_status *st);
+void wasm_snap_map_free(wasm_snap_map *m);
+wasm_snap_status wasm_snap_put_func(wasm_snap_map *m, wasm_snap_buf *b,
+				    const wasm_func *f, char *why,
+				    size_t whylen);
+wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
+				    wasm_func **f, char *why, size_t whylen);
+bool wasm_snap_instance_ordinal(const wasm_snap_map *m,
+				const wasm_instance *inst, uint32_t *ord);
+wasm_instance *wasm_snap_instance_at(const wasm_snap_map *m, uint32_t ord);
+bool wasm_snap_host_ordinal(const wasm_snap_map *m, const wasm_func *f,
+			    uint32_t *ord);
+wasm_func *wasm_snap_host_at(const wasm_snap_map *m, uint32_t ord);
+uint32_t wasm_snap_nhosts(const wasm_snap_map *m);
+bool wasm_snap_memory_ordinal(const wasm_snap_map *m, const wasm_memory *mem,
+			      uint32_t *ord);
+wasm_memory *wasm_snap_memory_at(const wasm_snap_map *m, uint32_t ord);
+
+/*
+ * A thread's execution context (runtime/wasm/snapshot_exec.c): idle, or
+ * blocked inside a host function with its wasm frames.  Refused: an
+ * exec stopped out of fuel, holding an exception, or with a frame of a
+ * function that may hold references.  Restoring needs an idle exec of
+ * the fresh store and checks every frame against the compiled code.
+ */
+wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
+				    wasm_snap_buf *b, char *why,
+				    size_t whylen);
+wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
+				   wasm_snap_reader *r, char *why,
+				   size_t whylen);
+
 #endif

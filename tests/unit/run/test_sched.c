@@ -416,7 +416,7 @@ static cm_subtask *lower_async(host_fixture *fx, uint32_t *index)
 	wasm_val args[1] = {{0}}, res[1];
 	cabi_elem *el;
 
-	ck_assert_int_eq(cm_canon_lower_call(fx->e, &fx->inst, &fx->host,
+	ck_assert_int_eq(cm_canon_lower_call(fx->e, NULL, &fx->inst, &fx->host,
 					     &fx->ft, &fx->opts, 0, 1, args,
 					     res),
 			 WASM_HOST_OK);
@@ -660,7 +660,7 @@ START_TEST(host_calls_are_observed)
 	{
 		wasm_val args[1] = {{0}}, res[1];
 
-		ck_assert_int_eq(cm_canon_lower_call(fx.e, &fx.inst, &fx.host,
+		ck_assert_int_eq(cm_canon_lower_call(fx.e, NULL, &fx.inst, &fx.host,
 						     &fx.ft, &fx.opts, 0, 1,
 						     args, res),
 				 WASM_HOST_OK);

@@ -313,11 +313,11 @@ START_TEST(test_refused_versions_and_tags)
 
 	/* another format version */
 	memcpy(bad, s1, n1);
-	bad[8] = 2;
+	bad[8] = 3;
 	live_open(&b, c);
 	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, bad, n1, &err), 0);
 	ck_assert_int_eq(err.kind, CM_ERR_VALUE);
-	ck_assert_ptr_nonnull(strstr(err.msg, "snapshot format 2"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "snapshot format 3"));
 	live_close(&b);
 
 	/* an unknown section (tag 7, empty) before the end section */
@@ -451,16 +451,269 @@ START_TEST(test_not_supported_yet)
 	cm_error err;
 
 	live_open(&a, c);
-	/* the checks read the store's state: fake a pending host call */
-	a.s->pending_host_calls = 1;
+	/* the checks read the store's state: fake a thread parked out of
+	 * fuel (its frame's operand stack has no known height) */
+	a.s->fuel_parked = 1;
 	ck_assert_int_ne(cm_store_snapshot(a.s, SHA_A, &out, &n, &err), 0);
 	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
-	ck_assert_str_eq(err.msg, "not supported yet: pending host calls");
+	ck_assert_str_eq(err.msg, "not supported yet: a thread stopped out "
+				  "of fuel mid-code");
 	ck_assert_ptr_null(out);
-	a.s->pending_host_calls = 0;
+	a.s->fuel_parked = 0;
 	ck_assert_int_eq(cm_store_snapshot(a.s, SHA_A, &out, &n, &err), 0);
 	free(out);
 	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/* ---- live async state: the ticker ------------------------------------- */
+
+/*
+ * A virtual clock shared by the stores of a test: a wait's remaining
+ * time only changes when the test moves it, so a snapshot taken again
+ * at the same time is the same bytes.
+ */
+static uint64_t vnow = 1000000000ull;
+
+static uint64_t vclock_now(void *env)
+{
+	(void)env;
+	return vnow;
+}
+
+static void vclock_wall(void *env, uint64_t *sec, uint32_t *nsec)
+{
+	(void)env;
+	*sec = vnow / 1000000000u;
+	*nsec = (uint32_t)(vnow % 1000000000u);
+}
+
+static void vclock_sleep(void *env, uint64_t deadline)
+{
+	(void)env;
+	if (deadline > vnow)
+		vnow = deadline;
+}
+
+static const wasi_clock VCLOCK = {.now = vclock_now,
+				  .wall = vclock_wall,
+				  .sleep_until = vclock_sleep,
+				  .resolution_ns = 1};
+
+static void live_open_timed(live *v, cm_component *c)
+{
+	live_open(v, c);
+	wasi_ctx_set_clock(v->wasi, &VCLOCK);
+	wasi_ctx_durable_waits(v->wasi, v->s);
+}
+
+/* Move the clock by 100 ms n times, each time firing and serving. */
+static void tick(live *v, int n)
+{
+	cm_error err;
+
+	for (int i = 0; i < n; i++) {
+		vnow += 100000000ull;
+		wasi_ctx_fire_timers(v->wasi);
+		ck_assert_int_ge(cm_store_service_turn(v->s, 0, &err), 0);
+	}
+}
+
+static uint64_t ticks(live *v)
+{
+	return call(v, NULL, "count", NULL, 0).u.u;
+}
+
+START_TEST(test_ticker_round_trip)
+{
+	cm_component *c = load_guest("ticker/ticker.wasm");
+	live a, b;
+	uint8_t *s1, *s2;
+	size_t n1, n2;
+	cm_error err;
+
+	live_open_timed(&a, c);
+	call(&a, NULL, "start", NULL, 0);
+	tick(&a, 3);
+	ck_assert_uint_eq(ticks(&a), 3);
+	/* parked on a timer: a task, its thread, a set, a subtask, a wait */
+	ck_assert_uint_eq(cm_store_pending_host_calls(a.s), 1);
+	s1 = snap(&a, SHA_A, &n1);
+
+	live_open_timed(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 1);
+	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 1);
+	/* the clock stood still: the same bytes again */
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	free(s2);
+	/* it ticks on from 3, not from 0 */
+	ck_assert_uint_eq(ticks(&b), 3);
+	tick(&b, 2);
+	ck_assert_uint_eq(ticks(&b), 5);
+	/* and stops as before */
+	call(&b, NULL, "stop", NULL, 0);
+	tick(&b, 2);
+	ck_assert_uint_eq(ticks(&b), 6);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	live_close(&b);
+
+	/* a wait already due when snapshotted (0 left) fires at once */
+	vnow += 250000000ull;
+	s2 = snap(&a, SHA_A, &n2);
+	live_open_timed(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s2, n2, &err), 0);
+	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 0);
+	ck_assert_int_ge(cm_store_service_turn(b.s, 0, &err), 0);
+	ck_assert_uint_eq(ticks(&b), 4);
+	live_close(&b);
+	free(s2);
+
+	/* a store whose embedder cannot resume the wait: cancelled, and
+	 * the ticker (which expects RETURNED) traps on it */
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	ck_assert_int_lt(cm_store_service_turn(b.s, 0, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unreachable"));
+	live_close(&b);
+
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+START_TEST(test_ticker_truncations_and_flips)
+{
+	cm_component *c = load_guest("ticker/ticker.wasm");
+	live a, b;
+	uint8_t *s1, *bad;
+	size_t n1;
+	cm_error err;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	int forged_ok = 0;
+
+	live_open_timed(&a, c);
+	call(&a, NULL, "start", NULL, 0);
+	tick(&a, 1);
+	s1 = snap(&a, SHA_A, &n1);
+	bad = malloc(n1);
+	ck_assert_ptr_nonnull(bad);
+	for (size_t k = 0; k < n1; k++) {
+		live_open_timed(&b, c);
+		memcpy(bad, s1, k);
+		ck_assert_msg(cm_store_restore(b.s, SHA_A, bad, k, &err) != 0,
+			      "a prefix of %zu bytes restored", k);
+		ck_assert_int_eq(err.kind, CM_ERR_VALUE);
+		live_close(&b);
+	}
+	/* flips with the checksum forged: refused, or a sound store */
+	for (int i = 0; i < 3000; i++) {
+		int flips = 1 + (int)(rng % 2);
+
+		memcpy(bad, s1, n1);
+		for (int f = 0; f < flips; f++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			bad[rng % (n1 - 8)] ^= (uint8_t)(1u << (rng >> 60 & 7));
+		}
+		fix_checksum(bad, n1);
+		live_open_timed(&b, c);
+		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+			forged_ok++;
+			/* it runs on or traps, never worse */
+			vnow += 100000000ull;
+			wasi_ctx_fire_timers(b.wasi);
+			cm_store_service_turn(b.s, 0, &err);
+		}
+		live_close(&b);
+	}
+	ck_assert_int_gt(forged_ok, 0);
+	free(bad);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/* ---- a host call settled and not delivered yet (park.wasm) ------------ */
+
+static cm_host_pending *parked;
+
+static int park(cm_host_call *call, void *env, const cm_val *args,
+		uint32_t nargs, cm_val *results, uint32_t nresults)
+{
+	(void)env;
+	(void)args;
+	(void)nargs;
+	(void)results;
+	(void)nresults;
+	parked = cm_host_call_defer(call);
+	return parked != NULL ? CM_HOST_PENDING : -1;
+}
+
+static void park_open(live *v, cm_component *c)
+{
+	cm_error err;
+
+	memset(v, 0, sizeof *v);
+	v->c = c;
+	v->l = cm_linker_new();
+	ck_assert_ptr_nonnull(v->l);
+	ck_assert_int_eq(cm_linker_define_func(v->l, "hostel:test/host",
+					       "park", park, NULL),
+			 0);
+	v->s = cm_store_new(NULL);
+	ck_assert_ptr_nonnull(v->s);
+	if (cm_instantiate(v->s, c, v->l, &v->inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+}
+
+START_TEST(test_park_settled_round_trip)
+{
+	cm_component *c = load_guest("async/park.wasm");
+	live a, b;
+	cm_val x = cm_val_u32(7), v = cm_val_u32(42);
+	uint8_t *s1, *s2;
+	size_t n1, n2;
+	cm_error err;
+
+	park_open(&a, c);
+	call(&a, NULL, "start", &x, 1);
+	ck_assert_uint_eq(call(&a, NULL, "state", NULL, 0).u.u, 1);
+	/* outstanding, and nothing can resume it: cancelled on restore */
+	s2 = snap(&a, SHA_A, &n2);
+	/* settled, not yet delivered: its result travels as data */
+	ck_assert_int_eq(cm_host_settle(parked, &v, 1, &err), 0);
+	s1 = snap(&a, SHA_A, &n1);
+
+	park_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(call(&b, NULL, "state", NULL, 0).u.u, 1);
+	ck_assert_int_ge(cm_store_service_turn(b.s, 0, &err), 0);
+	ck_assert_uint_eq(call(&b, NULL, "state", NULL, 0).u.u, 2);
+	ck_assert_uint_eq(call(&b, NULL, "value", NULL, 0).u.u, 42);
+	cm_store_free(b.s);
+	cm_linker_free(b.l);
+
+	park_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s2, n2, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	/* the guest sees CANCELLED_BEFORE_RETURNED: it runs or traps */
+	if (cm_store_service_turn(b.s, 0, &err) >= 0)
+		ck_assert_uint_ne(call(&b, NULL, "state", NULL, 0).u.u, 1);
+	cm_store_free(b.s);
+	cm_linker_free(b.l);
+
+	free(s1);
+	free(s2);
+	cm_store_free(a.s);
+	cm_linker_free(a.l);
 	cm_component_free(c);
 }
 END_TEST
@@ -478,6 +731,9 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_truncations_and_flips);
 	tcase_add_test(tc, test_values_sampled_prefixes);
 	tcase_add_test(tc, test_not_supported_yet);
+	tcase_add_test(tc, test_ticker_round_trip);
+	tcase_add_test(tc, test_ticker_truncations_and_flips);
+	tcase_add_test(tc, test_park_settled_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

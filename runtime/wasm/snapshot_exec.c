@@ -1,0 +1,315 @@
+/*
+ * snapshot_exec.c - a suspended execution context as plain data (store
+ * snapshots, runtime/wasm/snapshot.h): the heap stack of a thread that
+ * waits inside a host function (a canon built-in such as
+ * waitable-set.wait, a sync lower), written and restored frame by frame.
+ *
+ * Encoding (after runtime/wasm/snapshot.h's integers and references):
+ *   u8 0 idle (no call outstanding) | 1 blocked:
+ *   ref entry, ref blocked (a host function), u8 blocked_entry;
+ *   unless blocked_entry: u32 nframes (the callers), then nframes + 1
+ *   frames bottom first, the last the one in the host call:
+ *     u32 core instance, u32 function index, u32 code offset (where it
+ *     continues: after one of its calls), u32 nslots, nslots x u64
+ *   A frame's slots are the live ones: from its base up to where its
+ *   callee's frame (or the blocked host call's arguments) begins, which
+ *   is the call's base slot, so no dead slot of a callee that returned
+ *   is ever written.
+ *
+ * Why frames are accepted only where they can be (compile.c records, for
+ * every non-tail call, its op cell, its return offset and its base): a
+ * restored program counter is then always the continuation of a call,
+ * each frame's base is its caller's call base, and the interpreter never
+ * runs an operand cell as an op, whatever a forged snapshot says.  A
+ * frame of a function that may hold references (code.h holds_refs) is
+ * refused both ways: its slots could hold host addresses, and a forged
+ * number where typed code expects a reference would be trusted.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): restoring
+ * grows the exec's value and frame stacks to what the snapshot asks,
+ * within its limits (max_bytes, max_depth: wasm_exec_grow_*), and only
+ * as far as the bytes left can describe (each frame takes 16 bytes at
+ * least), so a short snapshot cannot ask for a deep stack.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wasm/exec.h"
+#include "wasm/snapshot.h"
+
+static wasm_snap_status failf(char *why, size_t whylen, wasm_snap_status st,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static wasm_snap_status failf(char *why, size_t whylen, wasm_snap_status st,
+			      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && whylen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return st;
+}
+
+/* The base slot of the call code returns to at offset off, or -1. */
+static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
+{
+	uint32_t lo = 0, hi = code->nresumes / 3;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint32_t at = code->resumes[3 * mid + 1];
+
+		if (at == off)
+			return code->resumes[3 * mid + 2];
+		if (at < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
+				  const wasm_exec *e, const uint32_t *pc,
+				  size_t fp, const struct wasm_compiled *code,
+				  const wasm_instance *inst, size_t next_fp,
+				  char *why, size_t whylen)
+{
+	uint32_t ord, off;
+	int64_t base;
+
+	if (!wasm_snap_instance_ordinal(m, inst, &ord))
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "a frame of an instance of another store");
+	if (code->holds_refs)
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "not supported yet: a suspended frame of a "
+			     "function that holds references (function %u "
+			     "of core instance %u)",
+			     code->funcidx, ord);
+	if (pc < code->code || pc > code->code + code->ncode)
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "not supported yet: a thread blocked in a tail "
+			     "call of a host function (function %u of core "
+			     "instance %u)",
+			     code->funcidx, ord);
+	off = (uint32_t)(pc - code->code);
+	base = resume_base(code, off);
+	if (base < 0 || fp + (size_t)base != next_fp)
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "not supported yet: a frame stopped outside of a "
+			     "call (function %u of core instance %u)",
+			     code->funcidx, ord);
+	wasm_snap_u32(b, ord);
+	wasm_snap_u32(b, code->funcidx);
+	wasm_snap_u32(b, off);
+	wasm_snap_u32(b, (uint32_t)base);
+	for (size_t i = fp; i < next_fp; i++)
+		wasm_snap_u64(b, e->stack[i]);
+	return WASM_SNAP_OK;
+}
+
+wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
+				    wasm_snap_buf *b, char *why, size_t whylen)
+{
+	wasm_snap_status st;
+
+	if (e->state == WASM_EXEC_STATE_IDLE) {
+		wasm_snap_u8(b, 0);
+		return WASM_SNAP_OK;
+	}
+	if (e->state != WASM_EXEC_STATE_BLOCKED || e->blocked == NULL)
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "not supported yet: a thread stopped out of fuel "
+			     "mid-code");
+	if (e->exn != NULL)
+		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
+			     "not supported yet: a thread holding an "
+			     "exception");
+	wasm_snap_u8(b, 1);
+	st = wasm_snap_put_func(m, b, e->entry, why, whylen);
+	if (st == WASM_SNAP_OK)
+		st = wasm_snap_put_func(m, b, e->blocked, why, whylen);
+	if (st != WASM_SNAP_OK)
+		return st;
+	wasm_snap_u8(b, e->blocked_entry);
+	if (e->blocked_entry)
+		return WASM_SNAP_OK;
+	wasm_snap_u32(b, e->nframes);
+	for (uint32_t k = 0; k < e->nframes && st == WASM_SNAP_OK; k++) {
+		const struct wasm_frame *fr = &e->frames[k];
+		size_t next = k + 1 < e->nframes ? e->frames[k + 1].fp : e->fp;
+
+		st = put_frame(m, b, e, fr->pc, fr->fp, fr->code, fr->inst,
+			       next, why, whylen);
+	}
+	if (st == WASM_SNAP_OK)
+		st = put_frame(m, b, e, e->pc, e->fp, e->code, e->inst,
+			       e->blocked_base, why, whylen);
+	return st;
+}
+
+/* ---- restoring ---------------------------------------------------------- */
+
+#define BAD(...) failf(why, whylen, WASM_SNAP_MALFORMED, __VA_ARGS__)
+
+typedef struct frame_in {
+	const struct wasm_compiled *code;
+	wasm_instance *inst;
+	uint32_t off, base;
+	size_t fp;
+	const uint8_t *slots; /* base x u64, read later */
+} frame_in;
+
+static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
+				  frame_in *f, size_t fp, char *why,
+				  size_t whylen)
+{
+	uint32_t ord, fi;
+	wasm_instance *inst;
+	const wasm_func *fn;
+	int64_t base;
+
+	if (!wasm_snap_get_u32(r, &ord) || !wasm_snap_get_u32(r, &fi) ||
+	    !wasm_snap_get_u32(r, &f->off) || !wasm_snap_get_u32(r, &f->base))
+		return BAD("truncated frame");
+	inst = wasm_snap_instance_at(m, ord);
+	if (inst == NULL || fi >= wasm_module_nfuncs(inst->module))
+		return BAD("a frame of no function (%u of core instance %u)",
+			   fi, ord);
+	fn = inst->funcs[fi];
+	if (fn->kind != WASM_FUNC_WASM || fn->u.wasm.inst != inst ||
+	    fn->u.wasm.code == NULL)
+		return BAD("a frame of function %u of core instance %u, "
+			   "which it does not define",
+			   fi, ord);
+	f->code = fn->u.wasm.code;
+	f->inst = inst;
+	f->fp = fp;
+	if (f->code->holds_refs)
+		return BAD("a frame of a function that holds references");
+	base = resume_base(f->code, f->off);
+	if (base < 0 || (uint32_t)base != f->base ||
+	    f->base > f->code->frame_slots)
+		return BAD("a frame that does not stand after a call");
+	if (wasm_snap_left(r) / 8 < f->base)
+		return BAD("truncated frame");
+	f->slots = wasm_snap_take(r, (size_t)f->base * 8);
+	return WASM_SNAP_OK;
+}
+
+static bool grow_frames(wasm_exec *e, uint32_t n)
+{
+	while (e->frames_cap < n)
+		if (wasm_exec_grow_frames(e))
+			return false;
+	return true;
+}
+
+wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
+				   wasm_snap_reader *r, char *why,
+				   size_t whylen)
+{
+	uint8_t kind, bentry;
+	wasm_func *entry, *blocked;
+	uint32_t nframes = 0;
+	frame_in *fs = NULL;
+	size_t need, fp = 0;
+	wasm_snap_status st;
+
+	if (e->state != WASM_EXEC_STATE_IDLE)
+		return BAD("a thread restored twice");
+	if (!wasm_snap_get_u8(r, &kind) || kind > 1)
+		return BAD("bad thread state");
+	if (kind == 0)
+		return WASM_SNAP_OK;
+	st = wasm_snap_get_func(m, r, &entry, why, whylen);
+	if (st == WASM_SNAP_OK)
+		st = wasm_snap_get_func(m, r, &blocked, why, whylen);
+	if (st != WASM_SNAP_OK)
+		return st;
+	if (entry == NULL || blocked == NULL ||
+	    blocked->kind != WASM_FUNC_HOST || !wasm_snap_get_u8(r, &bentry) ||
+	    bentry > 1)
+		return BAD("bad blocked call");
+	if (bentry) {
+		if (entry != blocked)
+			return BAD("bad blocked call");
+		need = entry->type->nparams * 2 + blocked->type->nresults * 2;
+	} else {
+		if (entry->kind != WASM_FUNC_WASM || entry->u.wasm.code == NULL)
+			return BAD("bad entry function");
+		if (!wasm_snap_get_u32(r, &nframes) ||
+		    nframes >= e->max_depth ||
+		    nframes >= wasm_snap_left(r) / 16)
+			return BAD("bad frame count");
+		fs = calloc((size_t)nframes + 1, sizeof *fs);
+		if (fs == NULL)
+			return failf(why, whylen, WASM_SNAP_NOMEM,
+				     "out of memory");
+		need = 0;
+		for (uint32_t k = 0; k <= nframes; k++) {
+			st = get_frame(m, r, &fs[k], fp, why, whylen);
+			if (st != WASM_SNAP_OK)
+				goto out;
+			if (fp + fs[k].code->frame_slots > need)
+				need = fp + fs[k].code->frame_slots;
+			fp += fs[k].base;
+		}
+		if (fs[0].code != entry->u.wasm.code ||
+		    fs[0].inst != entry->u.wasm.inst) {
+			st = BAD("the first frame is not the entry's");
+			goto out;
+		}
+		/* the host call's arguments, then its results, at fp */
+		need += blocked->type->nparams * 2 + blocked->type->nresults * 2;
+		if (fp + blocked->type->nresults * 2 > need)
+			need = fp + blocked->type->nresults * 2;
+	}
+	if (wasm_exec_grow_stack(e, need) || !grow_frames(e, nframes)) {
+		st = failf(why, whylen, WASM_SNAP_MISMATCH,
+			   "a thread's stack past its limit");
+		goto out;
+	}
+	memset(e->stack, 0, e->stack_cap * sizeof *e->stack);
+	for (uint32_t k = 0; fs != NULL && k <= nframes; k++) {
+		wasm_snap_reader sr = {.p = fs[k].slots,
+				       .len = (size_t)fs[k].base * 8};
+
+		for (size_t i = 0; i < fs[k].base; i++)
+			wasm_snap_get_u64(&sr, &e->stack[fs[k].fp + i]);
+		if (k < nframes) {
+			struct wasm_frame *fr = &e->frames[k];
+
+			fr->pc = fs[k].code->code + fs[k].off;
+			fr->fp = fs[k].fp;
+			fr->code = fs[k].code;
+			fr->inst = fs[k].inst;
+		} else {
+			e->pc = fs[k].code->code + fs[k].off;
+			e->fp = fs[k].fp;
+			e->code = fs[k].code;
+			e->inst = fs[k].inst;
+		}
+	}
+	e->nframes = nframes;
+	e->entry = entry;
+	e->blocked = blocked;
+	e->blocked_entry = bentry;
+	e->blocked_base = bentry ? 0 : fp;
+	e->nresults = 0;
+	e->result_type = NULL;
+	e->trap = WASM_TRAP_NONE;
+	e->trap_msg[0] = 0;
+	e->exn = NULL;
+	e->state = WASM_EXEC_STATE_BLOCKED;
+out:
+	free(fs);
+	return st;
+}
