@@ -154,12 +154,15 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	big=$(db "SELECT max(size) FROM store_deltas WHERE service = 'mem'")
 	H call mem 'echo("x")' >/dev/null 2>&1
 	d1=$(db "SELECT count(*) FROM store_deltas WHERE service = 'mem'")
-	last=$(db "SELECT size FROM store_deltas WHERE service = 'mem' ORDER BY n DESC LIMIT 1")
-	check "a call adds a delta ($d0 -> $d1)" test "$d1" -eq $((d0 + 1))
+	# (a turn of the store that ran nothing more, in a later commit,
+	# adds a delta of no pages)
+	last=$(db "SELECT max(size) FROM store_deltas WHERE service = 'mem' AND n > $d0")
+	check "a call adds a delta ($d0 -> $d1)" test "$d1" -gt "$d0"
 	check "of the pages it changed: $last bytes for a short echo (a page is 65536; make's delta $big)" \
 		test "$last" -le $((2 * 65536 + 4096)) -a "$big" -ge $((4 * 65536))
-	check "the delta follows its call.returned (upto)" \
-		test "$(db "SELECT upto FROM store_deltas WHERE service = 'mem' ORDER BY n DESC LIMIT 1")" -eq \
+	# (the commit may hold other services' later events: upto is its last)
+	check "the delta is in its call.returned's commit (upto at or past it)" \
+		test "$(db "SELECT upto FROM store_deltas WHERE service = 'mem' ORDER BY n DESC LIMIT 1")" -ge \
 		"$(db "SELECT max(seq) FROM events WHERE service = 'mem' AND kind = 'call.returned'")"
 else
 	H call mem 'echo("x")' >/dev/null 2>&1
