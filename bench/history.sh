@@ -5,7 +5,10 @@
 #   2. call round trips through real hosteld daemons, history on
 #      (database-synchronous = full, and = normal) and history off
 #      (hostel.conf `history = off`), at several concurrencies, in
-#      interleaved rounds (best of ROUNDS), with the ratios on/off.
+#      interleaved rounds (best of ROUNDS), with the ratios on/off;
+#   3. in the same rounds, history on (full) with the counter of
+#      durability commit (issue 22: a delta of its store in every
+#      commit), with the ratios commit/none (none: the `full` daemon).
 #
 #   sh bench/history.sh [--rounds N] [--seconds S] [--conns 1,16,64,256] BUILDDIR
 #
@@ -57,8 +60,9 @@ TMPDIR=$T "$APPEND" --seconds "$SECONDS_PER_RUN" | tee "$T/append.out"
 echo
 echo "== call round trips: history on (full, normal) vs off"
 "$MK" counter "$T/counter.wasm" || exit 1
-MODES="full normal off"
+MODES="full normal off commit"
 printf 'database-synchronous = full\n' >"$T/full.conf"
+printf 'database-synchronous = full\ndurability = commit\n' >"$T/commit.conf"
 printf 'database-synchronous = normal\n' >"$T/normal.conf"
 printf 'history = off\n' >"$T/off.conf"
 for m in $MODES; do
@@ -122,7 +126,7 @@ while [ $r -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 # How well the commits grouped the events (io.hostel.History.Stats).
-for m in full normal; do
+for m in full normal commit; do
 	printf 'history=%s: ' "$m"
 	"$SEND" "$T/$m.sock" call \
 		'{"method":"io.hostel.History.Stats"}' 2>/dev/null |
@@ -148,4 +152,17 @@ for c in $(echo "$CONNS" | tr ',' ' '); do
 				    m, c, offcpu / oncpu, offcpu, oncpu
 		}'
 	done
+	none=$(best full "$c")
+	nonecpu=$(least_cpu full "$c")
+	com=$(best commit "$c")
+	comcpu=$(least_cpu commit "$c")
+	awk -v c="$c" -v com="${com:-0}" -v none="${none:-0}" \
+		-v comcpu="${comcpu:-0}" -v nonecpu="${nonecpu:-0}" 'BEGIN {
+		if (none > 0)
+			printf "durability-commit-vs-none-c%s: %.2f (%s vs %s calls/s)\n",
+			    c, com / none, com, none
+		if (comcpu > 0)
+			printf "durability-commit-cpu-c%s: %.2f (hosteld CPU per call, none/commit: %s vs %s us)\n",
+			    c, nonecpu / comcpu, nonecpu, comcpu
+	}'
 done

@@ -36,6 +36,7 @@ void config_init(struct config *c)
 	c->host_bytes = -1;
 	c->memory = -1;
 	c->call_deadline = -1;
+	c->snapshot_interval = -1;
 	c->history = -1;
 	c->durability = -1;
 	c->socket_group = NULL;
@@ -231,6 +232,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		lslot = &out->memory;
 	else if (key_is(k, (size_t)(ke - k), "call-deadline"))
 		lslot = &out->call_deadline;
+	else if (key_is(k, (size_t)(ke - k), "snapshot-interval"))
+		lslot = &out->snapshot_interval;
 	else if (key_is(k, (size_t)(ke - k), "socket-group"))
 		tslot = &out->socket_group;
 	else if (key_is(k, (size_t)(ke - k), "allow-call"))
@@ -251,7 +254,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			    "service-host-bytes, call-deadline, socket-group, "
 			    "allow-call, "
 			    "allow-deploy, "
-			    "allow-admin, history, durability)",
+			    "allow-admin, history, durability, "
+			    "snapshot-interval)",
 			    (int)(ke - k), k);
 	if (v == ve)
 		return config_fail(err, errlen, name, lineno, "'%.*s' has no value",
@@ -312,7 +316,8 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 		return 0;
 	}
 	if (lslot) {
-		n = lslot == &out->keep_age || lslot == &out->call_deadline
+		n = lslot == &out->keep_age || lslot == &out->call_deadline ||
+				    lslot == &out->snapshot_interval
 			    ? duration_parse(value)
 		    : lslot == &out->host_bytes ? size_parse(value)
 		    : lslot == &out->memory	? config_bytes_value(value)
@@ -335,6 +340,11 @@ static int parse_line(const char *name, unsigned lineno, const char *s,
 			return config_fail(err, errlen, name, lineno,
 				    "call-deadline must be a duration like "
 				    "5min, 30s, 1h or 0 (none), not '%.*s'",
+				    (int)(ve - v), v);
+		if (n < 0 && lslot == &out->snapshot_interval)
+			return config_fail(err, errlen, name, lineno,
+				    "snapshot-interval must be a duration like "
+				    "30s, 5min or 0 (none), not '%.*s'",
 				    (int)(ve - v), v);
 		if (n < 0)
 			return config_fail(err, errlen, name, lineno,

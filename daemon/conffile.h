@@ -31,7 +31,10 @@
  *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
  *     history (on or off: whether events are recorded; read at start),
  *     durability (none, stop or commit: the durability of services whose
- *     config sets none; default none; read when a service starts).
+ *     config sets none; default none; read when a service starts),
+ *     snapshot-interval (durability stop: a snapshot this often too, of
+ *     services whose limits set no snapshotIntervalMs; a duration; 0 or
+ *     unset: only at a graceful stop; read when a service starts).
  *   - An unknown key, a line without '=', an empty value, a relative
  *     path or a key given twice is an error naming the file and line.
  *
@@ -70,6 +73,8 @@ struct config {
 	long long memory;
 	/* call-deadline in seconds; -1 when not set; 0: none */
 	long long call_deadline;
+	/* snapshot-interval in seconds; -1 when not set; 0: none */
+	long long snapshot_interval;
 	int history; /* `history`: 1 on, 0 off, -1 when not set */
 	/* `durability` of services that set none: 0 none, 1 stop, 2 commit,
 	 * -1 unset */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <jansson.h>
 
 #include "daemon/daemon.h"
@@ -66,12 +67,20 @@ static void store_event(struct service *s, const char *kind, json_t *p)
 
 /* ---- commit: images with the history's commits -------------------------- */
 
+static void interval_cb(evutil_socket_t fd, short what, void *arg);
+static void arm_interval(struct service *s);
+static uint64_t interval_ms(const struct service *s);
+
 void durable_store_new(struct service *s)
 {
 	cm_snap_base_reset(s->snap_base);
 	s->image_dirty = true;
 	s->image_failing = false;
 	s->image_full_bytes = s->image_delta_bytes = 0;
+	if (interval_ms(s) &&
+	    (s->ev_snapshot ||
+	     (s->ev_snapshot = evtimer_new(s->d->base, interval_cb, s))))
+		arm_interval(s);
 }
 
 void durable_store_drop(struct service *s)
@@ -79,6 +88,9 @@ void durable_store_drop(struct service *s)
 	cm_snap_base_free(s->snap_base);
 	s->snap_base = NULL;
 	s->image_dirty = false;
+	if (s->ev_snapshot)
+		event_free(s->ev_snapshot);
+	s->ev_snapshot = NULL;
 }
 
 void durable_image_dropped(void *d, const char *service)
@@ -209,13 +221,75 @@ static int snapshot_now(struct service *s, uint64_t *bytes, char *why,
 	if (rc)
 		snprintf(why, whylen, "%s", err.msg);
 	else if (snapshots_put(db, s->name, s->component, CM_SNAPSHOT_FORMAT,
-			       buf, len)) {
+			       buf, len,
+			       daemon_history_store(s->d)
+				       ? history_last_seq(
+						 daemon_history_store(s->d))
+				       : 0)) {
 		snprintf(why, whylen, "%s", db_errmsg(db));
 		rc = -1;
 	}
 	free(buf);
 	*bytes = len;
+	if (rc == 0)
+		s->image_dirty = false;
 	return rc ? -1 : 0;
+}
+
+/* ---- stop: a snapshot every snapshot-interval ------------------------------ */
+
+static uint64_t interval_ms(const struct service *s)
+{
+	if (service_durability(s) != SERVICE_DURABILITY_STOP)
+		return 0;
+	if (s->limits.snapshot_interval_ms)
+		return s->limits.snapshot_interval_ms;
+	return s->d->file.snapshot_interval > 0
+		       ? (uint64_t)s->d->file.snapshot_interval * 1000u
+		       : 0;
+}
+
+static void arm_interval(struct service *s)
+{
+	uint64_t ms = interval_ms(s);
+	struct timeval tv = {(time_t)(ms / 1000),
+			     (suseconds_t)(ms % 1000) * 1000};
+
+	if (s->ev_snapshot)
+		evtimer_add(s->ev_snapshot, &tv);
+}
+
+/*
+ * A store that ran since its last snapshot is snapshotted; one with
+ * calls in flight or queued waits for the next interval (no event); a
+ * refusal is recorded once for a run of them.
+ */
+static void interval_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+	char why[CM_ERROR_MSG_MAX];
+	uint64_t t0 = service_mono_ns(), bytes;
+
+	if (s->state == SERVICE_RUNNING && s->store && s->image_dirty &&
+	    !s->run_head && !s->queue_head) {
+		if (snapshot_now(s, &bytes, why, sizeof(why))) {
+			capture_refused(s, "interval", why);
+		} else {
+			s->image_failing = false;
+			log_debug(&s->d->log,
+				  "service %s: snapshot of %llu bytes "
+				  "(interval)",
+				  s->name, (unsigned long long)bytes);
+			store_event(s, HISTORY_STORE_SNAPSHOTTED,
+				    json_pack("{sI,sI,ss}", "bytes",
+					      (json_int_t)bytes, "ms",
+					      (json_int_t)((service_mono_ns() -
+							    t0) /
+							   1000000u),
+					      "trigger", "interval"));
+		}
+	}
+	arm_interval(s);
 }
 
 int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,

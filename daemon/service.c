@@ -163,6 +163,7 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					    "hostBytes",
 					    "tableElements",
 					    "maxQueuedCalls",
+					    "snapshotIntervalMs",
 					    NULL};
 	json_t *root = json_loads(config ? config : "{}", 0, NULL);
 	json_t *limits, *v;
@@ -213,7 +214,8 @@ int service_parse_limits(const char *config, struct service_limits *out,
 					 "maxHandles, maxThreads, "
 					 "maxPendingHostCalls, "
 					 "maxConcurrentCalls, hostBytes, "
-					 "tableElements, maxQueuedCalls)",
+					 "tableElements, maxQueuedCalls, "
+					 "snapshotIntervalMs)",
 					 key);
 				goto out;
 			}
@@ -236,7 +238,9 @@ int service_parse_limits(const char *config, struct service_limits *out,
 		    limit_value(limits, "hostBytes", &out->host_bytes, why,
 				whylen) ||
 		    limit_value(limits, "tableElements", &out->table_elements,
-				why, whylen))
+				why, whylen) ||
+		    limit_value(limits, "snapshotIntervalMs",
+				&out->snapshot_interval_ms, why, whylen))
 			goto out;
 		if (json_is_integer(json_object_get(limits, "tableElements")) &&
 		    (out->table_elements == 0 ||

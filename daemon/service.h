@@ -93,6 +93,9 @@ struct service_limits {
 	uint64_t max_queued_calls;
 	/* config "durability": SERVICE_DURABILITY_*; UNSET: hostel.conf's */
 	int durability;
+	/* durability stop: a snapshot this often too (ms); 0: hostel.conf's
+	 * snapshot-interval, else only at a graceful stop */
+	uint64_t snapshot_interval_ms;
 };
 
 /*
@@ -192,6 +195,8 @@ struct service {
 	struct cm_snap_base *snap_base;
 	bool image_dirty, image_failing;
 	uint64_t image_full_bytes, image_delta_bytes;
+	/* durability stop with an interval: the timer of the next one */
+	struct event *ev_snapshot;
 };
 
 /* The durability in force: the config's, else hostel.conf's, else NONE. */

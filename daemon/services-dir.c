@@ -50,6 +50,7 @@ static const struct limit_key {
 	{"host-bytes", "hostBytes", V_BYTES},
 	{"table-elements", "tableElements", V_COUNT},
 	{"max-queued-calls", "maxQueuedCalls", V_COUNT},
+	{"snapshot-interval", "snapshotIntervalMs", V_DEADLINE},
 };
 
 #define NLIMIT_KEYS (sizeof(limit_keys) / sizeof(limit_keys[0]))

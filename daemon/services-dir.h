@@ -21,6 +21,7 @@
  *     memory = 64M  fuel-per-call = 1000000000  deadline = 30s
  *     max-handles  max-threads  max-pending-host-calls
  *     max-concurrent-calls  host-bytes  table-elements  max-queued-calls
+ *     snapshot-interval = 30s       (durability stop: limits.snapshotIntervalMs)
  *
  * Contract:
  *  - NAME (the file name without ".conf") is the service name

@@ -101,7 +101,7 @@ int snapshots_write_delta(struct db *db, const char *service,
 }
 
 int snapshots_put(struct db *db, const char *service, const char *component,
-		  uint32_t format, const void *data, size_t len)
+		  uint32_t format, const void *data, size_t len, uint64_t upto)
 {
 	int rc;
 
@@ -112,7 +112,7 @@ int snapshots_put(struct db *db, const char *service, const char *component,
 	if (rc)
 		return rc;
 	rc = snapshots_write_full(db, service, component, format, data, len,
-				  0);
+				  upto);
 	if (rc == 0)
 		rc = db_commit(db);
 	if (rc)

@@ -55,8 +55,10 @@ struct snapshot_delta {
 	size_t size;
 };
 
+/* In a transaction of its own; upto: the last event durable when it
+ * was taken (0: none), which it holds at least. */
 int snapshots_put(struct db *db, const char *service, const char *component,
-		  uint32_t format, const void *data, size_t len);
+		  uint32_t format, const void *data, size_t len, uint64_t upto);
 /* Inside the caller's transaction: a full snapshot (upto 0: none). */
 int snapshots_write_full(struct db *db, const char *service,
 			 const char *component, uint32_t format,

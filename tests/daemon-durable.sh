@@ -15,7 +15,9 @@
 # state across SIGKILL with no snapshot taken on request; each call adds
 # a delta of the pages it changed (one or two for a short echo, not the
 # memory), `hostel ps` counts them, and `hostel snapshot` folds them into
-# a full one.  (tests/daemon-crash.sh kills it under load.)  A ticker of
+# a full one.  (tests/daemon-crash.sh kills it under load.)  With
+# snapshot-interval (a services.d file's), a stop service is snapshotted
+# after it ran, so a SIGKILL comes back to that.  A ticker of
 # durability commit comes back from SIGKILL at least at the count a call
 # was told before the kill, and ticks on with no call to start it.
 #
@@ -45,6 +47,8 @@ mkdir -p "$ETC/services.d"
 printf 'log-level = info\n' >"$ETC/hostel.conf"
 printf 'component = %s\ndurability = stop\n' "$T/counter.wasm" \
 	>"$ETC/services.d/filed.conf"
+printf 'component = %s\ndurability = stop\nsnapshot-interval = 1s\n' \
+	"$T/counter.wasm" >"$ETC/services.d/periodic.conf"
 
 start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$STATE" \
@@ -137,6 +141,26 @@ check "a snapshot of another component: store.restore_failed" \
 check "the reason names the component" has "$T/filed.log" "the snapshot is of component"
 check "and the store is fresh" eq "$(H call filed 'get()' 2>&1)" 0
 check "the refusal is logged" has "$LOG" "snapshot refused, a fresh store"
+
+# ---- durability stop with snapshot-interval ------------------------------------
+for i in 1 2 3; do
+	inc periodic >/dev/null
+done
+snapped() {
+	test "$(events periodic | grep -c 'store.snapshotted.*interval')" -ge 1
+}
+check "snapshot-interval: a snapshot within the interval after calls" \
+	wait_for $((5 * ${HOSTEL_SLOW:-1})) snapped
+stop_daemon KILL
+check "hosteld starts after SIGKILL" start_daemon
+check "the interval's snapshot comes back after SIGKILL" eq "$(inc periodic)" 4
+check "store.restored says up to which event" \
+	sh -c "'$HOSTEL' --socket '$SOCK' logs periodic 2>&1 | grep 'store.restored' | tail -n 1 | grep -q upto"
+sleep 1.5 # the interval's snapshot of that call
+p1=$(events periodic | grep -c 'store.snapshotted.*interval')
+sleep 2.2
+p2=$(events periodic | grep -c 'store.snapshotted.*interval')
+check "an idle store is not snapshotted again ($p1 -> $p2)" eq "$p2" "$p1"
 
 # ---- durability commit -------------------------------------------------------
 VALUES=$S/tests/guests/values/values.wasm
