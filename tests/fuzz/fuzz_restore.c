@@ -10,10 +10,13 @@
  *             1: the rest patches a valid full snapshot;
  *             2: the rest patches a valid delta, restored over the full
  *                snapshot it was written against;
- *   bit 2     the guest: tests/guests/values (a memory that grew,
- *             mutable globals) or tests/guests/wasi/calc (wasi-libc:
- *             tables of function references, host functions);
- *   bit 3     keep the checksum as the patches leave it (else it is
+ *   bits 2-3  the guest: 0 tests/guests/values (a memory that grew,
+ *             mutable globals), 1 tests/guests/wasi/calc (wasi-libc:
+ *             tables of function references, host functions), 2 or 3
+ *             tests/guests/ticker (live async state: a task parked on
+ *             a clock wait, its thread, waitable set and subtask, the
+ *             pending host call, on a virtual clock);
+ *   bit 4     keep the checksum as the patches leave it (else it is
  *             fixed up, so the patches reach the sections' parsers).
  * A patch input: a little-endian u16 of bytes to cut from the end, then
  * patches of (u16 offset, u8 length n, n bytes xored in at the offset,
@@ -63,10 +66,41 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-static guest guests[2] = {
+enum { G_VALUES, G_CALC, G_TICKER, NGUESTS };
+
+static guest guests[NGUESTS] = {
 	{.path = "tests/guests/values/values.wasm"},
 	{.path = "tests/guests/wasi/calc.component.wasm"},
+	{.path = "tests/guests/ticker/ticker.wasm"},
 };
+
+/* The ticker's clock: it moves only when the target moves it. */
+static uint64_t vnow = 1000000000ull;
+
+static uint64_t vclock_now(void *env)
+{
+	(void)env;
+	return vnow;
+}
+
+static void vclock_wall(void *env, uint64_t *sec, uint32_t *nsec)
+{
+	(void)env;
+	*sec = vnow / 1000000000u;
+	*nsec = (uint32_t)(vnow % 1000000000u);
+}
+
+static void vclock_sleep(void *env, uint64_t deadline)
+{
+	(void)env;
+	if (deadline > vnow)
+		vnow = deadline;
+}
+
+static const wasi_clock VCLOCK = {.now = vclock_now,
+				  .wall = vclock_wall,
+				  .sleep_until = vclock_sleep,
+				  .resolution_ns = 1};
 
 static void die(const char *what, const char *why)
 {
@@ -119,6 +153,8 @@ static bool live_open(live *v, cm_component *c)
 	v->s = cm_store_new(&cfg);
 	if (!v->s)
 		die("store", "out of memory");
+	wasi_ctx_set_clock(v->wasi, &VCLOCK);
+	wasi_ctx_durable_waits(v->wasi, v->s);
 	return cm_instantiate(v->s, c, v->l, &v->inst, &err) == 0;
 }
 
@@ -151,11 +187,34 @@ static int call(live *v, const char *iface, const char *name, cm_val *args,
 
 #define CALC "hostel:calc/api@0.1.0"
 
-/* Two calls that touch the guest's memory, globals and tables. */
-static int exercise(live *v, bool calc, const char *word)
+/* The ticker's clock moves by 100 ms n times, firing and serving. */
+static int tick(live *v, int n)
 {
+	cm_error err;
+	int rc = 0;
+
+	for (int i = 0; i < n; i++) {
+		vnow += 100000000ull;
+		wasi_ctx_fire_timers(v->wasi);
+		rc |= cm_store_service_turn(v->s, 0, &err) < 0;
+	}
+	return rc;
+}
+
+/* Calls that touch the guest's memory, globals, tables and tasks. */
+static int exercise(live *v, int which, const char *word)
+{
+	bool calc = which == G_CALC;
 	cm_val a[2];
 	int rc;
+
+	if (which == G_TICKER) {
+		/* the first time it starts; later, start() is refused or
+		 * starts a second task: either way the store works */
+		rc = call(v, NULL, "start", NULL, 0);
+		rc |= tick(v, 2);
+		return rc | call(v, NULL, "count", NULL, 0);
+	}
 
 	if (cm_val_string(&a[0], word, strlen(word)))
 		die("value", "out of memory");
@@ -172,7 +231,7 @@ static int exercise(live *v, bool calc, const char *word)
 	return rc;
 }
 
-static void make_snapshots(guest *g, bool calc)
+static void make_snapshots(guest *g, int which)
 {
 	cm_snap_base *base = cm_snap_base_new();
 	cm_error err;
@@ -181,12 +240,12 @@ static void make_snapshots(guest *g, bool calc)
 	g->c = load(g->path);
 	if (!base || !live_open(&v, g->c))
 		die(g->path, "cannot instantiate");
-	if (exercise(&v, calc, "seed"))
+	if (exercise(&v, which, "seed"))
 		die(g->path, "the seed calls failed");
 	if (cm_store_snapshot_base(v.s, SHA, base, false, &g->full, &g->nfull,
 				   &err))
 		die("full snapshot", err.msg);
-	if (exercise(&v, calc, "more"))
+	if (which == G_TICKER ? tick(&v, 1) : exercise(&v, which, "more"))
 		die(g->path, "the second calls failed");
 	if (cm_store_snapshot_base(v.s, SHA, base, true, &g->delta,
 				   &g->ndelta, &err))
@@ -202,8 +261,8 @@ static void init(void)
 	if (done)
 		return;
 	done = true;
-	make_snapshots(&guests[0], false);
-	make_snapshots(&guests[1], true);
+	for (int i = 0; i < NGUESTS; i++)
+		make_snapshots(&guests[i], i);
 }
 
 static uint16_t u16(const uint8_t *p)
@@ -245,7 +304,8 @@ static uint8_t *patched(const uint8_t *src, size_t n, const uint8_t *in,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned mode;
-	bool calc, fix;
+	int which;
+	bool fix;
 	guest *g;
 	uint8_t *p = NULL;
 	size_t n = 0;
@@ -257,9 +317,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	init();
 	mode = data[0] & 3;
-	calc = data[0] & 4;
-	fix = !(data[0] & 8);
-	g = &guests[calc];
+	which = (data[0] >> 2 & 3) > G_TICKER ? G_TICKER : data[0] >> 2 & 3;
+	fix = !(data[0] & 16);
+	g = &guests[which];
 	if (!live_open(&v, g->c))
 		die(g->path, "cannot instantiate");
 	switch (mode) {
@@ -271,7 +331,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rc = p ? cm_store_restore(v.s, SHA, p, n, &err) : -1;
 		break;
 	default:
-		if (cm_store_restore(v.s, SHA, g->full, g->nfull, &err))
+		/* a chain: the full one's core, the delta whole */
+		if (cm_store_restore_core(v.s, SHA, g->full, g->nfull, &err))
 			die("the valid snapshot", err.msg);
 		p = patched(g->delta, g->ndelta, data + 1, size - 1, fix, &n);
 		rc = p ? cm_store_restore(v.s, SHA, p, n, &err) : -1;
@@ -279,7 +340,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	free(p);
 	if (rc == 0)
-		exercise(&v, calc, "after");
+		exercise(&v, which, "after");
 	/* a refused restore leaves the store partly overwritten: the
 	 * embedder frees it (snapshot.h); so do we */
 	live_close(&v);
