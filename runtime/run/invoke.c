@@ -77,6 +77,22 @@ static int invoke_on_resolve(void *env, cm_val *result, cabi_error *err)
 	return 0;
 }
 
+/* What a task whose call has gone calls instead (its caller frees). */
+static int detached_on_start(void *env, cm_val *args, cabi_error *err)
+{
+	(void)env;
+	(void)args;
+	return cabi_fail(err, CABI_ERR_TRAP, "call cancelled");
+}
+
+static int detached_on_resolve(void *env, cm_val *result, cabi_error *err)
+{
+	(void)env;
+	(void)result;
+	(void)err;
+	return 0;
+}
+
 /* The embedder's arguments against function type ft: a VALUE error. */
 static int check_args(const cm_type *ft, const cm_val *args, uint32_t nargs,
 		      cm_error *err)
@@ -122,8 +138,17 @@ int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 		rc = cm_canon_lift(s, f, NULL, NULL, &cbs, &task, &ce);
 		if (rc == 0)
 			rc = cm_sched_drive(s, &ie.done, &ce);
-		if (task != NULL)
+		/* A task that outlives the drive (it failed: the thread
+		 * never entered, or blocked for good) must not call back
+		 * into ie, which dies with this frame. */
+		if (task != NULL) {
 			task->ref = NULL;
+			if (!ie.done) {
+				task->cbs.on_start = detached_on_start;
+				task->cbs.on_resolve = detached_on_resolve;
+				task->cbs.env = NULL;
+			}
+		}
 	} else { /* a sync-typed lift or a host function: resolved on return */
 		rc = cm_func_call(s, f, NULL, NULL, &cbs, &ce);
 	}
@@ -243,22 +268,6 @@ static int call_on_resolve(void *env, cm_val *result, cabi_error *err)
 		memset(&result[i], 0, sizeof result[i]);
 		result[i].kind = CM_BOOL;
 	}
-	return 0;
-}
-
-/* What a task whose call has gone calls instead (its caller frees). */
-static int detached_on_start(void *env, cm_val *args, cabi_error *err)
-{
-	(void)env;
-	(void)args;
-	return cabi_fail(err, CABI_ERR_TRAP, "call cancelled");
-}
-
-static int detached_on_resolve(void *env, cm_val *result, cabi_error *err)
-{
-	(void)env;
-	(void)result;
-	(void)err;
 	return 0;
 }
 

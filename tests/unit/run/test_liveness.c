@@ -21,6 +21,7 @@
 
 #include "component/component.h"
 #include "run/instance.h"
+#include "run/rt.h"
 #include "wasi/wasi.h"
 
 #include "guest-load.h"
@@ -490,6 +491,46 @@ START_TEST(invoke_without_wait_host_deadlocks)
 }
 END_TEST
 
+/*
+ * A drive that fails with its task never entered (backpressure keeps it
+ * at the gate: a deadlock) must leave no callback into cm_invoke's
+ * frame: once the gate opens, a later turn starts the thread, which then
+ * traps "call cancelled" instead of reading the arguments of a call that
+ * has returned (fuzz_restore found it, a forged backpressure flag).
+ */
+START_TEST(failed_invoke_leaves_no_callback)
+{
+	sleeper z;
+	cm_store_config cfg = {0};
+	cm_component_instance *insts[8];
+	uint32_t n;
+	cm_func *f;
+	cm_val ms = cm_val_u32(1), res[1];
+	uint32_t nres = 0;
+	cm_error err;
+
+	sleeper_new(&z);
+	cm_store_free(z.s);
+	z.s = cm_store_new(&cfg);
+	ck_assert_ptr_nonnull(z.s);
+	if (cm_instantiate(z.s, z.c, z.l, &z.inst, &err))
+		ck_abort_msg("instantiate: %s", err.msg);
+	n = cm_store_component_instances(z.s, insts, 8);
+	ck_assert_uint_le(n, 8);
+	for (uint32_t i = 0; i < n; i++)
+		insts[i]->backpressure = 1;
+	f = cm_instance_export(z.inst, NULL, "sleep");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ne(cm_invoke(z.s, f, &ms, 1, res, &nres, &err), 0);
+	for (uint32_t i = 0; i < n; i++)
+		insts[i]->backpressure = 0;
+	/* whatever the turns do now, none reads the gone frame (ASan) */
+	for (int i = 0; i < 3; i++)
+		cm_store_service_turn(z.s, 0, &err);
+	sleeper_free(&z);
+}
+END_TEST
+
 /* ---- concurrent waits in one store (cm_call_start) --------------------- */
 
 #define NCONCURRENT 20
@@ -660,6 +701,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, concurrent_waits_share_the_clock);
 	tcase_add_test(tc, concurrent_waits_real_clock);
 	tcase_add_test(tc, invoke_without_wait_host_deadlocks);
+	tcase_add_test(tc, failed_invoke_leaves_no_callback);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("leak");
 	tcase_set_timeout(tc, 120);
