@@ -52,8 +52,9 @@ int snapshots_write_full(struct db *db, const char *service,
 		return rc;
 	rc = db_prepare(db,
 			"INSERT OR REPLACE INTO snapshots (service, component,"
-			" format, created, size, data, upto) VALUES (?1, ?2,"
-			" ?3, ?4, ?5, ?6, ?7)",
+			" format, created, size, data, upto) SELECT ?1, ?2,"
+			" ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM"
+			" services WHERE name = ?1)",
 			&st);
 	if (rc)
 		return rc;
@@ -83,9 +84,10 @@ int snapshots_write_delta(struct db *db, const char *service,
 		return db_failf(db, -EINVAL, "delta: bad argument");
 	rc = db_prepare(db,
 			"INSERT INTO store_deltas (service, n, upto, created,"
-			" size, data) VALUES (?1, (SELECT coalesce(max(n), 0)"
+			" size, data) SELECT ?1, (SELECT coalesce(max(n), 0)"
 			" + 1 FROM store_deltas WHERE service = ?1), ?2, ?3,"
-			" ?4, ?5)",
+			" ?4, ?5 WHERE EXISTS (SELECT 1 FROM services WHERE"
+			" name = ?1)",
 			&st);
 	if (rc)
 		return rc;

@@ -20,7 +20,9 @@
  *    blob was written with; the daemon refuses a row that does not
  *    match the service's component or the runtime's format.
  *  - Removing a service removes its snapshot and deltas (triggers);
- *    snapshots_remove removes both.
+ *    snapshots_remove removes both.  An image of a service that is gone
+ *    (removed while its image waited in a batch) is not written: a
+ *    later service of that name must not find it.
  *  - Errors: -ENOENT (no snapshot), -EINVAL (bad argument), or a
  *    database error (db_errmsg).
  */

@@ -47,7 +47,8 @@ static void tmpdir_remove(char *path)
 }
 
 /* The path of a file inside a directory (caller frees). */
-static char *path_in(const char *dir, const char *name)
+static __attribute__((unused)) char *path_in(const char *dir,
+					     const char *name)
 {
 	char *p;
 
