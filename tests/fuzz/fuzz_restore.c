@@ -75,32 +75,18 @@ static guest guests[NGUESTS] = {
 };
 
 /* The ticker's clock: it moves only when the target moves it. */
-static uint64_t vnow = 1000000000ull;
+/* wasi_clock_virtual: it moves only when the code here moves it */
+static wasi_vclock vc = {.mono_ns = 1000000000ull,
+			 .wall_ns = 1000000000ull};
 
-static uint64_t vclock_now(void *env)
+static const wasi_clock *vclock(void)
 {
-	(void)env;
-	return vnow;
-}
+	static wasi_clock clk;
 
-static void vclock_wall(void *env, uint64_t *sec, uint32_t *nsec)
-{
-	(void)env;
-	*sec = vnow / 1000000000u;
-	*nsec = (uint32_t)(vnow % 1000000000u);
+	if (clk.now == NULL)
+		wasi_clock_virtual(&clk, &vc);
+	return &clk;
 }
-
-static void vclock_sleep(void *env, uint64_t deadline)
-{
-	(void)env;
-	if (deadline > vnow)
-		vnow = deadline;
-}
-
-static const wasi_clock VCLOCK = {.now = vclock_now,
-				  .wall = vclock_wall,
-				  .sleep_until = vclock_sleep,
-				  .resolution_ns = 1};
 
 static void die(const char *what, const char *why)
 {
@@ -153,7 +139,7 @@ static bool live_open(live *v, cm_component *c)
 	v->s = cm_store_new(&cfg);
 	if (!v->s)
 		die("store", "out of memory");
-	wasi_ctx_set_clock(v->wasi, &VCLOCK);
+	wasi_ctx_set_clock(v->wasi, vclock());
 	wasi_ctx_durable_waits(v->wasi, v->s);
 	return cm_instantiate(v->s, c, v->l, &v->inst, &err) == 0;
 }
@@ -194,7 +180,7 @@ static int tick(live *v, int n)
 	int rc = 0;
 
 	for (int i = 0; i < n; i++) {
-		vnow += 100000000ull;
+		vc.mono_ns += 100000000ull;
 		wasi_ctx_fire_timers(v->wasi);
 		rc |= cm_store_service_turn(v->s, 0, &err) < 0;
 	}

@@ -27,57 +27,11 @@
 #include "wasm/store.h"
 
 #include "guest-load.h"
+#include "live-store.h"
 #include "testmain.h"
 
 static const uint8_t SHA_A[32] = {0xaa, 1, 2, 3};
 static const uint8_t SHA_B[32] = {0xbb, 1, 2, 3};
-
-typedef struct live {
-	cm_component *c;
-	wasi_ctx *wasi;
-	cm_linker *l;
-	cm_store *s;
-	cm_component_instance *inst;
-} live;
-
-static void live_open(live *v, cm_component *c)
-{
-	cm_error err;
-
-	memset(v, 0, sizeof *v);
-	v->c = c;
-	v->wasi = wasi_ctx_new();
-	v->l = cm_linker_new();
-	ck_assert_ptr_nonnull(v->wasi);
-	ck_assert_ptr_nonnull(v->l);
-	ck_assert_int_eq(wasi_add_to_linker(v->wasi, v->l), 0);
-	v->s = cm_store_new(NULL);
-	ck_assert_ptr_nonnull(v->s);
-	if (cm_instantiate(v->s, c, v->l, &v->inst, &err))
-		ck_abort_msg("instantiate: %s", err.msg);
-}
-
-static void live_close(live *v)
-{
-	cm_store_free(v->s);
-	wasi_ctx_free(v->wasi);
-	cm_linker_free(v->l);
-}
-
-static cm_val call(live *v, const char *iface, const char *name,
-		   const cm_val *args, uint32_t nargs)
-{
-	cm_func *f = cm_instance_export(v->inst, iface, name);
-	cm_val res[1];
-	uint32_t nres = 0;
-	cm_error err;
-
-	ck_assert_msg(f != NULL, "no export %s", name);
-	memset(res, 0, sizeof res);
-	if (cm_invoke(v->s, f, args, nargs, res, &nres, &err))
-		ck_abort_msg("%s: %s", name, err.msg);
-	return res[0];
-}
 
 static uint8_t *snap(live *v, const uint8_t *sha, size_t *len)
 {
@@ -474,37 +428,23 @@ END_TEST
  * time only changes when the test moves it, so a snapshot taken again
  * at the same time is the same bytes.
  */
-static uint64_t vnow = 1000000000ull;
+/* wasi_clock_virtual: it moves only when the code here moves it */
+static wasi_vclock vc = {.mono_ns = 1000000000ull,
+			 .wall_ns = 1000000000ull};
 
-static uint64_t vclock_now(void *env)
+static const wasi_clock *vclock(void)
 {
-	(void)env;
-	return vnow;
-}
+	static wasi_clock clk;
 
-static void vclock_wall(void *env, uint64_t *sec, uint32_t *nsec)
-{
-	(void)env;
-	*sec = vnow / 1000000000u;
-	*nsec = (uint32_t)(vnow % 1000000000u);
+	if (clk.now == NULL)
+		wasi_clock_virtual(&clk, &vc);
+	return &clk;
 }
-
-static void vclock_sleep(void *env, uint64_t deadline)
-{
-	(void)env;
-	if (deadline > vnow)
-		vnow = deadline;
-}
-
-static const wasi_clock VCLOCK = {.now = vclock_now,
-				  .wall = vclock_wall,
-				  .sleep_until = vclock_sleep,
-				  .resolution_ns = 1};
 
 static void live_open_timed(live *v, cm_component *c)
 {
 	live_open(v, c);
-	wasi_ctx_set_clock(v->wasi, &VCLOCK);
+	wasi_ctx_set_clock(v->wasi, vclock());
 	wasi_ctx_durable_waits(v->wasi, v->s);
 }
 
@@ -514,7 +454,7 @@ static void tick(live *v, int n)
 	cm_error err;
 
 	for (int i = 0; i < n; i++) {
-		vnow += 100000000ull;
+		vc.mono_ns += 100000000ull;
 		wasi_ctx_fire_timers(v->wasi);
 		ck_assert_int_ge(cm_store_service_turn(v->s, 0, &err), 0);
 	}
@@ -562,7 +502,7 @@ START_TEST(test_ticker_round_trip)
 	live_close(&b);
 
 	/* a wait already due when snapshotted (0 left) fires at once */
-	vnow += 250000000ull;
+	vc.mono_ns += 250000000ull;
 	s2 = snap(&a, SHA_A, &n2);
 	live_open_timed(&b, c);
 	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s2, n2, &err), 0);
@@ -627,7 +567,7 @@ START_TEST(test_ticker_truncations_and_flips)
 		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
 			forged_ok++;
 			/* it runs on or traps, never worse */
-			vnow += 100000000ull;
+			vc.mono_ns += 100000000ull;
 			wasi_ctx_fire_timers(b.wasi);
 			cm_store_service_turn(b.s, 0, &err);
 		}
