@@ -199,7 +199,7 @@ void durable_capture_all(struct daemon *d)
 	}
 }
 
-/* ---- snapshots: stop, request ---------------------------------------------- */
+/* ---- snapshots: stop, request ----------------------------------------- */
 
 /* Durability "stop" (and a request under none): its own transaction. */
 static int snapshot_now(struct service *s, uint64_t *bytes, char *why,
@@ -236,7 +236,7 @@ static int snapshot_now(struct service *s, uint64_t *bytes, char *why,
 	return rc ? -1 : 0;
 }
 
-/* ---- stop: a snapshot every snapshot-interval ------------------------------ */
+/* ---- stop: a snapshot every snapshot-interval ------------------------- */
 
 static uint64_t interval_ms(const struct service *s)
 {
