@@ -848,8 +848,9 @@ static void report(struct history *h, const struct pending *ev, size_t n)
 /*
  * The batch's images, after its events, in the same transaction.  One
  * the tables refuse as malformed (-EINVAL: our own bug, never the
- * disk's) is rolled back alone and reported; any other failure is the
- * transaction's.
+ * disk's) is undone alone and reported; any other failure is the
+ * transaction's.  Deltas, the image of almost every commit, are one
+ * statement and need no savepoint.
  */
 static int insert_images(struct history *w, struct history_batch *b)
 {
@@ -859,23 +860,25 @@ static int insert_images(struct history *w, struct history_batch *b)
 		if (!b->ev[i].status && b->ev[i].seq > upto)
 			upto = b->ev[i].seq;
 	for (struct image *im = b->img; im; im = im->next) {
-		int rc = db_exec(w->db, "SAVEPOINT image");
+		int rc;
 
-		if (rc)
-			return rc;
-		im->refused = false;
-		rc = im->full ? snapshots_write_full(w->db, im->service,
-						     im->component, im->format,
-						     im->data, im->len, upto)
-			      : snapshots_write_delta(w->db, im->service,
-						      im->data, im->len, upto);
-		if (rc == -EINVAL) {
-			im->refused = true;
-			rc = db_exec(w->db, "ROLLBACK TO image");
+		if (!im->full) {
+			/* one statement: a refusal leaves nothing behind */
+			rc = snapshots_write_delta(w->db, im->service,
+						   im->data, im->len, upto);
+		} else if ((rc = db_exec(w->db, "SAVEPOINT image")) == 0) {
+			/* two (the deltas go, the row is replaced): undone
+			 * together when refused */
+			rc = snapshots_write_full(w->db, im->service,
+						  im->component, im->format,
+						  im->data, im->len, upto);
+			if (rc == -EINVAL && db_exec(w->db, "ROLLBACK TO image"))
+				return -EIO;
+			if (db_exec(w->db, "RELEASE image"))
+				return -EIO;
 		}
-		if (rc == 0)
-			rc = db_exec(w->db, "RELEASE image");
-		if (rc)
+		im->refused = rc == -EINVAL;
+		if (rc && rc != -EINVAL)
 			return rc;
 	}
 	return 0;
