@@ -17,7 +17,9 @@
  * Allocations sized by a guest or a client (issue 18 audit): one
  * resource type per resource definition and one builtin per canon
  * definition, in the store's arena (the component's length); resource.new
- * handles go into the handle table (max_handles).
+ * handles go into the handle table (max_handles).  The embedder's host
+ * resource types registered for snapshots (host_res): one entry per
+ * type the embedder defines.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,40 @@ const cabi_resource_type *cm_resource_type_new(cm_component_instance *inst,
 		s->rtypes[s->nrtypes++] = rt;
 	}
 	return rt;
+}
+
+int cm_store_set_host_resource_durable(cm_store *s,
+				       const cabi_resource_type *rt,
+				       const cm_host_resource_durable *d)
+{
+	size_t klen = d->key ? strlen(d->key) : 0;
+	uint32_t i = s->nhost_res;
+
+	if (rt == NULL || klen == 0 || klen > CM_HOST_RESOURCE_KEY_MAX)
+		return -1;
+	for (uint32_t j = 0; j < s->nhost_res; j++) {
+		if (s->host_res[j].rt == rt)
+			i = j;
+		/* the key names the type in snapshots: one type each */
+		else if (!strcmp(s->host_res[j].d.key, d->key))
+			return -1;
+	}
+	if (i == s->nhost_res) {
+		if (s->nhost_res == s->host_res_cap) {
+			uint32_t cap = s->host_res_cap ? 2 * s->host_res_cap : 8;
+			struct cm_host_res_reg *v =
+				realloc(s->host_res, cap * sizeof *v);
+
+			if (v == NULL)
+				return -1;
+			s->host_res = v;
+			s->host_res_cap = cap;
+		}
+		s->nhost_res++;
+	}
+	s->host_res[i].rt = rt;
+	s->host_res[i].d = *d;
+	return 0;
 }
 
 static wasm_host_status fail(wasm_exec *e, cm_store *s, cabi_error *err)

@@ -149,6 +149,42 @@ void cm_store_set_host_durable(cm_store *s,
 					     cm_host_pending *p,
 					     const uint8_t *desc, size_t len),
 			       void *env);
+/*
+ * Host resources in store snapshots (run/snapshot.h).  A handle of a
+ * host resource type (cm_linker_define_resource) holds a rep only the
+ * embedder understands (an index into its own table, an address), so a
+ * snapshot cannot write it; the embedder that can re-create what a rep
+ * stands for registers, per host resource type rt of store s:
+ *  - key: the type's stable name in snapshots (1 to
+ *    CM_HOST_RESOURCE_KEY_MAX bytes, unique among s's registrations;
+ *    the string must outlive s).  A restore finds the type by it.
+ *  - save(env, rep, desc, cap, len, why, whylen): describe rep as plain
+ *    data, at most cap (CM_HOST_RESOURCE_DESC_MAX) bytes, set *len,
+ *    return 0; -1 with why: it cannot be described (the snapshot is
+ *    refused "not supported yet: <why>").  The same state must give the
+ *    same bytes (a re-snapshot of a restored store is byte-identical).
+ *  - restore(env, s, desc, len, rep, why, whylen): in store s being
+ *    restored, make what desc describes and set *rep; -1 with why: the
+ *    snapshot cannot be restored here (CM_ERR_VALUE "host resource
+ *    <key>: <why>").  desc comes from the snapshot: check every byte.
+ *    A resource that can come back only broken (a file that vanished)
+ *    should come back as such, so the guest sees the error on its next
+ *    use, rather than fail the restore.
+ * A resource is described once however many handles (own and borrows,
+ * in any instance) hold it; its handles keep their numbers.  When a
+ * restore fails after resources were made, the store calls rt's
+ * host_dtor on each.  A host type with no registration stays refused
+ * ("not supported yet: a handle of host resource type <name> ...").
+ * Returns 0; -1 for a bad or duplicate key or out of memory.
+ * Registering rt again replaces its entry.
+ */
+#define CM_HOST_RESOURCE_DESC_MAX 16384u
+#define CM_HOST_RESOURCE_KEY_MAX  128u
+/* struct cm_host_resource_durable {key, save, restore, env}: run/store.h */
+typedef struct cm_host_resource_durable cm_host_resource_durable;
+int cm_store_set_host_resource_durable(cm_store *s,
+				       const cabi_resource_type *rt,
+				       const cm_host_resource_durable *d);
 /* The import p is a call of (its instance name, NULL for none). */
 const char *cm_host_pending_name(const cm_host_pending *p,
 				 const char **instance);

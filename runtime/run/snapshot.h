@@ -14,16 +14,19 @@
  *               tables, segment lengths of every core instance)
  *               2 RUN (component instances: may_enter, may_leave,
  *               poisoned, backpressure; the scheduler's random state)
- *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (format 2,
- *               runtime/run/snapshot_async.c: tasks, threads and
+ *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (since format
+ *               2, runtime/run/snapshot_async.c: tasks, threads and
  *               their stacks, subtasks, waitable sets, stream and
- *               future ends; handle and threads tables; the waiting
+ *               future ends; handle and threads tables, and since
+ *               format 3 the host resources they hold; the waiting
  *               list, gates, fuel; pending and settled host calls)
  *               0 END (u64 FNV-1a of every byte before it; the last)
  *    Integers are little-endian.  Each section appears once, in the
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
- *    bumps the format version).
+ *    bumps the format version).  Only this format is read: format 2
+ *    images (before host resources) are refused with the reason, and
+ *    the embedder starts fresh.
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
@@ -35,28 +38,48 @@
  *    types), context slots, backpressure, fuel, and host calls pending
  *    (described by the embedder: run/instance.h
  *    cm_store_set_host_durable; one nobody can resume is settled
- *    cancelled on restore) or settled.  Refused with
- *    CM_ERR_UNSUPPORTED and "not supported yet: <what>": a call in
- *    flight (the embedder's, or a sync call waiting on the C stack), a
- *    thread stopped out of fuel mid-code, a frame of a function that
- *    holds references, a thread blocked in a tail call of a host
- *    function, handles of host resource types (WASI handles), ends the
- *    host holds, live exception objects, non-null externref or exnref
- *    values in globals and tables.
+ *    cancelled on restore) or settled.
+ *  - Host resources (handles of a type the embedder defined,
+ *    cm_linker_define_resource): the rep is the embedder's, so it is
+ *    never written; each resource the tables hold is written once as
+ *    the embedder describes it (run/instance.h
+ *    cm_store_set_host_resource_durable: a stable key for its type, a
+ *    description of plain data), named by an id the handles carry, and
+ *    the embedder makes it again on restore, which gives it a new rep;
+ *    its handles keep their numbers.  A description the embedder
+ *    cannot write refuses the snapshot ("not supported yet: <why>"),
+ *    one it cannot restore fails the restore ("host resource <key>:
+ *    <why>"; the WASI host's rules: runtime/wasi/durable.c).  A
+ *    restored store's own handles of resources its start code made
+ *    (wasi-libc takes its preopens) are dropped first, a host type's
+ *    through its destructor.
+ *  - Refused with CM_ERR_UNSUPPORTED and "not supported yet: <what>":
+ *    a call in flight (the embedder's, or a sync call waiting on the C
+ *    stack), a thread stopped out of fuel mid-code, a frame of a
+ *    function that holds references, a thread blocked in a tail call
+ *    of a host function, handles of a host resource type no one
+ *    registered ("a handle of host resource type <name> (component
+ *    instance N, handle M)"), ends the host holds, live exception
+ *    objects, non-null externref or exnref values in globals and
+ *    tables.
  *  - A snapshot of a restored store is the same bytes as the one it
  *    was restored from as long as no time passed for its pending waits
- *    (a monotonic wait is written as the time it has left).
+ *    (a monotonic wait is written as the time it has left) and the
+ *    embedder describes its host resources by their state alone.
  *  - Restore rule: the embedder instantiates the component fresh in a
  *    new store (core start functions run as for any fresh store: they
  *    see nothing of the snapshot), then cm_store_restore overwrites the
  *    state from the snapshot, checking that the shapes match exactly
  *    (runtime/wasm/snapshot.h).  Nothing of the guest runs during the
  *    restore.  On any error the store is partly overwritten and must
- *    be freed; the embedder starts a fresh one instead.
+ *    be freed; the embedder starts a fresh one instead (the host
+ *    resources the restore made were destroyed already).
  *  - Parsing never aborts: every length, count and index is checked;
  *    truncated or corrupted input is CM_ERR_VALUE.  What restoring
  *    allocates is bounded by the store's limits (memory pages, table
- *    elements) and, for tables, by the snapshot's length.
+ *    elements) and, for tables and host resources, by the snapshot's
+ *    length (host resources: also max_handles per instance; each
+ *    description at most CM_HOST_RESOURCE_DESC_MAX).
  *  - Snapshots are bounded by CM_SNAPSHOT_MAX_BYTES (docs/limits.md):
  *    a larger one is refused (CM_ERR_UNSUPPORTED) when written.
  *  - Deltas (durability "commit", docs/architecture.md): a snapshot
@@ -82,7 +105,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 2u
+#define CM_SNAPSHOT_FORMAT 3u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u

@@ -1,20 +1,27 @@
 /*
  * snapshot_async.c - the async half of a store snapshot (snapshot.h,
- * format 2): the store's tracked objects (tasks, threads with their
+ * format 3): the store's tracked objects (tasks, threads with their
  * stacks, heap subtasks, waitable sets, stream and future ends), every
- * component instance's handle table and threads table, the scheduler's
- * waiting list and per-instance gate state, the store's fuel, and its
- * pending and settled host calls.
+ * component instance's handle table and threads table with the host
+ * resources they hold, the scheduler's waiting list and per-instance
+ * gate state, the store's fuel, and its pending and settled host calls.
  *
  * Sections (payloads; ids are 1 + the object's position in the store's
  * list of tracked objects, which is creation order; 0 is "none"):
  *   3 OBJECTS  u32 n, n x (u8 kind, u64 length, payload)  kinds below
- *   4 HANDLES  per component instance: its handle table, its threads
+ *   4 HANDLES  u32 n, n x (u32 len, key; u32 len, description): the
+ *              host resources the tables hold, each once, in the order
+ *              of their first handle in the walk below, as the embedder
+ *              describes them (run/instance.h
+ *              cm_store_set_host_resource_durable; format 3); then per
+ *              component instance: its handle table, its threads
  *              table: u32 len, u32 nfree, nfree x u32 (the free stack,
  *              bottom first), then slots 1..len-1: u8 elem kind, and
- *              resource: u32 type (store.h rtypes), u64 rep, u8 own,
- *              u32 lends, u32 borrowing task; error context: nothing;
- *              any other: u32 object id
+ *              resource: u32 type (store.h rtypes; 0xffffffff: a host
+ *              type, and the rep is the host resource's id, 1 + its
+ *              place in the list), u64 rep, u8 own, u32 lends, u32
+ *              borrowing task; error context: nothing; any other: u32
+ *              object id
  *   5 SCHED    u32 n, n x thread id (the waiting list, in order); per
  *              component instance u32 num_waiting_to_enter, u32
  *              exclusive thread; u64 root serial; u8 metered, u64 fuel
@@ -44,8 +51,13 @@
  * snapshot (the count is checked against the bytes left), one table
  * slot per snapshot byte at most, and each table within the store's
  * max_handles / max_threads; lenders lists and subtask arguments are
- * bounded by their records' lengths.  Writing allocates the id lookup
- * (two words per tracked object).
+ * bounded by their records' lengths; host resources (what the embedder
+ * makes again) one per 8 bytes of the snapshot and at most max_handles
+ * per component instance, each description at most
+ * CM_HOST_RESOURCE_DESC_MAX.  Writing allocates the id lookup (two
+ * words per tracked object), the host resource index (a few words per
+ * handle of a host type) and one description buffer
+ * (CM_HOST_RESOURCE_DESC_MAX).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +75,8 @@
 
 enum { K_TASK = 1, K_THREAD, K_SUBTASK, K_SET, K_END, K_COUNT };
 enum { WAIT_NONE = 0, WAIT_BUILTIN, WAIT_SUBTASK, WAIT_END };
+/* A resource handle's type field for a host type: its rep is an id. */
+#define SNAP_HOST_RTYPE UINT32_MAX
 
 typedef struct snap {
 	cm_store *s;
@@ -75,6 +89,15 @@ typedef struct snap {
 	uint32_t nobjs;
 	/* writing: (address, id) sorted by address */
 	uintptr_t (*byaddr)[2];
+	/* writing: the host resources the handle tables hold, each once,
+	 * sorted by (type, rep); byid: their indices in id order */
+	struct hres {
+		const cabi_resource_type *rt;
+		uint64_t rep;
+		uint32_t first, id; /* first: walk order of its first handle */
+		uint32_t ci, slot;  /* where that handle is (for messages) */
+	} *hres;
+	uint32_t nhres, *byid;
 	wasm_snap_buf *b;
 	char *why;
 	size_t whylen;
@@ -130,6 +153,13 @@ static uint8_t kind_of(const cm_store_obj *o)
 static int cmp_pair(const void *a, const void *b)
 {
 	uintptr_t x = ((const uintptr_t *)a)[0], y = ((const uintptr_t *)b)[0];
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_pair64(const void *a, const void *b)
+{
+	uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
 
 	return x < y ? -1 : x > y;
 }
@@ -595,6 +625,163 @@ static uint32_t rtype_ord(const snap *x, const cabi_resource_type *rt)
 	return UINT32_MAX;
 }
 
+static void put_bytes(snap *x, const void *p, size_t n)
+{
+	wasm_snap_u32(x->b, (uint32_t)n);
+	wasm_snap_put(x->b, p, n);
+}
+
+/* The registration of host resource type rt in s, NULL for none. */
+static const struct cm_host_res_reg *host_reg(const cm_store *s,
+					      const cabi_resource_type *rt)
+{
+	for (uint32_t i = 0; i < s->nhost_res; i++)
+		if (s->host_res[i].rt == rt)
+			return &s->host_res[i];
+	return NULL;
+}
+
+static int cmp_hres(const void *a, const void *b)
+{
+	const struct hres *x = a, *y = b;
+	uintptr_t p = (uintptr_t)x->rt, q = (uintptr_t)y->rt;
+
+	if (p != q)
+		return p < q ? -1 : 1;
+	if (x->rep != y->rep)
+		return x->rep < y->rep ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/*
+ * Index the host resources of the handle tables: one entry per (type,
+ * rep), its id given by the order of first appearance in the walk of
+ * the tables (instances in order, slots in order), so that the ids and
+ * the order the resources are written in depend on the tables alone,
+ * never on the embedder's reps: a restored store, whose reps differ,
+ * writes the same bytes.
+ */
+static int index_hres(snap *x)
+{
+	uint32_t n = 0, k = 0;
+	uint64_t (*order)[2];
+
+	for (uint32_t c = 0; c < x->ninsts; c++) {
+		const cabi_table *t = &x->insts[c]->handles;
+
+		for (uint32_t i = 1; i < t->len; i++)
+			n += t->array[i].kind == CABI_ELEM_RESOURCE &&
+			     rtype_ord(x, t->array[i].u.res.rt) == UINT32_MAX;
+	}
+	x->hres = calloc(n ? n : 1, sizeof *x->hres);
+	x->byid = calloc(n ? n : 1, sizeof *x->byid);
+	order = calloc(n ? n : 1, sizeof *order);
+	if (x->hres == NULL || x->byid == NULL || order == NULL) {
+		free(order);
+		return sfail(x, WASM_SNAP_NOMEM, "out of memory");
+	}
+	for (uint32_t c = 0; c < x->ninsts; c++) {
+		const cabi_table *t = &x->insts[c]->handles;
+
+		for (uint32_t i = 1; i < t->len; i++) {
+			const cabi_elem *e = &t->array[i];
+
+			if (e->kind != CABI_ELEM_RESOURCE ||
+			    rtype_ord(x, e->u.res.rt) != UINT32_MAX)
+				continue;
+			x->hres[k] = (struct hres){.rt = e->u.res.rt,
+						   .rep = e->u.res.rep,
+						   .first = k,
+						   .ci = c,
+						   .slot = i};
+			k++;
+		}
+	}
+	qsort(x->hres, n, sizeof *x->hres, cmp_hres);
+	/* keep the first handle of each (type, rep) */
+	k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (k == 0 || x->hres[k - 1].rt != x->hres[i].rt ||
+		    x->hres[k - 1].rep != x->hres[i].rep)
+			x->hres[k++] = x->hres[i];
+	x->nhres = k;
+	for (uint32_t i = 0; i < k; i++) {
+		order[i][0] = x->hres[i].first;
+		order[i][1] = i;
+	}
+	qsort(order, k, sizeof *order, cmp_pair64);
+	for (uint32_t i = 0; i < k; i++) {
+		x->byid[i] = (uint32_t)order[i][1];
+		x->hres[order[i][1]].id = i + 1;
+	}
+	free(order);
+	return 0;
+}
+
+/* The id of host resource (rt, rep) (index_hres); 0: not indexed. */
+static uint32_t hres_id(const snap *x, const cabi_resource_type *rt,
+			uint64_t rep)
+{
+	struct hres key = {.rt = rt, .rep = rep};
+	uint32_t lo = 0, hi = x->nhres;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int c;
+
+		key.first = x->hres[mid].first;
+		c = cmp_hres(&key, &x->hres[mid]);
+		if (c == 0)
+			return x->hres[mid].id;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return 0;
+}
+
+/*
+ * The host resources, in id order: the embedder's key for the type and
+ * its description of the rep (run/instance.h
+ * cm_store_set_host_resource_durable).
+ */
+static void put_hres(snap *x)
+{
+	uint8_t *desc = malloc(CM_HOST_RESOURCE_DESC_MAX);
+
+	if (desc == NULL) {
+		sfail(x, WASM_SNAP_NOMEM, "out of memory");
+		return;
+	}
+	wasm_snap_u32(x->b, x->nhres);
+	for (uint32_t i = 0; i < x->nhres && x->st == WASM_SNAP_OK; i++) {
+		const struct hres *h = &x->hres[x->byid[i]];
+		const struct cm_host_res_reg *reg = host_reg(x->s, h->rt);
+		char why[CM_ERROR_MSG_MAX - 32] = "";
+		size_t len = 0;
+
+		if (reg == NULL || reg->d.save == NULL) {
+			UNSUP(x,
+			      "not supported yet: a handle of host resource "
+			      "type %s (component instance %u, handle %u)",
+			      h->rt->name ? h->rt->name : "?", h->ci, h->slot);
+			break;
+		}
+		if (reg->d.save(reg->d.env, h->rep, desc,
+				CM_HOST_RESOURCE_DESC_MAX, &len, why,
+				sizeof why) ||
+		    len > CM_HOST_RESOURCE_DESC_MAX) {
+			UNSUP(x, "not supported yet: %s",
+			      why[0] ? why : reg->d.key);
+			break;
+		}
+		put_bytes(x, reg->d.key, strlen(reg->d.key));
+		put_bytes(x, desc, len);
+	}
+	free(desc);
+}
+
 static void put_table(snap *x, const cabi_table *t, uint32_t ci)
 {
 	uint32_t len = t->len;
@@ -614,14 +801,12 @@ static void put_table(snap *x, const cabi_table *t, uint32_t ci)
 		case CABI_ELEM_RESOURCE: {
 			const cabi_resource_handle *h = &e->u.res;
 			uint32_t o = rtype_ord(x, h->rt), bt = 0;
+			uint64_t rep = h->rep;
 
+			/* a host type's rep is the embedder's: its id */
 			if (o == UINT32_MAX) {
-				UNSUP(x,
-				      "not supported yet: a handle of host "
-				      "resource type %s (component instance "
-				      "%u, handle %u)",
-				      h->rt->name ? h->rt->name : "?", ci, i);
-				break;
+				o = SNAP_HOST_RTYPE;
+				rep = hres_id(x, h->rt, h->rep);
 			}
 			if (h->borrow_scope != NULL) {
 				for (uint32_t k = 0; k < x->nobjs; k++)
@@ -635,7 +820,7 @@ static void put_table(snap *x, const cabi_table *t, uint32_t ci)
 						 "stack");
 			}
 			wasm_snap_u32(x->b, o);
-			wasm_snap_u64(x->b, h->rep);
+			wasm_snap_u64(x->b, rep);
 			wasm_snap_u8(x->b, h->own);
 			wasm_snap_u32(x->b, h->num_lends);
 			wasm_snap_u32(x->b, bt);
@@ -661,6 +846,8 @@ static void put_handles(snap *x)
 {
 	size_t at = begin(x->b, CM_SNAP_TAG_HANDLES);
 
+	if (index_hres(x) == 0)
+		put_hres(x);
 	for (uint32_t i = 0; i < x->ninsts && x->st == WASM_SNAP_OK; i++) {
 		put_table(x, &x->insts[i]->handles, i);
 		put_table(x, &x->insts[i]->threads, i);
@@ -687,12 +874,6 @@ static void put_sched(snap *x)
 	wasm_snap_u8(x->b, x->s->fuel != UINT64_MAX);
 	wasm_snap_u64(x->b, x->s->fuel);
 	end(x->b, at);
-}
-
-static void put_bytes(snap *x, const void *p, size_t n)
-{
-	wasm_snap_u32(x->b, (uint32_t)n);
-	wasm_snap_put(x->b, p, n);
 }
 
 static void put_pending(snap *x, struct cm_host_pending *p)
@@ -791,6 +972,8 @@ wasm_snap_status cm_snap_async_write(cm_store *s, cm_component_instance **insts,
 	free(x.objs);
 	free(x.kinds);
 	free(x.byaddr);
+	free(x.hres);
+	free(x.byid);
 	return x.st;
 }
 
@@ -803,6 +986,14 @@ typedef struct rd {
 	 * table slots name it (one at most) */
 	bool *shared_owner;
 	uint8_t *seen;
+	/* the host resources the embedder made again (HANDLES), by id - 1,
+	 * and how many handles hold each, own handles among them */
+	struct rd_hres {
+		const cabi_resource_type *rt;
+		uint64_t rep;
+		uint32_t refs, owns;
+	} *host;
+	uint32_t nhost;
 } rd;
 
 #define TRUNC(d) BAD(&(d)->x, "truncated %s", "async section")
@@ -1526,11 +1717,21 @@ static bool get_table(rd *d, cabi_table *t, bool threads)
 			    !gbool(d, &h->own) || !g32(d, &h->num_lends) ||
 			    !gobj(d, K_TASK, (void **)&bt))
 				return false;
-			if (o >= d->x.s->nrtypes || (h->own && bt != NULL)) {
+			if (o == SNAP_HOST_RTYPE && h->rep >= 1 &&
+			    h->rep <= d->nhost && !(h->own && bt != NULL)) {
+				struct rd_hres *r = &d->host[h->rep - 1];
+
+				h->rt = r->rt;
+				h->rep = r->rep;
+				r->refs++;
+				r->owns += h->own;
+			} else if (o >= d->x.s->nrtypes ||
+				   (h->own && bt != NULL)) {
 				BAD(&d->x, "a bad resource handle");
 				return false;
+			} else {
+				h->rt = d->x.s->rtypes[o];
 			}
-			h->rt = d->x.s->rtypes[o];
 			h->borrow_scope = bt != NULL ? &bt->borrows : NULL;
 			break;
 		}
@@ -1573,9 +1774,78 @@ static bool get_table(rd *d, cabi_table *t, bool threads)
 	return true;
 }
 
+static const uint8_t *gbytes(rd *d, uint32_t *n);
+
+/*
+ * The host resources: each made again by the embedder that registered
+ * its type's key (run/instance.h cm_store_set_host_resource_durable).
+ * At most one per handle the store's tables may hold, and at least 8
+ * bytes of the snapshot each, so a forged count makes no more of them
+ * than the tables could name.
+ */
+static bool get_hres(rd *d)
+{
+	uint64_t limit = (uint64_t)d->x.ninsts * d->x.s->cfg.max_handles;
+	uint32_t n;
+
+	if (!g32(d, &n))
+		return false;
+	if (n > wasm_snap_left(d->r) / 8 || n > limit) {
+		BAD(&d->x, "a bad count of host resources");
+		return false;
+	}
+	d->host = calloc(n ? n : 1, sizeof *d->host);
+	if (d->host == NULL) {
+		sfail(&d->x, WASM_SNAP_NOMEM, "out of memory");
+		return false;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cm_host_res_reg *reg = NULL;
+		const uint8_t *key, *desc;
+		uint32_t klen, dlen;
+		char why[CM_ERROR_MSG_MAX - 64] = "";
+		uint64_t rep = 0;
+
+		if ((key = gbytes(d, &klen)) == NULL)
+			return false;
+		if (klen == 0 || klen > CM_HOST_RESOURCE_KEY_MAX) {
+			BAD(&d->x, "a bad host resource type");
+			return false;
+		}
+		for (uint32_t k = 0; k < d->x.s->nhost_res; k++)
+			if (strlen(d->x.s->host_res[k].d.key) == klen &&
+			    !memcmp(d->x.s->host_res[k].d.key, key, klen))
+				reg = &d->x.s->host_res[k];
+		if ((desc = gbytes(d, &dlen)) == NULL)
+			return false;
+		if (dlen > CM_HOST_RESOURCE_DESC_MAX) {
+			BAD(&d->x, "a host resource description too long");
+			return false;
+		}
+		if (reg == NULL || reg->d.restore == NULL) {
+			sfail(&d->x, WASM_SNAP_MISMATCH,
+			      "host resource type %.*s: this store cannot "
+			      "restore it",
+			      (int)klen, (const char *)key);
+			return false;
+		}
+		if (reg->d.restore(reg->d.env, d->x.s, desc, dlen, &rep, why,
+				   sizeof why)) {
+			sfail(&d->x, WASM_SNAP_MISMATCH, "host resource %s: %s",
+			      reg->d.key, why[0] ? why : "cannot be restored");
+			return false;
+		}
+		d->host[i] = (struct rd_hres){.rt = reg->rt, .rep = rep};
+		d->nhost = i + 1;
+	}
+	return true;
+}
+
 static bool get_handles(rd *d, wasm_snap_reader *sec)
 {
 	d->r = sec;
+	if (!get_hres(d))
+		return false;
 	for (uint32_t i = 0; i < d->x.ninsts; i++)
 		if (!get_table(d, &d->x.insts[i]->handles, false) ||
 		    !get_table(d, &d->x.insts[i]->threads, true))
@@ -1584,6 +1854,14 @@ static bool get_handles(rd *d, wasm_snap_reader *sec)
 		BAD(&d->x, "bytes past the handle tables");
 		return false;
 	}
+	/* as written: each is held, and owned at most once */
+	for (uint32_t i = 0; i < d->nhost; i++)
+		if (d->host[i].refs == 0 || d->host[i].owns > 1) {
+			BAD(&d->x, "host resource %u held by %u handles, %u "
+				   "own",
+			    i + 1, d->host[i].refs, d->host[i].owns);
+			return false;
+		}
 	return true;
 }
 
@@ -1931,6 +2209,38 @@ static bool check_all(rd *d)
 	return true;
 }
 
+/* t holds nothing but own resource handles (a fresh store's start code
+ * made them: wasi-libc's start takes its preopens' descriptors). */
+static bool only_resources(const cabi_table *t)
+{
+	for (uint32_t i = 1; i < t->len; i++)
+		if (t->array[i].kind != CABI_ELEM_FREE &&
+		    (t->array[i].kind != CABI_ELEM_RESOURCE ||
+		     !t->array[i].u.res.own || t->array[i].u.res.num_lends))
+			return false;
+	return true;
+}
+
+/*
+ * The fresh store's own resources go before the snapshot's state
+ * replaces them: a host type's through its host_dtor (the embedder's
+ * object must not outlive the handle), a guest type's without its
+ * destructor (the guest's memory is about to be overwritten, and no
+ * guest code runs during a restore).
+ */
+static void forget_resources(cabi_table *t)
+{
+	for (uint32_t i = 1; i < t->len; i++) {
+		const cabi_resource_handle *h = &t->array[i].u.res;
+
+		if (t->array[i].kind == CABI_ELEM_RESOURCE &&
+		    h->rt->impl == NULL && h->rt->host_dtor != NULL)
+			h->rt->host_dtor(h->rt->host_env, h->rep);
+	}
+	t->len = 0;
+	t->nfree = 0;
+}
+
 int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 				cm_component_instance **insts, uint32_t ninsts,
 				char *why, size_t whylen)
@@ -1954,20 +2264,22 @@ int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 	/* a fresh store: nothing of its own to overwrite or lose */
 	if (s->objs.next != &s->objs || s->wfirst != NULL ||
 	    s->pending_first != NULL || s->settled_first != NULL) {
-		cm_snap_async_restore_end(d);
+		cm_snap_async_restore_end(d, false);
 		snprintf(why, whylen, "the store is not fresh");
 		return WASM_SNAP_MISMATCH;
 	}
 	for (uint32_t i = 0; i < ninsts; i++)
-		if (cabi_table_count(&insts[i]->handles) ||
+		if (!only_resources(&insts[i]->handles) ||
 		    cabi_table_count(&insts[i]->threads)) {
-			cm_snap_async_restore_end(d);
+			cm_snap_async_restore_end(d, false);
 			snprintf(why, whylen,
 				 "component instance %u of the fresh store "
 				 "holds handles",
 				 i);
 			return WASM_SNAP_MISMATCH;
 		}
+	for (uint32_t i = 0; i < ninsts; i++)
+		forget_resources(&insts[i]->handles);
 	*out = d;
 	return WASM_SNAP_OK;
 }
@@ -1998,10 +2310,16 @@ wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 	return d->x.st;
 }
 
-void cm_snap_async_restore_end(cm_snap_async_state *d)
+void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
 {
 	if (d == NULL)
 		return;
+	/* the store is freed unused: what the embedder made goes now */
+	for (uint32_t i = 0; failed && i < d->nhost; i++)
+		if (d->host[i].rt->host_dtor != NULL)
+			d->host[i].rt->host_dtor(d->host[i].rt->host_env,
+						 d->host[i].rep);
+	free(d->host);
 	wasm_snap_map_free(d->x.map);
 	free(d->x.objs);
 	free(d->x.kinds);

@@ -1,5 +1,5 @@
 /*
- * snapshot_async.h - the async sections of a store snapshot (format 2,
+ * snapshot_async.h - the async sections of a store snapshot (format 3,
  * runtime/run/snapshot.h; the encoding is snapshot_async.c's): tracked
  * objects, handle and threads tables, the scheduler, host calls.
  * Private to runtime/run/snapshot.c.
@@ -8,7 +8,9 @@
  * HANDLES, SCHED, HOST) or fails with why ("not supported yet: ..." for
  * what the format cannot hold).  Restoring takes them in that order,
  * each as one section's payload, into a store that has none of these
- * yet (fresh: no tracked object, empty tables); the HOST section is
+ * yet (fresh: no tracked object, tables empty but for own resource
+ * handles its start code made, which are dropped first: a host type's
+ * through its host_dtor); the HOST section is
  * restored last and first checks that the objects, tables and waiting
  * list agree.  Every id, count and length is checked; on an error the
  * store holds partial state and must be freed.
@@ -36,6 +38,8 @@ int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 				char *why, size_t whylen);
 wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 				       wasm_snap_reader *sec);
-void cm_snap_async_restore_end(cm_snap_async_state *d);
+/* failed: the restore failed (the store will be freed): the host
+ * resources the embedder made again are destroyed (their host_dtor). */
+void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed);
 
 #endif

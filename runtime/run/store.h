@@ -260,6 +260,25 @@ struct cm_store {
 			      size_t len);
 		void *env;
 	} host_durable;
+	/*
+	 * The embedder's host resource types in snapshots (run/instance.h
+	 * cm_store_set_host_resource_durable), in registration order: one
+	 * entry per type the embedder registers (WASI: eight).
+	 */
+	struct cm_host_res_reg {
+		const cabi_resource_type *rt;
+		struct cm_host_resource_durable {
+			const char *key;
+			int (*save)(void *env, uint64_t rep, uint8_t *desc,
+				    size_t cap, size_t *len, char *why,
+				    size_t whylen);
+			int (*restore)(void *env, cm_store *s,
+				       const uint8_t *desc, size_t len,
+				       uint64_t *rep, char *why, size_t whylen);
+			void *env;
+		} d;
+	} *host_res;
+	uint32_t nhost_res, host_res_cap;
 };
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */

@@ -267,11 +267,23 @@ START_TEST(test_refused_versions_and_tags)
 
 	/* another format version */
 	memcpy(bad, s1, n1);
-	bad[8] = 3;
+	bad[8] = CM_SNAPSHOT_FORMAT + 1;
 	live_open(&b, c);
 	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, bad, n1, &err), 0);
 	ck_assert_int_eq(err.kind, CM_ERR_VALUE);
-	ck_assert_ptr_nonnull(strstr(err.msg, "snapshot format 3"));
+	{
+		char want[32];
+
+		snprintf(want, sizeof want, "snapshot format %u",
+			 CM_SNAPSHOT_FORMAT + 1);
+		ck_assert_ptr_nonnull(strstr(err.msg, want));
+	}
+	live_close(&b);
+	/* the format before host resources (2) is refused too */
+	bad[8] = 2;
+	live_open(&b, c);
+	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, bad, n1, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "snapshot format 2"));
 	live_close(&b);
 
 	/* an unknown section (tag 7, empty) before the end section */
