@@ -99,7 +99,13 @@ void hostcalls_observe(struct service *s)
 	};
 
 	cm_store_observe_host_calls(s->store, &o);
-	/* its clock waits survive a snapshot (durability "stop") */
-	if (s->wasi)
-		wasi_ctx_durable_waits(service_wasi_ctx(s->wasi), s->store);
+	/* its clock waits and WASI resources survive a snapshot; out of
+	 * memory here, a snapshot holding WASI handles is refused later
+	 * ("not supported yet"), which durability already handles */
+	if (s->wasi &&
+	    wasi_ctx_durable(service_wasi_ctx(s->wasi), s->store) < 0)
+		log_warn(&s->d->log,
+			 "service %s: WASI resources will not be snapshotted: "
+			 "out of memory",
+			 s->name);
 }

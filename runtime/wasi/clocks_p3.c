@@ -386,7 +386,7 @@ static int wait_resume(void *env, cm_store *s, cm_host_pending *p,
 	return 0;
 }
 
-void wasi_ctx_durable_waits(wasi_ctx *ctx, cm_store *s)
+void wasi_waits_durable(wasi_ctx *ctx, cm_store *s)
 {
 	cm_store_set_host_durable(s, wait_save, wait_resume, ctx);
 }

@@ -138,15 +138,18 @@ static void obj_close(wasi_ctx *ctx, wasi_obj *o)
 	switch (o->kind) {
 	case WOBJ_INPUT:
 	case WOBJ_OUTPUT:
-		if (o->u.stream.src == WSTREAM_FILE ||
-		    o->u.stream.src == WSTREAM_APPEND) {
+		if ((o->u.stream.src == WSTREAM_FILE ||
+		     o->u.stream.src == WSTREAM_APPEND) &&
+		    o->u.stream.fd >= 0) {
 			close(o->u.stream.fd);
 			file = true;
 		}
 		break;
 	case WOBJ_DESCRIPTOR:
-		close(o->u.desc.fd);
-		file = true;
+		if (o->u.desc.fd >= 0) {
+			close(o->u.desc.fd);
+			file = true;
+		}
 		break;
 	case WOBJ_DIRSTREAM:
 		if (o->u.dirs.dir != NULL) {
@@ -159,6 +162,8 @@ static void obj_close(wasi_ctx *ctx, wasi_obj *o)
 	}
 	if (file && ctx->nfiles > 0)
 		ctx->nfiles--;
+	free(o->origin.path);
+	o->origin.path = NULL;
 	o->kind = WOBJ_FREE;
 }
 
@@ -292,6 +297,55 @@ int wasi_ctx_exit_code(const wasi_ctx *ctx)
 }
 
 /* ---- objects ------------------------------------------------------------ */
+
+wasi_origin wasi_origin_preopen(uint32_t preopen)
+{
+	return (wasi_origin){.preopen = preopen, .known = true};
+}
+
+int wasi_origin_copy(wasi_origin *out, const wasi_origin *in)
+{
+	char *p = NULL;
+
+	if (in->path != NULL && (p = strdup(in->path)) == NULL)
+		return -1;
+	*out = *in;
+	out->path = p;
+	return 0;
+}
+
+int wasi_origin_child(wasi_origin *out, const wasi_origin *parent,
+		      const char *path, bool follow)
+{
+	size_t pl = parent->path ? strlen(parent->path) : 0;
+	size_t cl = strlen(path);
+	char *p;
+
+	if (!parent->known || pl + 1 + cl > WASI_ORIGIN_PATH_MAX) {
+		*out = (wasi_origin){.known = false};
+		return 0;
+	}
+	p = malloc(pl + 1 + cl + 1);
+	if (p == NULL)
+		return -1;
+	/*
+	 * A child's `..` never climbs above its parent (wasi_path_resolve
+	 * stops at the descriptor it starts from), so the joined path
+	 * resolved from the preopen names what the two steps named.
+	 */
+	if (pl > 0) {
+		memcpy(p, parent->path, pl);
+		p[pl] = '/';
+		memcpy(p + pl + 1, path, cl + 1);
+	} else {
+		memcpy(p, path, cl + 1);
+	}
+	*out = (wasi_origin){.preopen = parent->preopen,
+			     .path = p,
+			     .follow = follow,
+			     .known = true};
+	return 0;
+}
 
 int wasi_obj_new(wasi_ctx *ctx, wasi_obj_kind k, uint32_t *rep)
 {

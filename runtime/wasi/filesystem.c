@@ -208,6 +208,8 @@ static uint32_t type_of(mode_t m)
 static int resolve(const wasi_obj *d, const cm_val *path, bool follow,
 		   bool mutate, int *dirfd, char *name)
 {
+	if (d->lost)
+		return d->lost;
 	if (!d->u.desc.dir)
 		return ENOTDIR;
 	if (mutate && !(d->u.desc.flags & DF_MUTATE_DIRECTORY))
@@ -230,24 +232,34 @@ static int via_stream(cm_host_call *call, wasi_ctx *ctx, const cm_val *args,
 		      uint64_t offset)
 {
 	wasi_obj *d = desc(call, ctx, &args[0]), *s;
+	wasi_origin origin;
 	cm_val *p;
 	int fd;
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (d->u.desc.dir)
 		return fs_err(call, res, EISDIR);
 	if (!(d->u.desc.flags & (k == WOBJ_INPUT ? DF_READ : DF_WRITE)))
 		return fs_err(call, res, EBADF);
 	if (!wasi_file_room(ctx))
 		return fs_err(call, res, EMFILE);
+	/* a snapshot reopens the stream by its descriptor's origin */
+	if (wasi_origin_copy(&origin, &d->origin))
+		return wasi_oom(call);
 	fd = fcntl(d->u.desc.fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		free(origin.path);
 		return fs_err(call, res, errno);
+	}
 	if (wasi_result(res, true, &p) || wasi_new_own(ctx, k, p, &s)) {
+		free(origin.path);
 		close(fd);
 		return wasi_oom(call);
 	}
+	s->origin = origin;
 	s->u.stream.src = src;
 	s->u.stream.fd = fd;
 	s->u.stream.offset = offset;
@@ -281,8 +293,12 @@ static int append_via_stream(cm_host_call *call, void *env, const cm_val *args,
 static int advise(cm_host_call *call, void *env, const cm_val *args,
 		  uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	if (desc(call, env, &args[0]) == NULL)
+	wasi_obj *d = desc(call, env, &args[0]);
+
+	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	return fs_unit(call, res, 0);
 }
 
@@ -293,6 +309,8 @@ static int sync_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	return fs_unit(call, res, fsync(d->u.desc.fd));
 }
 
@@ -304,6 +322,8 @@ static int get_flags(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (wasi_result(res, true, &p))
 		return wasi_oom(call);
 	*p = cm_val_flags(d->u.desc.flags);
@@ -319,6 +339,8 @@ static int get_type(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (fstat(d->u.desc.fd, &st))
 		return fs_err(call, res, errno);
 	if (wasi_result(res, true, &p))
@@ -334,6 +356,8 @@ static int set_size(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (args[1].u.u > INT64_MAX)
 		return fs_err(call, res, EFBIG);
 	return fs_unit(call, res, ftruncate(d->u.desc.fd, (off_t)args[1].u.u));
@@ -365,6 +389,8 @@ static int set_times(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	timestamp(&args[1], &ts[0]);
 	timestamp(&args[2], &ts[1]);
 	return fs_unit(call, res, futimens(d->u.desc.fd, ts));
@@ -381,6 +407,8 @@ static int read_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (len > FS_READ_MAX)
 		len = FS_READ_MAX;
 	buf = malloc(len ? len : 1);
@@ -412,6 +440,8 @@ static int write_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	buf = wasi_list_bytes(call, &args[1], "descriptor.write");
 	if (buf == NULL)
 		return -1;
@@ -428,30 +458,41 @@ static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 			  uint32_t nargs, cm_val *res, uint32_t nres)
 {
 	wasi_obj *d = desc(call, env, &args[0]), *s;
+	wasi_origin origin;
 	cm_val *p;
 	DIR *dir;
 	int fd;
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (!d->u.desc.dir)
 		return fs_err(call, res, ENOTDIR);
 	if (!wasi_file_room(env))
 		return fs_err(call, res, EMFILE);
+	/* a snapshot reopens the stream by its directory's origin */
+	if (wasi_origin_copy(&origin, &d->origin))
+		return wasi_oom(call);
 	/* a fresh open: the entry stream must not share an offset */
 	fd = openat(d->u.desc.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		free(origin.path);
 		return fs_err(call, res, errno);
+	}
 	dir = fdopendir(fd);
 	if (dir == NULL) {
+		free(origin.path);
 		close(fd);
 		return fs_err(call, res, errno);
 	}
 	if (wasi_result(res, true, &p) ||
 	    wasi_new_own(env, WOBJ_DIRSTREAM, p, &s)) {
+		free(origin.path);
 		closedir(dir);
 		return wasi_oom(call);
 	}
+	s->origin = origin;
 	s->u.dirs.dir = dir;
 	wasi_file_opened(env);
 	return 0;
@@ -469,6 +510,8 @@ static int read_directory_entry(cm_host_call *call, void *env,
 
 	if (s == NULL)
 		return wasi_bad_handle(call, "directory-entry-stream");
+	if (s->lost)
+		return fs_err(call, res, s->lost);
 	do {
 		errno = 0;
 		e = readdir(s->u.dirs.dir);
@@ -482,6 +525,8 @@ static int read_directory_entry(cm_host_call *call, void *env,
 		*p = cm_val_case(CM_OPTION, 0);
 		return 0;
 	}
+	/* where a restored stream skips to (durable.c) */
+	s->u.dirs.pos++;
 	t = DT_UNKNOWN_;
 	if (fstatat(dirfd(s->u.dirs.dir), e->d_name, &st,
 		    AT_SYMLINK_NOFOLLOW) == 0)
@@ -536,6 +581,8 @@ static int stat_(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (fstat(d->u.desc.fd, &st))
 		return fs_err(call, res, errno);
 	return stat_result(call, res, &st);
@@ -728,6 +775,7 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 {
 	wasi_obj *d = desc(call, env, &args[0]), *o;
 	uint32_t of = args[3].u.flags, df = args[4].u.flags, parent_flags;
+	wasi_origin origin;
 	char name[NAME_MAX + 1];
 	int dfd, fd, e, flags = O_CLOEXEC | O_NOFOLLOW;
 	bool mutate;
@@ -770,14 +818,23 @@ static int open_at(cm_host_call *call, void *env, const cm_val *args,
 		close(fd);
 		return fs_err(call, res, e);
 	}
+	/* how a snapshot opens it again: the parent's origin and path */
+	if (wasi_origin_child(&origin, &d->origin,
+			      (const char *)args[2].u.str.ptr,
+			      follow_flag(&args[1]))) {
+		close(fd);
+		return wasi_oom(call);
+	}
 	/* d points into the object table, which a new object may move */
 	parent_flags = d->u.desc.flags;
 	d = NULL;
 	if (wasi_result(res, true, &p) ||
 	    wasi_new_own(env, WOBJ_DESCRIPTOR, p, &o)) {
+		free(origin.path);
 		close(fd);
 		return wasi_oom(call);
 	}
+	o->origin = origin;
 	o->u.desc.fd = fd;
 	o->u.desc.dir = S_ISDIR(st.st_mode);
 	wasi_file_opened(env);
@@ -796,7 +853,8 @@ static int is_same_object(cm_host_call *call, void *env, const cm_val *args,
 
 	if (a == NULL || (b = desc(call, env, &args[1])) == NULL)
 		return -1;
-	res[0] = cm_val_bool(fstat(a->u.desc.fd, &sa) == 0 &&
+	res[0] = cm_val_bool(!a->lost && !b->lost &&
+			     fstat(a->u.desc.fd, &sa) == 0 &&
 			     fstat(b->u.desc.fd, &sb) == 0 &&
 			     sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
 	return 0;
@@ -821,6 +879,8 @@ static int metadata_hash(cm_host_call *call, void *env, const cm_val *args,
 
 	if (d == NULL)
 		return -1;
+	if (d->lost)
+		return fs_err(call, res, d->lost);
 	if (fstat(d->u.desc.fd, &st))
 		return fs_err(call, res, errno);
 	return hash_result(call, res, &st);
@@ -890,6 +950,7 @@ static int get_directories(cm_host_call *call, void *env, const cm_val *args,
 			close(fd);
 			return wasi_oom(call);
 		}
+		o->origin = wasi_origin_preopen(i);
 		o->u.desc.fd = fd;
 		o->u.desc.dir = true;
 		wasi_file_opened(ctx);

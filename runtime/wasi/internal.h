@@ -60,8 +60,35 @@ typedef enum wasi_poll_kind {
 	WPOLL_FD,	/* poll(2) on fd for events (fd not owned) */
 } wasi_poll_kind;
 
+/*
+ * Where a descriptor, a stream on a file or a directory stream came
+ * from, so that a restored store can open it again (durable.c): the
+ * preopen (its index in ctx->preopens) and the path under it, the
+ * guest's open-at paths joined with '/' (NULL: the preopen itself),
+ * resolved again from the preopen as open-at resolved them; follow: the
+ * last component was opened following a symlink.  known false: no
+ * origin to open it by (the joined path would pass
+ * WASI_ORIGIN_PATH_MAX), and a snapshot refuses it.  Each object holds
+ * its own copy of the path.
+ */
+#define WASI_ORIGIN_PATH_MAX 4096u
+
+typedef struct wasi_origin {
+	uint32_t preopen;
+	char *path;
+	bool follow, known;
+} wasi_origin;
+
 typedef struct wasi_obj {
 	wasi_obj_kind kind;
+	/* descriptors, file streams, directory streams (above) */
+	wasi_origin origin;
+	/*
+	 * Not 0: an errno.  The object came back from a snapshot without
+	 * its file (it vanished, or cannot be opened again): it holds no
+	 * OS fd, and every operation on it fails with this error.
+	 */
+	int lost;
 	union {
 		struct {
 			wasi_stream_src src;
@@ -85,6 +112,7 @@ typedef struct wasi_obj {
 		} desc;
 		struct {
 			DIR *dir;
+			uint64_t pos; /* entries returned so far */
 		} dirs;
 	} u;
 } wasi_obj;
@@ -120,6 +148,17 @@ struct wasi_ctx {
 	uint32_t nfiles; /* objects owning an OS fd (WASI_MAX_OPEN_FILES) */
 	const cabi_resource_type *rt[WOBJ_NKINDS];
 };
+
+/*
+ * Origins: the preopen itself (path NULL); a copy; child: what open-at
+ * of `path` (following its last component or not) under parent opens
+ * (unknown when the parent's is, or past WASI_ORIGIN_PATH_MAX).  -1 out
+ * of memory (out untouched).
+ */
+wasi_origin wasi_origin_preopen(uint32_t preopen);
+int wasi_origin_copy(wasi_origin *out, const wasi_origin *in);
+int wasi_origin_child(wasi_origin *out, const wasi_origin *parent,
+		      const char *path, bool follow);
 
 /* The object table. */
 int wasi_obj_new(wasi_ctx *ctx, wasi_obj_kind k, uint32_t *rep);
@@ -175,6 +214,9 @@ int wasi_link_filesystem(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_clocks_p3(wasi_ctx *ctx, cm_linker *l);
 /* Forget every 0.3 wait (the ctx is being freed); no arm call. */
 void wasi_waits_free(wasi_ctx *ctx);
+/* Snapshots of the 0.3 waits (clocks_p3.c) and resources (durable.c). */
+void wasi_waits_durable(wasi_ctx *ctx, cm_store *s);
+int wasi_resources_durable(wasi_ctx *ctx, cm_store *s);
 
 /* The wasi:filesystem error-code case for errno e. */
 uint32_t wasi_fs_errno_code(int e);

@@ -8,7 +8,10 @@
  * list when nothing is ready), `blocking-read` does.  End of input is
  * stream-error.closed; an OS failure is last-operation-failed carrying
  * an error resource whose debug string is strerror.  Blocking on
- * pollables goes through wasi_poll_block (ctx.c).
+ * pollables goes through wasi_poll_block (ctx.c).  A stream that came
+ * back from a snapshot without its file (wasi_obj.lost) fails every
+ * read, write, check-write and flush with last-operation-failed
+ * carrying that errno.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - poll_: the pointer array, in->n entries: POLL_MAX (65,536), trap
@@ -174,6 +177,8 @@ static int stream_read(wasi_obj *o, uint64_t len, bool blocking, uint8_t **buf,
 	*buf = malloc(want ? want : 1);
 	if (*buf == NULL)
 		return ENOMEM;
+	if (o->lost)
+		return o->lost;
 	if (o->u.stream.closed || o->u.stream.src == WSTREAM_EMPTY)
 		return -1;
 	if (want == 0)
@@ -295,6 +300,8 @@ static int stream_write(wasi_ctx *ctx, wasi_obj *o, const uint8_t *p, size_t n)
 	struct stat st;
 	ssize_t w;
 
+	if (o->lost)
+		return o->lost;
 	switch (o->u.stream.src) {
 	case WSTREAM_STDOUT:
 		wasi_stdout_write(ctx, o->u.stream.which, p, n);
@@ -342,8 +349,8 @@ static int out_check_write(cm_host_call *call, void *env, const cm_val *args,
 
 	if (o == NULL)
 		return -1;
-	if (o->u.stream.closed)
-		return stream_error(call, env, res, 0);
+	if (o->lost || o->u.stream.closed)
+		return stream_error(call, env, res, o->lost);
 	if (wasi_result(res, true, &p))
 		return wasi_oom(call);
 	*p = cm_val_u64(WRITE_BUDGET);
@@ -390,8 +397,8 @@ static int out_flush(cm_host_call *call, void *env, const cm_val *args,
 
 	if (o == NULL)
 		return -1;
-	if (o->u.stream.closed)
-		return stream_error(call, env, res, 0);
+	if (o->lost || o->u.stream.closed)
+		return stream_error(call, env, res, o->lost);
 	*res = wasi_result_unit(true);
 	return 0;
 }

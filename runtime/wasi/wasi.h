@@ -169,14 +169,25 @@ int wasi_ctx_sleep_to_next_timer(wasi_ctx *ctx);
 int wasi_ctx_wait_host(void *env);
 
 /*
- * Store snapshots (run/snapshot.h): the WASI 0.3 waits of ctx pending in
- * store s are written as plain data and, restoring a snapshot into s,
- * taken up again (cm_store_set_host_durable).  A monotonic wait keeps
- * the time it still had to wait (the monotonic clock restarts with the
- * process), a wall-clock one its absolute time; an overdue wait fires
- * at once.  Call before cm_store_snapshot or cm_store_restore.
+ * Store snapshots (run/snapshot.h): what ctx holds for store s is
+ * written as plain data and, restoring a snapshot into s (whose ctx is
+ * configured anew: stdio, preopens, args, env, clock), made again.
+ * Call once s and ctx exist, before cm_store_snapshot or
+ * cm_store_restore; -1 when out of memory.
+ *  - WASI 0.3 waits pending in s (cm_store_set_host_durable): a
+ *    monotonic wait keeps the time it still had to wait (the monotonic
+ *    clock restarts with the process), a wall-clock one its absolute
+ *    time; an overdue wait fires at once.
+ *  - WASI 0.2 resources (cm_store_set_host_resource_durable; the rules
+ *    are durable.c's contract): stdio streams on the new stdio;
+ *    preopens by guest path (a snapshot naming one the configuration
+ *    lacks is refused); opened files, their streams and directory
+ *    streams opened again by preopen and path with their access,
+ *    offset or position, one that cannot be opened failing on its next
+ *    use; pollables as the waits; errors by errno.  Arguments,
+ *    environment, random and clocks are the new ctx's: nothing saved.
  */
-void wasi_ctx_durable_waits(wasi_ctx *ctx, cm_store *s);
+int wasi_ctx_durable(wasi_ctx *ctx, cm_store *s);
 
 bool wasi_ctx_exited(const wasi_ctx *ctx);
 int wasi_ctx_exit_code(const wasi_ctx *ctx);

@@ -140,7 +140,8 @@ static bool live_open(live *v, cm_component *c)
 	if (!v->s)
 		die("store", "out of memory");
 	wasi_ctx_set_clock(v->wasi, vclock());
-	wasi_ctx_durable_waits(v->wasi, v->s);
+	if (wasi_ctx_durable(v->wasi, v->s))
+		die("store", "out of memory");
 	return cm_instantiate(v->s, c, v->l, &v->inst, &err) == 0;
 }
 
