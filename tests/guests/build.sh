@@ -12,6 +12,7 @@
 #   sh tests/guests/build.sh wat    # only the component WAT guests
 #   sh tests/guests/build.sh qjs    # only the componentize-qjs guest qjs/
 #   sh tests/guests/build.sh direct # only wasi/p2poll and wasi/p3sleep
+#   sh tests/guests/build.sh files  # only wasi/files
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/wasi"
@@ -85,6 +86,33 @@ if [ "${1:-}" = direct ]; then
 	exit 0
 fi
 
+# wasi/files: wasi-libc files and directories through the preview1
+# reactor adapter, plus wasi:clocks and wasi:io imported directly (a
+# pollable it keeps), so its WIT takes jco's bundled WASI packages as
+# deps/ as the direct guests' do, and `jco new --wasi-reactor` adds the
+# adapter (tests/unit/wasi/test_wasi_snapshot.c).
+build_files_guest() {
+	preopen=${HOSTEL_SHARED:-$here/../../../shared}/tools/preopen-root.mjs
+	jcop="node --import $preopen node_modules/@bytecodealliance/jco/dist/jco.js"
+	wit=node_modules/@bytecodealliance/jco/lib/wit/builtin
+	rm -rf "$scratch/files-wit"
+	mkdir -p "$scratch/files-wit/deps/clocks" "$scratch/files-wit/deps/io"
+	cp "$out/files.wit" "$scratch/files-wit/"
+	cp $wit/0.2.12/wasi-clocks/package.wit "$scratch/files-wit/deps/clocks/"
+	cp $wit/0.2.12/wasi-io/package.wit "$scratch/files-wit/deps/io/"
+	$CC $CFLAGS -mexec-model=reactor -Wl,--strip-all "$out/files.c" \
+		-o "$scratch/files-core.wasm"
+	$jcop embed --wit "$scratch/files-wit" "$scratch/files-core.wasm" \
+		-o "$scratch/files-embedded.wasm"
+	$jcop new "$scratch/files-embedded.wasm" --wasi-reactor \
+		-o "$out/files.component.wasm"
+	$JCO wit "$out/files.component.wasm" >/dev/null
+}
+if [ "${1:-}" = files ]; then
+	build_files_guest
+	exit 0
+fi
+
 # Component WAT guests (tests/guests/ticker, tests/guests/async, hostile, values): `jco
 # parse` converts, and does not validate, so `jco wit` checks each one
 # (GUEST-TOOLCHAINS.md section 2).  `sh build.sh wat` stops after these
@@ -131,6 +159,7 @@ cp "$here/componentize.mjs" "$scratch/componentize.mjs"
 node "$scratch/componentize.mjs" "$scratch/calc-core.wasm" \
 	"$out/calc.wit" calc "$out/calc.component.wasm" --wasi-reactor
 build_direct_guests
+build_files_guest
 
 # componentize-js 0.23.0 (StarlingMonkey) guest: a sync WASI 0.2
 # component of about 12 MB (20-40 s, ~0.8 GB RSS).  `-d http
