@@ -12,7 +12,8 @@
  *                snapshot it was written against;
  *   bits 2-3  the guest: 0 tests/guests/values (a memory that grew,
  *             mutable globals), 1 tests/guests/wasi/calc (wasi-libc:
- *             tables of function references, host functions), 2 or 3
+ *             tables of function references, host functions; after
+ *             log-now its WASI stdio streams, host resources), 2 or 3
  *             tests/guests/ticker (live async state: a task parked on
  *             a clock wait, its thread, waitable set and subtask, the
  *             pending host call, on a virtual clock);
@@ -136,12 +137,13 @@ static bool live_open(live *v, cm_component *c)
 	v->l = cm_linker_new();
 	if (!v->wasi || !v->l || wasi_add_to_linker(v->wasi, v->l))
 		die("linker", "out of memory");
+	/* calc's log-now writes nowhere; its stdio streams are host
+	 * resources in the snapshots, made again by the WASI layer */
+	wasi_ctx_set_stdio(v->wasi, -1, -1, -1);
 	v->s = cm_store_new(&cfg);
-	if (!v->s)
+	if (!v->s || wasi_ctx_durable(v->wasi, v->s))
 		die("store", "out of memory");
 	wasi_ctx_set_clock(v->wasi, vclock());
-	if (wasi_ctx_durable(v->wasi, v->s))
-		die("store", "out of memory");
 	return cm_instantiate(v->s, c, v->l, &v->inst, &err) == 0;
 }
 
@@ -188,7 +190,8 @@ static int tick(live *v, int n)
 	return rc;
 }
 
-/* Calls that touch the guest's memory, globals, tables and tasks. */
+/* Calls that touch the guest's memory, globals, tables and tasks (and,
+ * for calc, its WASI stdio: host resources). */
 static int exercise(live *v, int which, const char *word)
 {
 	bool calc = which == G_CALC;
@@ -211,6 +214,10 @@ static int exercise(live *v, int which, const char *word)
 		a[0] = cm_val_u32(40);
 		a[1] = cm_val_u32(2);
 		rc |= call(v, CALC, "add", a, 2);
+		if (cm_val_string(&a[0], word, strlen(word)))
+			die("value", "out of memory");
+		rc |= call(v, CALC, "log-now", a, 1);
+		cm_val_free(&a[0]);
 	} else {
 		a[0] = cm_val_u32(70000);
 		rc |= call(v, NULL, "make", a, 1);
