@@ -560,9 +560,10 @@ START_TEST(test_preopen_missing)
 	live_open(&b, c, NULL);
 	ck_assert_int_ne(cm_store_restore(b.s, SHA, s1, n1, &err), 0);
 	ck_assert_int_eq(err.kind, CM_ERR_VALUE);
-	ck_assert_msg(strstr(err.msg, "the preopen \"/data\" is not in this "
-				      "configuration") != NULL,
-		      "%s", err.msg);
+	ck_assert_str_eq(err.msg, "host resource "
+				  "wasi:filesystem/types@0.2#descriptor: the "
+				  "preopen \"/data\" is not in this "
+				  "configuration");
 	live_close(&b);
 	/* the same directory under another guest path */
 	live_open_ex(&b, c, d, "/elsewhere", false);
