@@ -254,7 +254,9 @@ static int reopen(wasi_ctx *ctx, const wasi_origin *o, bool dir,
 	struct stat st;
 
 	if (o->path == NULL) {
-		fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+		/* a fresh open, not a dup: a directory stream on it must
+		 * not share the preopen's offset (as read-directory opens) */
+		fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		*e = fd < 0 ? errno : 0;
 		return fd;
 	}
