@@ -763,6 +763,10 @@ static int insert_all(struct history *h, struct history_batch *b)
 	size_t start = 0;
 	int rc;
 
+	/* a batch of images only: no events (and b->ev may be NULL, which
+	 * even `+ 0` may not be applied to) */
+	if (b->n == 0)
+		return 0;
 	for (size_t i = 0; i < b->n; i++) {
 		struct pending *p = &b->ev[i];
 		bool terminal = history_kind_terminal(p->kind);

@@ -226,6 +226,7 @@ out=$(H snapshot mem 2>&1)
 check "hostel snapshot under commit" eq "$(echo "$out" | grep -c 'snapshot of mem:')" 1
 H call mem 'calls()' >/dev/null 2>&1 # a commit after the request
 if command -v sqlite3 >/dev/null 2>&1; then
+	echo "# mem: snapshot upto $(db "SELECT coalesce(upto, 'null') FROM snapshots WHERE service = 'mem'"), deltas (n:upto) $(db "SELECT group_concat(n || ':' || upto, ' ') FROM store_deltas WHERE service = 'mem'")"
 	check "the full snapshot replaced the deltas before it" \
 		test "$(db "SELECT count(*) FROM store_deltas WHERE service = 'mem' AND
 			upto < (SELECT upto FROM snapshots WHERE service = 'mem')")" -eq 0 -a \
