@@ -15,6 +15,8 @@
 #include "run/store.h"
 #include "wasi/wasi.h"
 
+#include "export-call.h"
+
 typedef struct live {
 	cm_component *c;
 	wasi_ctx *wasi;
@@ -50,16 +52,7 @@ static void live_close(live *v)
 static cm_val call(live *v, const char *iface, const char *name,
 		   const cm_val *args, uint32_t nargs)
 {
-	cm_func *f = cm_instance_export(v->inst, iface, name);
-	cm_val res[1];
-	uint32_t nres = 0;
-	cm_error err;
-
-	ck_assert_msg(f != NULL, "no export %s", name);
-	memset(res, 0, sizeof res);
-	if (cm_invoke(v->s, f, args, nargs, res, &nres, &err))
-		ck_abort_msg("%s: %s", name, err.msg);
-	return res[0];
+	return export_call(v->s, v->inst, iface, name, args, nargs);
 }
 
 #endif

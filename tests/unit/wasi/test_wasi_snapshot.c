@@ -38,6 +38,7 @@
 #include "wasm/snapshot.h"
 
 #include "guest-load.h"
+#include "export-call.h"
 #include "testmain.h"
 
 static const uint8_t SHA[32] = {0x5a, 0x22};
@@ -146,16 +147,7 @@ static void live_close(live *v)
 static cm_val call(live *v, const char *iface, const char *name,
 		   const cm_val *args, uint32_t nargs)
 {
-	cm_func *f = cm_instance_export(v->inst, iface, name);
-	cm_val res[1];
-	uint32_t nres = 0;
-	cm_error err;
-
-	ck_assert_msg(f != NULL, "no export %s", name);
-	memset(res, 0, sizeof res);
-	if (cm_invoke(v->s, f, args, nargs, res, &nres, &err))
-		ck_abort_msg("%s: %s", name, err.msg);
-	return res[0];
+	return export_call(v->s, v->inst, iface, name, args, nargs);
 }
 
 /* A call with one string argument (and one more value, or none). */
