@@ -258,12 +258,8 @@ static void objmap_free(objmap *m)
 	free(m->host_ord);
 }
 
-static wasm_snap_status fail(char *why, size_t whylen, wasm_snap_status st,
-			     const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static wasm_snap_status fail(char *why, size_t whylen, wasm_snap_status st,
-			     const char *fmt, ...)
+wasm_snap_status wasm_snap_fail(char *why, size_t whylen, wasm_snap_status st,
+				const char *fmt, ...)
 {
 	va_list ap;
 
@@ -288,7 +284,8 @@ static wasm_snap_status objmap_build(wasm_store *s, objmap *m, char *why,
 	m->insts = calloc(s->nobjs ? s->nobjs : 1, sizeof *m->insts);
 	m->hosts = calloc(s->nobjs ? s->nobjs : 1, sizeof *m->hosts);
 	if (m->insts == NULL || m->hosts == NULL)
-		return fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
 	for (size_t i = 0; i < s->nobjs; i++) {
 		const wasm_store_obj *o = &s->objs[i];
 
@@ -318,9 +315,10 @@ static wasm_snap_status objmap_build(wasm_store *s, objmap *m, char *why,
 		}
 	}
 	if (nmem != dmem || ntab != dtab || nglob != 0)
-		return fail(why, whylen, WASM_SNAP_UNSUPPORTED,
-			    "not supported yet: core memories, tables or "
-			    "globals the host made outside of an instance");
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: core memories, tables or "
+			"globals the host made outside of an instance");
 	return WASM_SNAP_OK;
 }
 
@@ -399,27 +397,30 @@ static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
 		return WASM_SNAP_OK;
 	}
 	if ((uint8_t)t == WASM_EXTERNREF)
-		return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-			    "not supported yet: an externref in %s", where);
+		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				      "not supported yet: an externref in %s",
+				      where);
 	if ((uint8_t)t != WASM_FUNCREF)
-		return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-			    "not supported yet: an exception reference in %s",
-			    where);
+		return wasm_snap_fail(
+			w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: an exception reference in %s",
+			where);
 	if (f->kind == WASM_FUNC_WASM) {
-		if (!lookup(w->map.inst_sorted, w->map.inst_ord,
-			    w->map.ninsts, f->u.wasm.inst, &ord))
-			return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-				    "a function of another store in %s",
-				    where);
+		if (!lookup(w->map.inst_sorted, w->map.inst_ord, w->map.ninsts,
+			    f->u.wasm.inst, &ord))
+			return wasm_snap_fail(
+				w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				"a function of another store in %s", where);
 		wasm_snap_u8(w->b, REF_WASM);
 		wasm_snap_u32(w->b, ord);
 		wasm_snap_u32(w->b, f->u.wasm.funcidx);
 	} else {
-		if (!lookup(w->map.host_sorted, w->map.host_ord,
-			    w->map.nhosts, f, &ord))
-			return fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-				    "a host function of another store in %s",
-				    where);
+		if (!lookup(w->map.host_sorted, w->map.host_ord, w->map.nhosts,
+			    f, &ord))
+			return wasm_snap_fail(
+				w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				"a host function of another store in %s",
+				where);
 		wasm_snap_u8(w->b, REF_HOST);
 		wasm_snap_u32(w->b, ord);
 	}
@@ -569,7 +570,8 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 			return st;
 	}
 	for (uint32_t i = 0; i < m->ntables; i++) {
-		const wasm_table_inst *t = inst->tables[m->nimported_tables + i];
+		const wasm_table_inst *t =
+			inst->tables[m->nimported_tables + i];
 
 		snprintf(where, sizeof where, "table %u of core instance %u",
 			 m->nimported_tables + i, ord);
@@ -588,8 +590,8 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 	return WASM_SNAP_OK;
 }
 
-wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
-				     char *why, size_t whylen)
+wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b, char *why,
+				     size_t whylen)
 {
 	return wasm_store_snapshot_base(s, b, NULL, false, why, whylen);
 }
@@ -609,16 +611,18 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 	if (s->nexns)
 		wasm_store_collect_exns(s);
 	if (s->nexns)
-		return fail(why, whylen, WASM_SNAP_UNSUPPORTED,
-			    "not supported yet: %zu live exception object(s)",
-			    s->nexns);
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: %zu live exception object(s)",
+			s->nexns);
 	st = objmap_build(s, &w.map, why, whylen);
 	if (st == WASM_SNAP_OK &&
 	    (sort_addrs((void *const *)w.map.insts, w.map.ninsts,
 			&w.map.inst_sorted, &w.map.inst_ord) ||
 	     sort_addrs((void *const *)w.map.hosts, w.map.nhosts,
 			&w.map.host_sorted, &w.map.host_ord)))
-		st = fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		st = wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				    "out of memory");
 	if (st == WASM_SNAP_OK) {
 		wasm_snap_u32(b, w.map.ninsts);
 		for (uint32_t i = 0; i < w.map.ninsts && st == WASM_SNAP_OK;
@@ -627,12 +631,13 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 	}
 	objmap_free(&w.map);
 	if (st == WASM_SNAP_OK && b->failed)
-		st = fail(why, whylen, b->failed,
-			  b->failed == WASM_SNAP_NOMEM
-				  ? "out of memory"
-				  : "the snapshot would pass its limit of "
-				    "%zu bytes",
-			  b->max);
+		st = wasm_snap_fail(
+			why, whylen, b->failed,
+			b->failed == WASM_SNAP_NOMEM
+				? "out of memory"
+				: "the snapshot would pass its limit of "
+				  "%zu bytes",
+			b->max);
 	return st;
 }
 
@@ -647,8 +652,8 @@ typedef struct reader {
 } reader;
 
 #define TRUNCATED(rd)                                                          \
-	fail((rd)->why, (rd)->whylen, WASM_SNAP_MALFORMED,                     \
-	     "truncated core section")
+	wasm_snap_fail((rd)->why, (rd)->whylen, WASM_SNAP_MALFORMED,           \
+		       "truncated core section")
 
 /*
  * A reference for a slot of type t: resolved against the fresh store and
@@ -666,15 +671,15 @@ static wasm_snap_status get_ref(reader *rd, wasm_valtype t, wasm_ref *out,
 		return TRUNCATED(rd);
 	if (tag == REF_NULL) {
 		if (!wasm_ref_nullable(t))
-			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-				    "%s: null in a non-nullable slot", where);
+			return wasm_snap_fail(
+				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				"%s: null in a non-nullable slot", where);
 		*out = WASM_REF_NULL;
 		return WASM_SNAP_OK;
 	}
-	if ((tag != REF_WASM && tag != REF_HOST) ||
-	    (uint8_t)t != WASM_FUNCREF)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-			    "%s: bad reference (tag %u)", where, tag);
+	if ((tag != REF_WASM && tag != REF_HOST) || (uint8_t)t != WASM_FUNCREF)
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				      "%s: bad reference (tag %u)", where, tag);
 	if (!wasm_snap_get_u32(rd->r, &a) ||
 	    (tag == REF_WASM && !wasm_snap_get_u32(rd->r, &b)) ||
 	    !wasm_snap_get_u32(rd->r, &type_id))
@@ -683,27 +688,31 @@ static wasm_snap_status get_ref(reader *rd, wasm_valtype t, wasm_ref *out,
 		const wasm_instance *inst;
 
 		if (a >= rd->map.ninsts)
-			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-				    "%s: no core instance %u", where, a);
+			return wasm_snap_fail(
+				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				"%s: no core instance %u", where, a);
 		inst = rd->map.insts[a];
 		if (b >= wasm_module_nfuncs(inst->module))
-			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-				    "%s: no function %u in core instance %u",
-				    where, b, a);
+			return wasm_snap_fail(
+				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				"%s: no function %u in core instance %u", where,
+				b, a);
 		f = inst->funcs[b];
 	} else {
 		if (a >= rd->map.nhosts)
-			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-				    "%s: no host function %u", where, a);
+			return wasm_snap_fail(
+				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				"%s: no host function %u", where, a);
 		f = rd->map.hosts[a];
 	}
 	if (f->type_id != type_id)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: the function's type differs", where);
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				      "%s: the function's type differs", where);
 	if (wasm_ref_heap(t) != WASM_HEAP_TOP &&
 	    wasm_ref_heap(t) - WASM_HEAP_IDX0 != f->type_id)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-			    "%s: a function of the wrong type", where);
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				      "%s: a function of the wrong type",
+				      where);
 	*out = (wasm_ref)f;
 	return WASM_SNAP_OK;
 }
@@ -750,20 +759,22 @@ static wasm_snap_status get_memory(reader *rd, wasm_memory *mem,
 	    !wasm_snap_get_u64(rd->r, &pages) || !wasm_snap_get_u64(rd->r, &n))
 		return TRUNCATED(rd);
 	if (is64 != mem->type.limits.is64 || min != mem->type.limits.min)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: its type differs", where);
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				      "%s: its type differs", where);
 	if (pages < wasm_memory_pages(mem))
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: %llu pages, smaller than a fresh one (%llu)",
-			    where, (unsigned long long)pages,
-			    (unsigned long long)wasm_memory_pages(mem));
+		return wasm_snap_fail(
+			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			"%s: %llu pages, smaller than a fresh one (%llu)",
+			where, (unsigned long long)pages,
+			(unsigned long long)wasm_memory_pages(mem));
 	if (pages > mem->max_pages ||
 	    (pages > wasm_memory_pages(mem) &&
 	     wasm_memory_grow(mem, pages - wasm_memory_pages(mem)) < 0))
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: cannot grow to %llu pages (limit %llu)",
-			    where, (unsigned long long)pages,
-			    (unsigned long long)mem->max_pages);
+		return wasm_snap_fail(
+			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			"%s: cannot grow to %llu pages (limit %llu)", where,
+			(unsigned long long)pages,
+			(unsigned long long)mem->max_pages);
 	if (n > pages || n > wasm_snap_left(rd->r) / (8 + WASM_PAGE_SIZE))
 		return TRUNCATED(rd);
 	for (uint64_t k = 0; k <= n; k++) {
@@ -776,10 +787,11 @@ static wasm_snap_status get_memory(reader *rd, wasm_memory *mem,
 				    NULL)
 				return TRUNCATED(rd);
 			if (idx < next || idx >= pages)
-				return fail(rd->why, rd->whylen,
-					    WASM_SNAP_MALFORMED,
-					    "%s: page %llu out of order", where,
-					    (unsigned long long)idx);
+				return wasm_snap_fail(
+					rd->why, rd->whylen,
+					WASM_SNAP_MALFORMED,
+					"%s: page %llu out of order", where,
+					(unsigned long long)idx);
 		}
 		/* What the snapshot leaves out is zero (data segments of
 		 * the fresh instance may have written there); what a delta
@@ -805,26 +817,28 @@ static wasm_snap_status get_table(reader *rd, wasm_table_inst *t,
 	uint64_t size;
 	wasm_snap_status st;
 
-	if (!wasm_snap_get_u32(rd->r, &elem) || !wasm_snap_get_u64(rd->r, &size))
+	if (!wasm_snap_get_u32(rd->r, &elem) ||
+	    !wasm_snap_get_u64(rd->r, &size))
 		return TRUNCATED(rd);
 	if (elem != t->type.elem)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: its type differs", where);
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				      "%s: its type differs", where);
 	if (size < t->size)
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: %llu elements, fewer than a fresh one (%llu)",
-			    where, (unsigned long long)size,
-			    (unsigned long long)t->size);
+		return wasm_snap_fail(
+			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			"%s: %llu elements, fewer than a fresh one (%llu)",
+			where, (unsigned long long)size,
+			(unsigned long long)t->size);
 	/* each element takes a byte at least: no growth past the input */
 	if (size > wasm_snap_left(rd->r))
 		return TRUNCATED(rd);
 	if (size > t->max ||
 	    (size > t->size &&
 	     wasm_table_grow(t, size - t->size, WASM_REF_NULL) < 0))
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "%s: cannot grow to %llu elements (limit %llu)",
-			    where, (unsigned long long)size,
-			    (unsigned long long)t->max);
+		return wasm_snap_fail(
+			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			"%s: cannot grow to %llu elements (limit %llu)", where,
+			(unsigned long long)size, (unsigned long long)t->max);
 	for (uint64_t j = 0; j < size; j++) {
 		wasm_ref ref;
 
@@ -840,9 +854,12 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 				     wasm_instance *inst)
 {
 	const wasm_module *m = inst->module;
-	uint32_t shape[6], want[6] = {wasm_module_nfuncs(m), m->nmemories,
-				      m->nglobals,	     m->ntables,
-				      m->nelems,	     m->ndatas};
+	uint32_t shape[6], want[6] = {wasm_module_nfuncs(m),
+				      m->nmemories,
+				      m->nglobals,
+				      m->ntables,
+				      m->nelems,
+				      m->ndatas};
 	char where[64];
 	wasm_snap_status st;
 
@@ -850,10 +867,11 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 		if (!wasm_snap_get_u32(rd->r, &shape[i]))
 			return TRUNCATED(rd);
 	if (memcmp(shape, want, sizeof shape))
-		return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-			    "core instance %u: a different module (functions, "
-			    "memories, globals, tables or segments differ)",
-			    ord);
+		return wasm_snap_fail(
+			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+			"core instance %u: a different module (functions, "
+			"memories, globals, tables or segments differ)",
+			ord);
 	for (uint32_t i = 0; i < m->nmemories; i++) {
 		snprintf(where, sizeof where, "memory %u of core instance %u",
 			 m->nimported_memories + i, ord);
@@ -874,8 +892,9 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 		    !wasm_snap_get_u8(rd->r, &mut))
 			return TRUNCATED(rd);
 		if (type != g->type.type || mut != g->type.mut)
-			return fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
-				    "%s: its type differs", where);
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_MISMATCH,
+					      "%s: its type differs", where);
 		st = get_value(rd, g->type.type, slots, where);
 		if (st)
 			return st;
@@ -885,7 +904,8 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 	for (uint32_t i = 0; i < m->ntables; i++) {
 		snprintf(where, sizeof where, "table %u of core instance %u",
 			 m->nimported_tables + i, ord);
-		st = get_table(rd, inst->tables[m->nimported_tables + i], where);
+		st = get_table(rd, inst->tables[m->nimported_tables + i],
+			       where);
 		if (st)
 			return st;
 	}
@@ -898,16 +918,17 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 			return TRUNCATED(rd);
 		/* a segment only ever shrinks to 0 (elem.drop, data.drop) */
 		if (len != *cur && len != 0)
-			return fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
-				    "segment %u of core instance %u: length %u",
-				    i, ord, len);
+			return wasm_snap_fail(
+				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				"segment %u of core instance %u: length %u", i,
+				ord, len);
 		*cur = len;
 	}
 	return WASM_SNAP_OK;
 }
 
 static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
-			        char *why, size_t whylen)
+				char *why, size_t whylen)
 {
 	reader rd = {.r = r, .why = why, .whylen = whylen, .delta = delta};
 	wasm_snap_status st = objmap_build(s, &rd.map, why, whylen);
@@ -916,15 +937,15 @@ static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
 	if (st == WASM_SNAP_OK && !wasm_snap_get_u32(r, &n))
 		st = TRUNCATED(&rd);
 	if (st == WASM_SNAP_OK && n != rd.map.ninsts)
-		st = fail(why, whylen, WASM_SNAP_MISMATCH,
-			  "%u core instances, the store has %u", n,
-			  rd.map.ninsts);
+		st = wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
+				    "%u core instances, the store has %u", n,
+				    rd.map.ninsts);
 	for (uint32_t i = 0; st == WASM_SNAP_OK && i < n; i++)
 		st = get_instance(&rd, i, rd.map.insts[i]);
 	if (st == WASM_SNAP_OK && wasm_snap_left(r) != 0)
-		st = fail(why, whylen, WASM_SNAP_MALFORMED,
-			  "%zu bytes past the core section's end",
-			  wasm_snap_left(r));
+		st = wasm_snap_fail(why, whylen, WASM_SNAP_MALFORMED,
+				    "%zu bytes past the core section's end",
+				    wasm_snap_left(r));
 	objmap_free(&rd.map);
 	return st;
 }
@@ -958,7 +979,7 @@ wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
 
 	*st = WASM_SNAP_NOMEM;
 	if (m == NULL) {
-		fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
 		return NULL;
 	}
 	*st = objmap_build(s, &m->m, why, whylen);
@@ -978,7 +999,8 @@ wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
 		       &m->m.host_sorted, &m->m.host_ord) ||
 	    sort_addrs((void *const *)m->mems, m->nmems, &m->mem_sorted,
 		       &m->mem_ord)) {
-		*st = fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
+		*st = wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				     "out of memory");
 		wasm_snap_map_free(m);
 		return NULL;
 	}

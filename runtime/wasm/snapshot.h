@@ -89,6 +89,11 @@ const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n);
 /* FNV-1a (64 bits, a word at a time): any change to one word shows. */
 uint64_t wasm_snap_checksum(const uint8_t *p, size_t n);
 
+/* Write the reason of a failure into why (when given) and return st. */
+wasm_snap_status wasm_snap_fail(char *why, size_t whylen, wasm_snap_status st,
+				const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /*
  * A page's fingerprint for deltas (64 bits; four multiply-rotate lanes
  * and a final mix, so that changes in several words do not cancel as

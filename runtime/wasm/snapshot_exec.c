@@ -39,23 +39,6 @@
 #include "wasm/exec.h"
 #include "wasm/snapshot.h"
 
-static wasm_snap_status failf(char *why, size_t whylen, wasm_snap_status st,
-			      const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static wasm_snap_status failf(char *why, size_t whylen, wasm_snap_status st,
-			      const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && whylen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return st;
-}
-
 /* The base slot of the call code returns to at offset off, or -1. */
 static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 {
@@ -85,27 +68,31 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 	int64_t base;
 
 	if (!wasm_snap_instance_ordinal(m, inst, &ord))
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "a frame of an instance of another store");
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"a frame of an instance of another store");
 	if (code->holds_refs)
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "not supported yet: a suspended frame of a "
-			     "function that holds references (function %u "
-			     "of core instance %u)",
-			     code->funcidx, ord);
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a suspended frame of a "
+			"function that holds references (function %u "
+			"of core instance %u)",
+			code->funcidx, ord);
 	if (pc < code->code || pc > code->code + code->ncode)
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "not supported yet: a thread blocked in a tail "
-			     "call of a host function (function %u of core "
-			     "instance %u)",
-			     code->funcidx, ord);
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a thread blocked in a tail "
+			"call of a host function (function %u of core "
+			"instance %u)",
+			code->funcidx, ord);
 	off = (uint32_t)(pc - code->code);
 	base = resume_base(code, off);
 	if (base < 0 || fp + (size_t)base != next_fp)
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "not supported yet: a frame stopped outside of a "
-			     "call (function %u of core instance %u)",
-			     code->funcidx, ord);
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a frame stopped outside of a "
+			"call (function %u of core instance %u)",
+			code->funcidx, ord);
 	wasm_snap_u32(b, ord);
 	wasm_snap_u32(b, code->funcidx);
 	wasm_snap_u32(b, off);
@@ -125,13 +112,14 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 		return WASM_SNAP_OK;
 	}
 	if (e->state != WASM_EXEC_STATE_BLOCKED || e->blocked == NULL)
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "not supported yet: a thread stopped out of fuel "
-			     "mid-code");
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a thread stopped out of fuel "
+			"mid-code");
 	if (e->exn != NULL)
-		return failf(why, whylen, WASM_SNAP_UNSUPPORTED,
-			     "not supported yet: a thread holding an "
-			     "exception");
+		return wasm_snap_fail(why, whylen, WASM_SNAP_UNSUPPORTED,
+				      "not supported yet: a thread holding an "
+				      "exception");
 	wasm_snap_u8(b, 1);
 	st = wasm_snap_put_func(m, b, e->entry, why, whylen);
 	if (st == WASM_SNAP_OK)
@@ -157,7 +145,7 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 
 /* ---- restoring ---------------------------------------------------------- */
 
-#define BAD(...) failf(why, whylen, WASM_SNAP_MALFORMED, __VA_ARGS__)
+#define BAD(...) wasm_snap_fail(why, whylen, WASM_SNAP_MALFORMED, __VA_ARGS__)
 
 typedef struct frame_in {
 	const struct wasm_compiled *code;
@@ -251,8 +239,8 @@ wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 			return BAD("bad frame count");
 		fs = calloc((size_t)nframes + 1, sizeof *fs);
 		if (fs == NULL)
-			return failf(why, whylen, WASM_SNAP_NOMEM,
-				     "out of memory");
+			return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+					      "out of memory");
 		need = 0;
 		for (uint32_t k = 0; k <= nframes; k++) {
 			st = get_frame(m, r, &fs[k], fp, why, whylen);
@@ -268,13 +256,14 @@ wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 			goto out;
 		}
 		/* the host call's arguments, then its results, at fp */
-		need += blocked->type->nparams * 2 + blocked->type->nresults * 2;
+		need += blocked->type->nparams * 2 +
+			blocked->type->nresults * 2;
 		if (fp + blocked->type->nresults * 2 > need)
 			need = fp + blocked->type->nresults * 2;
 	}
 	if (wasm_exec_grow_stack(e, need) || !grow_frames(e, nframes)) {
-		st = failf(why, whylen, WASM_SNAP_MISMATCH,
-			   "a thread's stack past its limit");
+		st = wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
+				    "a thread's stack past its limit");
 		goto out;
 	}
 	memset(e->stack, 0, e->stack_cap * sizeof *e->stack);
