@@ -99,13 +99,12 @@ static void pending_cleanup(void *arg)
 	s->settled_last = NULL;
 }
 
-cm_host_pending *cm_host_pending_new(cm_store *s, cm_func *f,
-				     cm_component_instance *caller,
-				     cm_subtask *st, const cm_call_cbs *cbs)
+/* A pending call of f for st, its store set to free it (NULL: no memory). */
+static cm_host_pending *pending_alloc(cm_store *s, cm_func *f, cm_subtask *st,
+				      const cm_call_cbs *cbs)
 {
 	cm_host_pending *p;
 
-	(void)caller;
 	if (!s->pending_cleanup) {
 		if (cm_store_on_free(s, pending_cleanup, s))
 			return NULL;
@@ -118,6 +117,18 @@ cm_host_pending *cm_host_pending_new(cm_store *s, cm_func *f,
 	p->func = f;
 	p->st = st;
 	p->cbs = *cbs;
+	return p;
+}
+
+cm_host_pending *cm_host_pending_new(cm_store *s, cm_func *f,
+				     cm_component_instance *caller,
+				     cm_subtask *st, const cm_call_cbs *cbs)
+{
+	cm_host_pending *p = pending_alloc(s, f, st, cbs);
+
+	(void)caller;
+	if (p == NULL)
+		return NULL;
 	p->next = s->pending_first;
 	if (s->pending_first != NULL)
 		s->pending_first->prev = p;
@@ -334,20 +345,10 @@ cm_host_pending *cm_host_pending_restore(cm_store *s, cm_func *f,
 					 cm_subtask *st, uint32_t state,
 					 cm_val *result, const char *msg)
 {
-	cm_host_pending *p, **tail;
+	cm_host_pending *p = pending_alloc(s, f, st, &st->cbs), **tail;
 
-	if (!s->pending_cleanup) {
-		if (cm_store_on_free(s, pending_cleanup, s))
-			return NULL;
-		s->pending_cleanup = true;
-	}
-	p = calloc(1, sizeof *p);
 	if (p == NULL)
 		return NULL;
-	p->store = s;
-	p->func = f;
-	p->st = st;
-	p->cbs = st->cbs;
 	p->state = (pending_state)state;
 	if (result != NULL) {
 		p->result[0] = *result;
