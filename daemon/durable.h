@@ -7,8 +7,11 @@
  * Contract:
  *  - stop: a full snapshot (runtime/run/snapshot.h) when the service
  *    stops gracefully (hosteld's SIGTERM, Stop, a services.d update) or
- *    on request, written at once in its own transaction
- *    (store/snapshots.h).  A crash comes back to the last one.
+ *    on request, and every snapshot-interval when the store ran since
+ *    the last (one with calls in flight or queued waits for the next
+ *    interval), written at once in its own transaction
+ *    (store/snapshots.h) with upto, the last event durable then.  A
+ *    crash comes back to the last one.
  *  - commit: every history commit that follows a turn of the store
  *    (guest code ran: a call, a settlement, the start) carries an image
  *    of it, captured on the loop right before the batch goes to the
@@ -26,7 +29,8 @@
  *    deltas up to max(its size, 1 MiB), and the one delta that passed
  *    that: about three times the full snapshot for a large store.
  *  - A store the format cannot represent at that moment (a call in
- *    flight across the commit, live async state: "not supported yet")
+ *    flight across the commit, a thread stopped out of fuel mid-code:
+ *    "not supported yet")
  *    is captured at the next commit that finds it representable; the
  *    first refusal of a run of them is logged and recorded
  *    (store.snapshot_failed, trigger "commit"), and its recovery
