@@ -30,14 +30,6 @@
 #include "store/db.h"
 #include "store/snapshots.h"
 
-/*
- * Deltas may add up to this many bytes before a full image folds them,
- * however small the store: a store of a few hundred bytes would
- * otherwise write a full image (and its store.snapshotted) every other
- * commit.
- */
-#define COMPACT_MIN_BYTES (1u << 20)
-
 static struct db *db_of(struct service *s)
 {
 	return daemon_history_db(s->d);
@@ -76,7 +68,6 @@ void durable_store_new(struct service *s)
 	cm_snap_base_reset(s->snap_base);
 	s->image_dirty = true;
 	s->image_failing = false;
-	s->image_full_bytes = s->image_delta_bytes = 0;
 	if (interval_ms(s) &&
 	    (s->ev_snapshot ||
 	     (s->ev_snapshot = evtimer_new(s->d->base, interval_cb, s))))
@@ -93,12 +84,32 @@ void durable_store_drop(struct service *s)
 	s->ev_snapshot = NULL;
 }
 
-void durable_image_dropped(void *d, const char *service)
+int durable_fold(void *arg, const void *full, size_t flen, const void *delta,
+		 size_t dlen, void **out, size_t *outlen, char *why,
+		 size_t whylen)
+{
+	uint8_t *p = NULL;
+	cm_error err;
+
+	(void)arg;
+	memset(&err, 0, sizeof(err));
+	if (cm_snapshot_fold(full, flen, delta, dlen, &p, outlen, &err)) {
+		snprintf(why, whylen, "%s", err.msg);
+		return -1;
+	}
+	*out = p;
+	return 0;
+}
+
+void durable_image_dropped(void *d, const char *service, bool over)
 {
 	struct service *s = service_find(d, service);
 
-	if (s)
-		cm_snap_base_reset(s->snap_base);
+	if (!s)
+		return;
+	cm_snap_base_reset(s->snap_base);
+	/* the folds fell behind: the full image replaces the deltas */
+	s->image_compact = over;
 }
 
 /* A refusal: the first of a run is logged and recorded. */
@@ -141,10 +152,10 @@ static int capture(struct service *s, const char *trigger, bool want_full,
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	full = want_full || !cm_snap_base_valid(s->snap_base) ||
-	       (s->image_delta_bytes > s->image_full_bytes &&
-		s->image_delta_bytes > COMPACT_MIN_BYTES);
-	if (full && !want_full && cm_snap_base_valid(s->snap_base))
+	/* the history's writer folds the deltas (store/folds.h); it asks
+	 * for a full image only when they pass the hard bound */
+	full = want_full || !cm_snap_base_valid(s->snap_base);
+	if (full && !want_full && s->image_compact)
 		trigger = "compaction";
 	memset(&err, 0, sizeof(err));
 	sha_bytes(s->component, sha);
@@ -165,12 +176,9 @@ static int capture(struct service *s, const char *trigger, bool want_full,
 	if (s->image_failing)
 		log_info(&s->d->log, "service %s: store images again", s->name);
 	s->image_failing = false;
-	if (!full) {
-		s->image_delta_bytes += len;
+	if (!full)
 		return 0;
-	}
-	s->image_full_bytes = len;
-	s->image_delta_bytes = 0;
+	s->image_compact = false;
 	store_event(s, HISTORY_STORE_SNAPSHOTTED,
 		    json_pack("{sI,sI,ss}", "bytes", (json_int_t)len, "ms",
 			      (json_int_t)((service_mono_ns() - t0) / 1000000u),

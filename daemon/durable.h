@@ -22,12 +22,16 @@
  *    replay.  The image is a delta against the last one (the pages
  *    that changed, the rest of the state whole); it is a full snapshot
  *    instead for the first image of a store (at start, after a trap's
- *    recreation, after an image was lost to a failed commit), on
- *    request, and once the deltas since the last full one add up to
- *    more bytes than it and than 1 MiB (compaction, in the same
- *    transaction).  So a service's rows hold at most its full snapshot,
- *    deltas up to max(its size, 1 MiB), and the one delta that passed
- *    that: about three times the full snapshot for a large store.
+ *    recreation, after an image was lost to a failed commit), and on
+ *    request.  The history's writer folds the deltas into the full
+ *    snapshot between batches, a bounded step at a time, once they pass
+ *    max(its size, 1 MiB) (store/folds.h, run/snapshot.h
+ *    cm_snapshot_fold: the loop never writes a full image to compact);
+ *    only when they pass four times that (the folds fell behind, or a
+ *    chain does not fold) is the next image full (trigger
+ *    "compaction").  So a service's rows hold its full snapshot and
+ *    about max(its size, 1 MiB) of deltas, at most about four times
+ *    that.
  *  - A store the format cannot represent at that moment (a call in
  *    flight across the commit, a thread stopped out of fuel mid-code:
  *    "not supported yet")
@@ -98,8 +102,19 @@ void durable_store_drop(struct service *s);
  * commit service whose store ran since its last one. */
 void durable_capture_all(struct daemon *d);
 
-/* The history dropped an image of `service` unwritten: its chain is
- * broken, the next image is full.  (history_image_fn; arg: the daemon) */
-void durable_image_dropped(void *d, const char *service);
+/* The history dropped an image of `service` unwritten (its chain is
+ * broken) or, over, wrote a delta past the hard bound of deltas
+ * (store/folds.h): the next image is full (trigger "compaction" when
+ * over).  (history_image_fn; arg: the daemon) */
+void durable_image_dropped(void *d, const char *service, bool over);
+/*
+ * The history's fold (store/snapshots.h snapshots_fold_fn): a delta
+ * folded into the full snapshot before it, by run/snapshot.h
+ * cm_snapshot_fold.  Touches nothing of the daemon: the writer thread
+ * runs it.
+ */
+int durable_fold(void *arg, const void *full, size_t flen, const void *delta,
+		 size_t dlen, void **out, size_t *outlen, char *why,
+		 size_t whylen);
 
 #endif

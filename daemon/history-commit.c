@@ -137,6 +137,16 @@ void hist_commit_failed(struct daemon_history *h, int rc, size_t n, bool final)
  * idle (a busy writer comes back for it when it finishes); synchronously
  * at start, at the end (`final`) and without a writer.
  */
+static void hist_fold_step_here(struct daemon_history *h)
+{
+	char why[256] = "";
+
+	if (history_fold_step(h->hist, why, sizeof(why)))
+		log_warn(&h->d->log, "history: a fold of store deltas failed: "
+				     "%s (that service's next image is full)",
+			 why[0] ? why : db_errmsg(h->db));
+}
+
 void hist_commit_now(struct daemon_history *h, bool final)
 {
 	size_t n;
@@ -161,6 +171,9 @@ void hist_commit_now(struct daemon_history *h, bool final)
 		h->open_calls = 0;
 		h->waiters = 0;
 		hist_commit_succeeded(h, n);
+		/* without the writer its fold steps run here, one a commit */
+		if (!h->w.running && !final && history_fold_due(h->hist))
+			hist_fold_step_here(h);
 		return;
 	}
 	hist_commit_failed(h, rc, n, final);

@@ -64,6 +64,10 @@ struct writer {
 	 */
 	struct daemon_prune *requests;
 	uint64_t pruned_total; /* Stats' "pruned" */
+	/* A fold step that failed (store/folds.h), for the loop to log
+	 * (under mu); folds run here between batches like the passes. */
+	char fold_error[256];
+	bool fold_failed;
 	bool quit;
 };
 

@@ -7,9 +7,11 @@
  * written (and fsynced), the loop goes on serving calls and gathers the
  * next batch.  Retention passes (history-retention.c) run there too, a
  * bounded step at a time between batches: their deletes need the write
- * lock.  The writer touches only its connection, the one batch it was
- * handed (store/history.h: history_write()), the fields of struct
- * writer under its mutex and the passes it steps; the loop learns of a
+ * lock; and so do the folds of store deltas into their snapshots
+ * (store/folds.h), a step at a time.  The writer touches only its
+ * connection, the one batch it was handed (store/history.h:
+ * history_write()), the fields of struct writer under its mutex, the
+ * passes it steps and its history's folds; the loop learns of a
  * finished job through a byte on a pipe and accounts for it on its own
  * thread (callbacks, followers: history_write_done()).  Without the
  * thread (it could not start, or `history = off`) commits run on the
@@ -56,6 +58,11 @@ static void writer_finish(struct daemon_history *h)
 	rc = h->w.rc;
 	ns = h->w.ns;
 	h->w.done = false;
+	if (h->w.fold_failed)
+		log_warn(&h->d->log, "history: a fold of store deltas failed: "
+				     "%s (that service's next image is full)",
+			 h->w.fold_error);
+	h->w.fold_failed = false;
 	pthread_mutex_unlock(&h->w.mu);
 	h->inflight = NULL;
 	/* The next batch goes to the writer before this one's replies: it
@@ -137,6 +144,21 @@ bool hist_writer_take(struct daemon_history *h)
 	return true;
 }
 
+/* One fold step (store/folds.h); a failure is the loop's to log. */
+static void writer_fold_step(struct writer *w)
+{
+	char why[256] = "";
+	int rc = history_fold_step(w->hist, why, sizeof(why));
+
+	if (rc == 0)
+		return;
+	pthread_mutex_lock(&w->mu);
+	snprintf(w->fold_error, sizeof(w->fold_error), "%s",
+		 why[0] ? why : db_errmsg(w->db));
+	w->fold_failed = true;
+	pthread_mutex_unlock(&w->mu);
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -150,7 +172,8 @@ static void *writer_main(void *arg)
 		int want;
 
 		while (!w->quit && !w->job && !w->checkpoint &&
-		       !hist_prune_request_due(w) && w->sync_want == sync)
+		       !hist_prune_request_due(w) && w->sync_want == sync &&
+		       !history_fold_due(w->hist))
 			pthread_cond_wait(&w->cv, &w->mu);
 		if (w->quit && !w->job)
 			break;
@@ -183,6 +206,9 @@ static void *writer_main(void *arg)
 		}
 		if (request)
 			hist_prune_request_step(w, request);
+		/* a fold step, also only in a gap between batches */
+		if (!b && history_fold_due(w->hist))
+			writer_fold_step(w);
 		if (checkpoint) {
 			/* PASSIVE never waits; a busy WAL goes later. */
 			int rc = db_checkpoint(w->db, false);
@@ -238,6 +264,7 @@ void hist_writer_start(struct daemon_history *h)
 		snprintf(err, sizeof(err), "%s", db_errmsg(w->db));
 	if (rc)
 		goto fail;
+	history_set_fold(w->hist, durable_fold, NULL);
 	/* Its commits finish what the checkpointer started (see there). */
 	if (h->ckpt && checkpointer_watch(h->ckpt, w->db, true) < 0)
 		log_warn(&h->d->log, "history: the writer's commits checkpoint "

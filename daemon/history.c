@@ -133,6 +133,8 @@ int daemon_history_open(struct daemon *d, struct db *db)
 	history_set_retention(h->hist, &h->retention);
 	history_set_commit_hook(h->hist, hist_fan_out, h);
 	history_set_image_hook(h->hist, durable_image_dropped, d);
+	/* used when commits run on the loop (no writer thread) */
+	history_set_fold(h->hist, durable_fold, NULL);
 	h->batch = history_batch_new(h->hist);
 	h->ev_commit = evtimer_new(d->base, hist_commit_cb, h);
 	h->ev_retry = evtimer_new(d->base, hist_retry_cb, h);

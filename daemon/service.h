@@ -189,12 +189,12 @@ struct service {
 	 * Durability "commit" (daemon/durable.c): the base of the next
 	 * delta (NULL until the first image), whether a turn ran since the
 	 * last image, whether the last capture was refused (a run of
-	 * refusals is recorded once), and the bytes of the last full image
-	 * and of the deltas since (the compaction rule).
+	 * refusals is recorded once), and whether the next full image
+	 * replaces deltas past their hard bound.  The history's writer
+	 * folds the deltas (store/folds.h).
 	 */
 	struct cm_snap_base *snap_base;
-	bool image_dirty, image_failing;
-	uint64_t image_full_bytes, image_delta_bytes;
+	bool image_dirty, image_failing, image_compact;
 	/* durability stop with an interval: the timer of the next one */
 	struct event *ev_snapshot;
 };

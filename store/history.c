@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "store/db.h"
+#include "store/folds.h"
 #include "store/history.h"
 #include "store/open-calls.h"
 #include "store/payload.h"
@@ -98,6 +99,9 @@ struct image {
 	uint32_t format;
 	bool full;
 	bool refused; /* written as malformed: reported, not written */
+	/* written, but its service's deltas are past the hard bound
+	 * (store/folds.h): reported, so the next image is full */
+	bool over;
 	void *data;
 	size_t len;
 };
@@ -168,6 +172,7 @@ struct history {
 	void *hook_arg;
 	history_image_fn image_dropped;
 	void *image_arg;
+	struct folds *folds; /* the chains this connection writes */
 	struct history_retention defaults;
 	struct history_stats stats;
 };
@@ -319,6 +324,10 @@ int history_open(struct db *db, struct history **out)
 	if (!h)
 		return db_failf(db, -ENOMEM, "out of memory");
 	h->db = db;
+	if (!(h->folds = folds_new())) {
+		free(h);
+		return db_failf(db, -ENOMEM, "out of memory");
+	}
 	rc = 0;
 	for (size_t i = 0; i < INSERT_SIZES && rc == 0; i++)
 		rc = prepare_insert(h, insert_rows[i], &h->insert[i]);
@@ -348,6 +357,7 @@ void history_free(struct history *h)
 		sqlite3_finalize(h->insert[i]);
 	sqlite3_finalize(h->insert_terminal);
 	open_calls_free(&h->open);
+	folds_free(h->folds);
 	free(h);
 }
 
@@ -387,6 +397,21 @@ struct history_batch *history_batch_new(struct history *h)
 	return b;
 }
 
+void history_set_fold(struct history *h, snapshots_fold_fn fn, void *arg)
+{
+	folds_set_fn(h->folds, fn, arg);
+}
+
+bool history_fold_due(const struct history *h)
+{
+	return folds_due(h->folds);
+}
+
+int history_fold_step(struct history *h, char *why, size_t whylen)
+{
+	return folds_step(h->folds, h->db, why, whylen);
+}
+
 void history_set_image_hook(struct history *h, history_image_fn dropped,
 			    void *arg)
 {
@@ -417,8 +442,11 @@ static void drop_images(struct history_batch *b, bool report)
 	while (im) {
 		struct image *next = im->next;
 
-		if ((report || im->refused) && b->h->image_dropped)
-			b->h->image_dropped(b->h->image_arg, im->service);
+		if ((report || im->refused || im->over) &&
+		    b->h->image_dropped)
+			b->h->image_dropped(b->h->image_arg, im->service,
+					    im->over && !report &&
+						    !im->refused);
 		image_free(im);
 		im = next;
 	}
@@ -867,9 +895,16 @@ static int insert_images(struct history *w, struct history_batch *b)
 		int rc;
 
 		if (!im->full) {
+			enum fold_state fs = FOLD_NONE;
+
 			/* one statement: a refusal leaves nothing behind */
 			rc = snapshots_write_delta(w->db, im->service,
 						   im->data, im->len, upto);
+			if (rc == 0)
+				rc = folds_wrote_delta(w->folds, w->db,
+						       im->service, im->len,
+						       &fs);
+			im->over = fs == FOLD_OVER;
 		} else if ((rc = db_exec(w->db, "SAVEPOINT image")) == 0) {
 			/* two (the deltas go, the row is replaced): undone
 			 * together when refused */
@@ -880,6 +915,9 @@ static int insert_images(struct history *w, struct history_batch *b)
 				return -EIO;
 			if (db_exec(w->db, "RELEASE image"))
 				return -EIO;
+			if (rc == 0)
+				rc = folds_wrote_full(w->folds, im->service,
+						      im->len);
 		}
 		im->refused = rc == -EINVAL;
 		if (rc && rc != -EINVAL)
@@ -902,6 +940,7 @@ static int write_open(struct history *w, struct history_batch *b)
 			b->ev[i].seq = 0, b->ev[i].status = 0;
 		/* What it learnt from the rolled-back rows is void. */
 		open_calls_clear(&w->open);
+		folds_forget(w->folds);
 	}
 	return rc;
 }

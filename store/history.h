@@ -86,6 +86,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/snapshots.h"
+
 struct db;
 struct history;
 struct history_batch;
@@ -239,18 +241,33 @@ void history_batch_fail(struct history_batch *b, int status);
  * never written (history_batch_fail, history_batch_free, or refused as
  * malformed: -EINVAL, without failing the events) is reported to the
  * history's image hook, so its service starts a new chain with a full
- * image.  Images do not count toward HISTORY_BATCH_BYTES_MAX: each is
- * bounded by the snapshot bound, and the daemon's compaction rule bounds
- * how many one service has in a batch (docs/limits.md).  -EINVAL or
- * -ENOMEM (data freed, the hook not called).
+ * image.  So is a delta written past its service's hard bound of deltas
+ * (store/folds.h), so that the next image is full and replaces them.
+ * Images do not count toward HISTORY_BATCH_BYTES_MAX: each is bounded by
+ * the snapshot bound, and a full image replaces a service's earlier ones
+ * in a batch (docs/limits.md).  -EINVAL or -ENOMEM (data freed, the hook
+ * not called).
  */
 int history_batch_add_image(struct history_batch *b, const char *service,
 			    const char *component, uint32_t format, bool full,
 			    void *data, size_t len);
 size_t history_batch_images(const struct history_batch *b);
-typedef void (*history_image_fn)(void *arg, const char *service);
+/* over: written, but past the hard bound of deltas (else never written) */
+typedef void (*history_image_fn)(void *arg, const char *service, bool over);
 void history_set_image_hook(struct history *h, history_image_fn dropped,
 			    void *arg);
+
+/*
+ * Folds (store/folds.h): the deltas this history writes are folded into
+ * their snapshots with fn, a step at a time, on this history's
+ * connection: history_fold_step, when history_fold_due, between batches
+ * (the daemon's writer thread, or its loop without one).  Without fn no
+ * fold is ever due and deltas end at the hard bound.  A step returns 0,
+ * or an error with why (a fold refused, a database error).
+ */
+void history_set_fold(struct history *h, snapshots_fold_fn fn, void *arg);
+bool history_fold_due(const struct history *h);
+int history_fold_step(struct history *h, char *why, size_t whylen);
 
 /* ---- typed events (payload builders over history_batch_add) ---------------
  */

@@ -258,3 +258,118 @@ int snapshots_remove(struct db *db, const char *service)
 				 "DELETE FROM snapshots WHERE service = ?1",
 				 service, "removing a snapshot");
 }
+
+/* ---- folding deltas into the snapshot ------------------------------------ */
+
+struct fold_walk {
+	snapshots_fold_fn fn;
+	void *arg;
+	void *full; /* malloc'd: the row's, then each fold's */
+	size_t flen;
+	uint64_t budget, folded, bytes, last_n, upto;
+	int64_t created;
+	char *why;
+	size_t whylen;
+};
+
+static int fold_one(void *arg, const struct snapshot_delta *d)
+{
+	struct fold_walk *w = arg;
+	void *out = NULL;
+	size_t outlen = 0;
+
+	if (w->folded && w->bytes >= w->budget)
+		return 1; /* enough for this step */
+	if (w->fn(w->arg, w->full, w->flen, d->data, d->size, &out, &outlen,
+		  w->why, w->whylen)) {
+		free(out);
+		return -EINVAL;
+	}
+	free(w->full);
+	w->full = out;
+	w->flen = outlen;
+	w->folded++;
+	w->bytes += d->size;
+	w->last_n = d->n;
+	w->upto = d->upto;
+	w->created = d->created;
+	return 0;
+}
+
+static int fold_store(struct db *db, const char *service,
+		      const struct fold_walk *w)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (w->flen > SNAPSHOT_ROW_MAX)
+		return db_failf(db, -EINVAL, "a folded snapshot too large");
+	rc = db_prepare(db,
+			"UPDATE snapshots SET created = ?2, size = ?3,"
+			" data = ?4, upto = ?5 WHERE service = ?1",
+			&st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, w->created);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)w->flen);
+	sqlite3_bind_blob64(st, 4, w->full, w->flen, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)w->upto);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "writing a folded snapshot");
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	rc = db_prepare(db,
+			"DELETE FROM store_deltas WHERE service = ?1 AND n <= ?2",
+			&st);
+	if (rc)
+		return rc;
+	sqlite3_bind_text(st, 1, service, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)w->last_n);
+	rc = sqlite3_step(st);
+	rc = rc == SQLITE_DONE ? 0 : db_fail(db, rc, "removing folded deltas");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int snapshots_fold(struct db *db, const char *service, uint64_t budget,
+		   snapshots_fold_fn fn, void *arg, struct snapshots_folded *out,
+		   char *why, size_t whylen)
+{
+	struct snapshot_record rec;
+	struct fold_walk w = {.fn = fn,
+			      .arg = arg,
+			      .budget = budget,
+			      .why = why,
+			      .whylen = whylen};
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!service || !fn)
+		return db_failf(db, -EINVAL, "fold: bad argument");
+	rc = snapshots_get(db, service, 1, &rec);
+	if (rc)
+		return rc;
+	if (rec.ndeltas == 0) {
+		free(rec.data);
+		return -ENOENT;
+	}
+	w.full = rec.data;
+	w.flen = rec.size;
+	/* a refusal (fn's -EINVAL, why says it) changes no row */
+	rc = snapshots_deltas(db, service, fold_one, &w);
+	if (rc == 1 || (rc == 0 && w.folded))
+		rc = fold_store(db, service, &w);
+	else if (rc == 0)
+		rc = -ENOENT;
+	if (rc == 0) {
+		out->deltas = w.folded;
+		out->delta_bytes = w.bytes;
+		out->size = w.flen;
+		out->deltas_left = rec.ndeltas - w.folded;
+		out->delta_bytes_left = rec.delta_bytes - w.bytes;
+	}
+	free(w.full);
+	return rc;
+}

@@ -80,4 +80,36 @@ int snapshots_get(struct db *db, const char *service, int with_data,
 		  struct snapshot_record *out);
 int snapshots_remove(struct db *db, const char *service);
 
+/*
+ * Folding (durability "commit", issue 22 point 5): fn makes, from a full
+ * snapshot and the delta after it, the full snapshot of the state after
+ * the delta (*out malloc'd; the daemon's is run/snapshot.h
+ * cm_snapshot_fold).  0, or -1 with why: the bytes do not fold (a
+ * corrupted row, another component).  Any thread may run it.
+ */
+typedef int (*snapshots_fold_fn)(void *arg, const void *full, size_t flen,
+				 const void *delta, size_t dlen, void **out,
+				 size_t *outlen, char *why, size_t whylen);
+
+struct snapshots_folded {
+	uint64_t deltas, delta_bytes; /* folded */
+	uint64_t size;		      /* the snapshot's, after */
+	uint64_t deltas_left, delta_bytes_left;
+};
+
+/*
+ * Inside the caller's transaction: fold the service's oldest deltas into
+ * its snapshot, in order, until at least `budget` bytes of deltas were
+ * folded (one at least) or none is left: one step of bounded work (the
+ * snapshot, the deltas folded, one fold's output at a time in memory).
+ * The row takes the result, with the last folded delta's upto and time;
+ * the folded deltas are deleted, the later ones keep their numbers.  So
+ * a crash at any point leaves a chain that restores to the same store.
+ * 0 and *out; -ENOENT (no snapshot, or no delta); -EINVAL with why when
+ * fn refuses a fold (no row changed); or a database error.
+ */
+int snapshots_fold(struct db *db, const char *service, uint64_t budget,
+		   snapshots_fold_fn fn, void *arg, struct snapshots_folded *out,
+		   char *why, size_t whylen);
+
 #endif

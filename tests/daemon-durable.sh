@@ -232,6 +232,43 @@ if command -v sqlite3 >/dev/null 2>&1; then
 			upto < (SELECT upto FROM snapshots WHERE service = 'mem')")" -eq 0 -a \
 		"$(db "SELECT count(*) FROM snapshots WHERE service = 'mem' AND upto > 0")" -eq 1
 fi
+
+# ---- folds: the writer folds deltas into the snapshot (store/folds.h) -------
+# Each echo of a new 100 KB string changes about two pages: a delta of
+# about 130 KB.  Past max(the snapshot, 1 MiB) of deltas the history's
+# writer folds them into the snapshot between batches (its upto moves
+# on); the loop writes no compaction image, and the chain restores
+# exactly after SIGKILL.
+if command -v sqlite3 >/dev/null 2>&1; then
+	H deploy "$VALUES" --name folder --durability commit >/dev/null 2>&1
+	H call folder 'calls()' >/dev/null 2>&1
+	up0=$(db "SELECT upto FROM snapshots WHERE service = 'folder'")
+	for i in $(seq 1 24); do
+		head -c 75000 /dev/urandom | base64 -w 0 >"$T/s.txt"
+		H call --arg-file s="$T/s.txt" folder echo >/dev/null 2>&1
+	done
+	sleep 0.5 # the writer's gap after the last batch
+	up1=$(db "SELECT upto FROM snapshots WHERE service = 'folder'")
+	fd=$(db "SELECT count(*) || ' ' || coalesce(sum(size), 0) FROM store_deltas WHERE service = 'folder'")
+	echo "# folder: snapshot upto $up0 -> $up1; deltas left (count bytes) $fd"
+	check "folds: the snapshot took deltas in (its upto $up0 -> $up1)" \
+		test "${up1:-0}" -gt "${up0:-0}"
+	check "folds: the deltas left stay bounded (${fd#* } bytes in ${fd% *})" \
+		test "${fd#* }" -le $((2 * 1048576)) -a "${fd% *}" -lt 24
+	check "folds: no compaction image from the loop, one full image" \
+		test "$(events folder | grep -c 'trigger.*compaction')" -eq 0 -a \
+		"$(events folder | grep -c 'store.snapshotted')" -eq 1
+	stop_daemon KILL
+	check "hosteld starts after SIGKILL (folds)" start_daemon
+	check "folds: the folded chain restores every call" \
+		eq "$(H call folder 'calls()' 2>&1)" 24
+	check "folds: and it goes on (make(3))" \
+		eq "$(H call folder 'make(3)' 2>&1)" '"abc"'
+	check "folds: store.restored, never restore_failed" \
+		test "$(events folder | grep -c 'store.restore_failed')" -eq 0 -a \
+		"$(events folder | grep -c 'store.restored')" -ge 1
+fi
+
 stop_daemon TERM
 check "hosteld restarts after a graceful stop" start_daemon
 check "commit: and after a graceful stop" eq "$(H call mem 'calls()' 2>&1)" 4

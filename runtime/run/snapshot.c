@@ -455,3 +455,125 @@ static int restore_sections(cm_store *s, wasm_snap_reader *rp,
 		}
 	}
 }
+
+/* ---- folding a delta into its full snapshot ------------------------------ */
+
+/*
+ * The payload of each section of an image whose header and checksum
+ * were checked: sec[tag] for tags CORE..HOST, in order, then END last.
+ */
+static int frame_sections(const uint8_t *buf, size_t len,
+			  wasm_snap_reader sec[CM_SNAP_TAG_HOST + 1],
+			  const char *which, cm_error *err)
+{
+	wasm_snap_reader r = {.p = buf, .len = len, .off = HEADER_BYTES};
+
+	for (uint32_t want = TAG_CORE; want <= CM_SNAP_TAG_HOST + 1; want++) {
+		uint32_t tag;
+		uint64_t plen;
+		const uint8_t *p;
+
+		if (!wasm_snap_get_u32(&r, &tag) ||
+		    !wasm_snap_get_u64(&r, &plen) ||
+		    (p = wasm_snap_take(&r, plen)) == NULL ||
+		    tag != (want > CM_SNAP_TAG_HOST ? TAG_END : want))
+			return cm_error_set(err, CM_ERR_VALUE,
+					    "malformed snapshot: the %s "
+					    "image's sections are truncated or "
+					    "out of order",
+					    which);
+		if (tag == TAG_END)
+			return plen == 8 && wasm_snap_left(&r) == 0
+				       ? 0
+				       : malformed(err, "misplaced end section");
+		sec[tag] = (wasm_snap_reader){.p = p, .len = plen};
+	}
+	return malformed(err, "no end section");
+}
+
+/* Header, format, component and checksum of one image of a fold. */
+static int check_image(const uint8_t *buf, size_t len, bool delta,
+		       uint8_t sha[CM_SNAPSHOT_SHA256_BYTES], cm_error *err)
+{
+	uint32_t format, flags;
+	uint64_t sum;
+	wasm_snap_reader t;
+
+	if (read_header(buf, len, &format, &flags, sha, err))
+		return -1;
+	if (format != CM_SNAPSHOT_FORMAT)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "snapshot format %u, this hostel reads "
+				    "format %u",
+				    format, CM_SNAPSHOT_FORMAT);
+	if (!(flags & CM_SNAPSHOT_DELTA) != !delta)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    delta ? "the image to fold in is not a delta"
+					  : "the image to fold into is a delta");
+	if (len < HEADER_BYTES + END_BYTES)
+		return malformed(err, "truncated");
+	t = (wasm_snap_reader){.p = buf + len - 8, .len = 8};
+	wasm_snap_get_u64(&t, &sum);
+	if (sum != wasm_snap_checksum(buf, len - 8))
+		return malformed(err, "checksum mismatch (truncated or "
+				      "corrupted)");
+	return 0;
+}
+
+int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
+		     size_t dlen, uint8_t **out, size_t *outlen, cm_error *err)
+{
+	wasm_snap_reader fs[CM_SNAP_TAG_HOST + 1], ds[CM_SNAP_TAG_HOST + 1];
+	uint8_t fsha[CM_SNAPSHOT_SHA256_BYTES], dsha[CM_SNAPSHOT_SHA256_BYTES];
+	wasm_snap_buf b = {.max = CM_SNAPSHOT_MAX_BYTES};
+	char why[CM_ERROR_MSG_MAX] = "";
+	wasm_snap_status st;
+	size_t at;
+
+	*out = NULL;
+	*outlen = 0;
+	if (check_image(full, flen, false, fsha, err) ||
+	    check_image(delta, dlen, true, dsha, err))
+		return -1;
+	if (memcmp(fsha, dsha, sizeof fsha))
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "the delta is of another component");
+	if (frame_sections(full, flen, fs, "full", err) ||
+	    frame_sections(delta, dlen, ds, "delta", err))
+		return -1;
+	wasm_snap_put(&b, MAGIC, sizeof MAGIC);
+	wasm_snap_u32(&b, CM_SNAPSHOT_FORMAT);
+	wasm_snap_u32(&b, 0);
+	wasm_snap_put(&b, fsha, sizeof fsha);
+	at = section_begin(&b, TAG_CORE);
+	st = wasm_snap_fold_core(&fs[TAG_CORE], &ds[TAG_CORE], &b, why,
+				 sizeof why);
+	section_end(&b, at);
+	/* the rest of the state is the delta's, written whole */
+	for (uint32_t tag = TAG_RUN; st == WASM_SNAP_OK && tag <= CM_SNAP_TAG_HOST;
+	     tag++) {
+		at = section_begin(&b, tag);
+		wasm_snap_put(&b, ds[tag].p, ds[tag].len);
+		section_end(&b, at);
+	}
+	if (st == WASM_SNAP_OK) {
+		wasm_snap_u32(&b, TAG_END);
+		wasm_snap_u64(&b, 8);
+		if (!b.failed)
+			wasm_snap_u64(&b, wasm_snap_checksum(b.p, b.len));
+		if (b.failed)
+			st = b.failed;
+		if (st == WASM_SNAP_TOO_LARGE)
+			snprintf(why, sizeof why,
+				 "the folded snapshot would pass its limit of "
+				 "%u bytes",
+				 CM_SNAPSHOT_MAX_BYTES);
+	}
+	if (st != WASM_SNAP_OK) {
+		free(b.p);
+		return snap_status(st, why, err);
+	}
+	*out = b.p;
+	*outlen = b.len;
+	return 0;
+}

@@ -163,6 +163,27 @@ int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
 			  const uint8_t *buf, size_t len, cm_error *err);
 
 /*
+ * Fold a delta into the full snapshot it follows (durability "commit":
+ * the history's writer keeps a service's rows bounded this way, without
+ * its store): *out (malloc'd, the caller frees) and *outlen are the full
+ * snapshot of the state after the delta, made from the bytes alone.  Its
+ * core section takes the delta's pages over the full snapshot's
+ * (runtime/wasm/snapshot_fold.c), every other section is the delta's
+ * (a delta writes them whole); so it is the image a full snapshot of
+ * the store after the delta would have been.  Both must be of this
+ * format and the same component, full a full snapshot and delta a
+ * delta, each with its checksum right; returns 0, or -1 with err
+ * (CM_ERR_VALUE: malformed or mismatched, which the restore would refuse
+ * too; CM_ERR_UNSUPPORTED: past CM_SNAPSHOT_MAX_BYTES; CM_ERR_NOMEM).
+ * The values are not checked against a store: restoring the result
+ * checks them as it checks any snapshot.  Touches no store and no
+ * state beyond its arguments: any thread may call it.
+ */
+int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
+		     size_t dlen, uint8_t **out, size_t *outlen,
+		     cm_error *err);
+
+/*
  * The header of a snapshot: its format version and component.  Returns
  * 0, or -1 with err when buf is not a snapshot's header.
  */

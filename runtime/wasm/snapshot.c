@@ -37,7 +37,11 @@
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME  0x100000001b3ull
 
-enum { REF_NULL = 0, REF_WASM = 1, REF_HOST = 2 };
+enum {
+	REF_NULL = WASM_SNAP_REF_NULL,
+	REF_WASM = WASM_SNAP_REF_WASM,
+	REF_HOST = WASM_SNAP_REF_HOST,
+};
 
 /* ---- buffer and reader ----------------------------------------------- */
 
@@ -449,7 +453,7 @@ static wasm_snap_status put_value(writer *w, wasm_valtype t,
 	}
 }
 
-static bool page_zero(const uint8_t *p)
+bool wasm_snap_page_zero(const uint8_t *p)
 {
 	uint64_t acc = 0;
 
@@ -530,9 +534,9 @@ static void put_memory(writer *w, const wasm_memory *mem)
 			bool same = h == bm->hash[i];
 
 			bm->hash[i] = h;
-			if (w->delta ? same : page_zero(p))
+			if (w->delta ? same : wasm_snap_page_zero(p))
 				continue;
-		} else if (page_zero(p)) {
+		} else if (wasm_snap_page_zero(p)) {
 			continue;
 		}
 		wasm_snap_u64(w->b, i);
@@ -799,7 +803,7 @@ static wasm_snap_status get_memory(reader *rd, wasm_memory *mem,
 		for (; !rd->delta && next < idx; next++) {
 			uint8_t *p = mem->data + next * WASM_PAGE_SIZE;
 
-			if (!page_zero(p))
+			if (!wasm_snap_page_zero(p))
 				memset(p, 0, WASM_PAGE_SIZE);
 		}
 		if (src != NULL)

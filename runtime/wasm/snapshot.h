@@ -86,6 +86,18 @@ bool wasm_snap_get_u64(wasm_snap_reader *r, uint64_t *v);
 /* A pointer to the next n bytes (and skip them), or NULL. */
 const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n);
 
+/* How a function reference is tagged (u8): null, a module's function
+ * (then u32 instance, u32 function), a host function (then u32 ordinal);
+ * both non-null ones end with the u32 store type id. */
+enum {
+	WASM_SNAP_REF_NULL = 0,
+	WASM_SNAP_REF_WASM = 1,
+	WASM_SNAP_REF_HOST = 2,
+};
+
+/* Whether a page (WASM_PAGE_SIZE bytes) is all zero. */
+bool wasm_snap_page_zero(const uint8_t *p);
+
 /* FNV-1a (64 bits, a word at a time): any change to one word shows. */
 uint64_t wasm_snap_checksum(const uint8_t *p, size_t n);
 
@@ -157,6 +169,18 @@ wasm_snap_status wasm_store_restore(wasm_store *s, wasm_snap_reader *r,
  */
 wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
 					  char *why, size_t whylen);
+
+/*
+ * Fold a delta's core section (newer) into the full snapshot's core
+ * section before it (older): append to out the core section a full
+ * snapshot of the store after the delta would hold
+ * (runtime/wasm/snapshot_fold.c has the contract).  Each reader must
+ * hold exactly one section's payload.
+ */
+wasm_snap_status wasm_snap_fold_core(wasm_snap_reader *older,
+				     wasm_snap_reader *newer,
+				     wasm_snap_buf *out, char *why,
+				     size_t whylen);
 
 /*
  * The store's objects as ordinals, for what the run-level sections refer

@@ -10,6 +10,9 @@
  *             1: the rest patches a valid full snapshot;
  *             2: the rest patches a valid delta, restored over the full
  *                snapshot it was written against;
+ *             3: the rest patches the delta (bit 5: the full snapshot),
+ *                then the two are folded (cm_snapshot_fold) and a fold
+ *                that succeeds is restored into a fresh store;
  *   bits 2-3  the guest: 0 tests/guests/values (a memory that grew,
  *             mutable globals), 1 tests/guests/wasi/calc (wasi-libc:
  *             tables of function references, host functions; after
@@ -324,6 +327,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		p = patched(g->full, g->nfull, data + 1, size - 1, fix, &n);
 		rc = p ? cm_store_restore(v.s, SHA, p, n, &err) : -1;
 		break;
+	case 3: {
+		bool patch_full = data[0] & 32;
+		uint8_t *f = NULL;
+		size_t nf = 0;
+
+		p = patched(patch_full ? g->full : g->delta,
+			    patch_full ? g->nfull : g->ndelta, data + 1,
+			    size - 1, fix, &n);
+		rc = !p ? -1
+		     : patch_full
+			     ? cm_snapshot_fold(p, n, g->delta, g->ndelta, &f,
+						&nf, &err)
+			     : cm_snapshot_fold(g->full, g->nfull, p, n, &f, &nf,
+						&err);
+		if (rc == 0)
+			rc = cm_store_restore(v.s, SHA, f, nf, &err);
+		free(f);
+		break;
+	}
 	default:
 		/* a chain: the full one's core, the delta whole */
 		if (cm_store_restore_core(v.s, SHA, g->full, g->nfull, &err))

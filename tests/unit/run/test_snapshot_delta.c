@@ -6,8 +6,10 @@
  * full snapshot of the result is byte-identical to one of the original;
  * a delta holds only the pages that changed (none for a call that changed
  * none; a page that became zero included; pages a growth added and
- * wrote); a delta needs a valid base, which a refusal keeps; the page fingerprint sees changes
- * that cancel under FNV (the sign bits of two words).
+ * wrote); a delta needs a valid base, which a refusal keeps; folding a
+ * chain gives the full snapshot's bytes, and a fold refuses what it must;
+ * the page fingerprint sees changes that cancel under FNV (the sign bits
+ * of two words).
  *
  * Guest: tests/guests/values (a memory that grows, mutable globals).
  */
@@ -259,6 +261,144 @@ START_TEST(test_delta_needs_a_base)
 }
 END_TEST
 
+static image fold(const image *full, const image *delta)
+{
+	image out;
+	cm_error err;
+
+	if (cm_snapshot_fold(full->p, full->n, delta->p, delta->n, &out.p,
+			     &out.n, &err))
+		ck_abort_msg("fold: %s", err.msg);
+	ck_assert(!cm_snapshot_is_delta(out.p, out.n));
+	return out;
+}
+
+/*
+ * Folding (the history's writer, issue 22 point 5): a full snapshot with
+ * each delta of a chain folded in turn is, byte for byte, the full
+ * snapshot of the store after the last delta (a page that became zero,
+ * memory growth, a delta with no page), and restores like it.
+ */
+START_TEST(test_fold_is_the_full_snapshot)
+{
+	cm_component *c = load_guest("values/values.wasm");
+	cm_snap_base *base = cm_snap_base_new(), *other = cm_snap_base_new();
+	image chain[5], folded, next, full;
+	live a, b;
+
+	ck_assert_ptr_nonnull(base);
+	ck_assert_ptr_nonnull(other);
+	live_open(&a, c);
+	call_echo(&a, "first");
+	chain[0] = take(&a, base, false);
+	chain[1] = take(&a, base, true);
+	call_make(&a, 300000);
+	chain[2] = take(&a, base, true);
+	call_echo(&a, "second");
+	chain[3] = take(&a, base, true);
+	memset(memory0(a.s)->data + 4 * WASM_PAGE_SIZE, 0, WASM_PAGE_SIZE);
+	chain[4] = take(&a, base, true);
+	folded = chain[0];
+	for (size_t i = 1; i < 5; i++) {
+		next = fold(&folded, &chain[i]);
+		if (i > 1)
+			free(folded.p);
+		folded = next;
+		/* each step is the full snapshot of its moment: a chain
+		 * ending at it restores to the same store as the fold */
+	}
+	full = take(&a, other, false);
+	ck_assert_uint_eq(folded.n, full.n);
+	ck_assert_mem_eq(folded.p, full.p, full.n);
+	live_open(&b, c);
+	restore_chain(&b, &folded, 1);
+	same_memory(a.s, b.s);
+	ck_assert_uint_eq(call(&b, NULL, "calls", NULL, 0).u.u,
+			  call(&a, NULL, "calls", NULL, 0).u.u);
+	for (size_t i = 0; i < 5; i++)
+		free(chain[i].p);
+	free(folded.p);
+	free(full.p);
+	cm_snap_base_free(base);
+	cm_snap_base_free(other);
+	live_close(&a);
+	live_close(&b);
+	cm_component_free(c);
+}
+END_TEST
+
+/* What a fold refuses: the wrong kinds of image, another component, a
+ * corrupted or cut image (never an abort). */
+START_TEST(test_fold_refuses)
+{
+	static const uint8_t OTHER[32] = {1};
+	cm_component *c = load_guest("values/values.wasm");
+	cm_snap_base *base = cm_snap_base_new(), *ob = cm_snap_base_new();
+	image full, delta, ofull, odelta;
+	uint8_t *out = (uint8_t *)1;
+	size_t n = 1;
+	cm_error err;
+	live a;
+
+	ck_assert_ptr_nonnull(base);
+	ck_assert_ptr_nonnull(ob);
+	live_open(&a, c);
+	call_make(&a, 100000);
+	full = take(&a, base, false);
+	call_echo(&a, "x");
+	delta = take(&a, base, true);
+	ck_assert_int_ne(cm_snapshot_fold(delta.p, delta.n, delta.p, delta.n,
+					  &out, &n, &err),
+			 0);
+	ck_assert_ptr_null(out);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "is a delta"));
+	ck_assert_int_ne(cm_snapshot_fold(full.p, full.n, full.p, full.n, &out,
+					  &n, &err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not a delta"));
+	/* another component's delta */
+	if (cm_store_snapshot_base(a.s, OTHER, ob, false, &ofull.p, &ofull.n,
+				   &err) ||
+	    cm_store_snapshot_base(a.s, OTHER, ob, true, &odelta.p, &odelta.n,
+				   &err))
+		ck_abort_msg("snapshot: %s", err.msg);
+	ck_assert_int_ne(cm_snapshot_fold(full.p, full.n, odelta.p, odelta.n,
+					  &out, &n, &err),
+			 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "another component"));
+	/* every cut and a flipped byte at many offsets */
+	for (size_t cut = 0; cut < delta.n; cut += 1 + cut / 4) {
+		ck_assert_int_ne(cm_snapshot_fold(full.p, full.n, delta.p, cut,
+						  &out, &n, &err),
+				 0);
+		ck_assert_int_ne(cm_snapshot_fold(full.p, cut, delta.p,
+						  delta.n, &out, &n, &err),
+				 0);
+	}
+	for (size_t at = 0; at < delta.n; at += 1 + at / 8) {
+		delta.p[at] ^= 0x40;
+		ck_assert_int_ne(cm_snapshot_fold(full.p, full.n, delta.p,
+						  delta.n, &out, &n, &err),
+				 0);
+		ck_assert_int_eq(err.kind, CM_ERR_VALUE);
+		delta.p[at] ^= 0x40;
+	}
+	ck_assert_int_eq(cm_snapshot_fold(full.p, full.n, delta.p, delta.n,
+					  &out, &n, &err),
+			 0);
+	free(out);
+	free(full.p);
+	free(delta.p);
+	free(ofull.p);
+	free(odelta.p);
+	cm_snap_base_free(base);
+	cm_snap_base_free(ob);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
 START_TEST(test_page_hash_sees_cancelling_changes)
 {
 	uint8_t *p = calloc(1, WASM_PAGE_SIZE), *zero;
@@ -311,6 +451,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_chain_round_trip);
 	tcase_add_test(tc, test_delta_keeps_unlisted_pages);
 	tcase_add_test(tc, test_delta_needs_a_base);
+	tcase_add_test(tc, test_fold_is_the_full_snapshot);
+	tcase_add_test(tc, test_fold_refuses);
 	tcase_add_test(tc, test_page_hash_sees_cancelling_changes);
 	suite_add_tcase(s, tc);
 	return s;

@@ -8,7 +8,9 @@
  * batch's last event; a full image replaces the service's images before
  * it in the batch; a failed or freed batch reports its images dropped;
  * history_batch_take moves them; an image of a service that is gone is
- * not written; bad arguments are -EINVAL.
+ * not written; bad arguments are -EINVAL; folds (store/folds.h):
+ * snapshots_fold's rows and budget, and the history's fold steps, its
+ * refusals and its hard bound.
  */
 #include "store-testutil.h"
 
@@ -176,13 +178,13 @@ END_TEST
 
 static char dropped[256];
 
-static void on_dropped(void *arg, const char *service)
+static void on_dropped(void *arg, const char *service, bool over)
 {
 	size_t n = strlen(dropped);
 
 	(void)arg;
-	snprintf(dropped + n, sizeof(dropped) - n, "%s%s", n ? " " : "",
-		 service);
+	snprintf(dropped + n, sizeof(dropped) - n, "%s%s%s", n ? " " : "",
+		 service, over ? "(over)" : "");
 }
 
 static void *blob(const char *s)
@@ -292,6 +294,208 @@ START_TEST(test_images_ride_in_batches)
 }
 END_TEST
 
+/* A fold for tests: the snapshot's bytes, then the delta's; a delta
+ * starting with 'X' does not fold. */
+static int cat_fold(void *arg, const void *full, size_t flen,
+		    const void *delta, size_t dlen, void **out, size_t *outlen,
+		    char *why, size_t whylen)
+{
+	char *p;
+
+	if (arg)
+		(*(int *)arg)++;
+	if (dlen && ((const char *)delta)[0] == 'X') {
+		snprintf(why, whylen, "an X does not fold");
+		return -1;
+	}
+	if (!(p = malloc(flen + dlen)))
+		return -1;
+	memcpy(p, full, flen);
+	memcpy(p + flen, delta, dlen);
+	*out = p;
+	*outlen = flen + dlen;
+	return 0;
+}
+
+static void put_delta(struct fixture *f, const char *svc, const char *data,
+		      uint64_t upto)
+{
+	ck_assert_int_eq(db_begin(f->db), 0);
+	ck_assert_int_eq(snapshots_write_delta(f->db, svc, data, strlen(data),
+					       upto),
+			 0);
+	ck_assert_int_eq(db_commit(f->db), 0);
+}
+
+static void snapshot_is(struct fixture *f, const char *svc, const char *want,
+			uint64_t upto)
+{
+	struct snapshot_record rec;
+
+	ck_assert_int_eq(snapshots_get(f->db, svc, 1, &rec), 0);
+	ck_assert_uint_eq(rec.size, strlen(want));
+	ck_assert_mem_eq(rec.data, want, rec.size);
+	ck_assert_uint_eq(rec.upto, upto);
+	free(rec.data);
+}
+
+static int fold(struct fixture *f, const char *svc, uint64_t budget,
+		struct snapshots_folded *out)
+{
+	char why[64] = "";
+	int rc;
+
+	ck_assert_int_eq(db_begin(f->db), 0);
+	rc = snapshots_fold(f->db, svc, budget, cat_fold, NULL, out, why,
+			    sizeof(why));
+	if (rc == 0)
+		ck_assert_int_eq(db_commit(f->db), 0);
+	else
+		db_rollback(f->db);
+	if (rc == -EINVAL)
+		ck_assert_str_eq(why, "an X does not fold");
+	return rc;
+}
+
+/*
+ * snapshots_fold: the oldest deltas, at least the budget's bytes of them
+ * (one at least), into the row, with the last one's upto; the later ones
+ * keep their numbers; a refusal changes nothing; nothing to fold is
+ * -ENOENT.
+ */
+START_TEST(test_fold_rows)
+{
+	struct fixture f;
+	struct snapshots_folded out;
+	struct seen s;
+
+	setup(&f);
+	ck_assert_int_eq(fold(&f, "svc", 1, &out), -ENOENT);
+	ck_assert_int_eq(snapshots_put(f.db, "svc", f.sha, 3, "F", 1, 2), 0);
+	ck_assert_int_eq(fold(&f, "svc", 1, &out), -ENOENT);
+	put_delta(&f, "svc", "a1", 5);
+	put_delta(&f, "svc", "b22", 7);
+	put_delta(&f, "svc", "c333", 9);
+	put_delta(&f, "svc", "d4444", 11);
+	/* budget 1: one delta */
+	ck_assert_int_eq(fold(&f, "svc", 1, &out), 0);
+	ck_assert_uint_eq(out.deltas, 1);
+	ck_assert_uint_eq(out.delta_bytes, 2);
+	ck_assert_uint_eq(out.size, 3);
+	ck_assert_uint_eq(out.deltas_left, 3);
+	ck_assert_uint_eq(out.delta_bytes_left, 12);
+	snapshot_is(&f, "svc", "Fa1", 5);
+	deltas_text(&f, "svc", &s);
+	ck_assert_str_eq(s.text, "2:7:b 3:9:c 4:11:d");
+	/* budget 4: b22 (3 bytes) is not enough, c333 ends the step */
+	ck_assert_int_eq(fold(&f, "svc", 4, &out), 0);
+	ck_assert_uint_eq(out.deltas, 2);
+	snapshot_is(&f, "svc", "Fa1b22c333", 9);
+	deltas_text(&f, "svc", &s);
+	ck_assert_str_eq(s.text, "4:11:d");
+	/* numbering goes on after the folded ones */
+	put_delta(&f, "svc", "X", 12);
+	deltas_text(&f, "svc", &s);
+	ck_assert_str_eq(s.text, "4:11:d 5:12:X");
+	/* a delta that does not fold: no row changes, not even d4444's */
+	ck_assert_int_eq(fold(&f, "svc", 1000, &out), -EINVAL);
+	snapshot_is(&f, "svc", "Fa1b22c333", 9);
+	deltas_text(&f, "svc", &s);
+	ck_assert_str_eq(s.text, "4:11:d 5:12:X");
+	/* a full snapshot replaces the chain: nothing to fold */
+	ck_assert_int_eq(snapshots_put(f.db, "svc", f.sha, 3, "G", 1, 13), 0);
+	ck_assert_int_eq(fold(&f, "svc", 1, &out), -ENOENT);
+	ck_assert_int_eq(fold(&f, "nobody", 1, &out), -ENOENT);
+	teardown(&f);
+}
+END_TEST
+
+static void *zeros(size_t n, char first)
+{
+	char *p = calloc(1, n);
+
+	ck_assert_ptr_nonnull(p);
+	p[0] = first;
+	return p;
+}
+
+/* Commit a batch holding one event and one image of svc. */
+static void commit_image(struct fixture *f, bool full, void *data, size_t n)
+{
+	struct history_batch *b = history_batch_new(f->h);
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(add_event(b, "svc"), 0);
+	ck_assert_int_eq(
+		history_batch_add_image(b, "svc", f->sha, 3, full, data, n), 0);
+	ck_assert_int_eq(history_commit(f->h, b), 0);
+	history_batch_free(b);
+}
+
+/*
+ * Folds in the history (store/folds.h): past max(snapshot, 1 MiB) of
+ * deltas a fold is due and a step folds them; a service whose deltas do
+ * not fold goes past 4 x that bound, and the image hook hears "over".
+ */
+START_TEST(test_folds_in_history)
+{
+	struct fixture f;
+	struct snapshot_record rec;
+	char why[64] = "";
+	int calls = 0;
+	size_t piece = 300u << 10; /* 300 KiB */
+
+	setup(&f);
+	dropped[0] = '\0';
+	history_set_image_hook(f.h, on_dropped, NULL);
+	history_set_fold(f.h, cat_fold, &calls);
+	ck_assert(!history_fold_due(f.h));
+	commit_image(&f, true, blob("F"), 1);
+	/* 3 x 300 KiB: under 1 MiB, nothing due */
+	for (int i = 0; i < 3; i++)
+		commit_image(&f, false, zeros(piece, 'a'), piece);
+	ck_assert(!history_fold_due(f.h));
+	ck_assert_int_eq(history_fold_step(f.h, why, sizeof(why)), 0);
+	ck_assert_int_eq(calls, 0);
+	/* the fourth passes it */
+	commit_image(&f, false, zeros(piece, 'a'), piece);
+	ck_assert(history_fold_due(f.h));
+	ck_assert_int_eq(history_fold_step(f.h, why, sizeof(why)), 0);
+	ck_assert_int_eq(calls, 4);
+	ck_assert(!history_fold_due(f.h));
+	ck_assert_int_eq(snapshots_get(f.db, "svc", 0, &rec), 0);
+	ck_assert_uint_eq(rec.size, 1 + 4 * piece);
+	ck_assert_uint_eq(rec.ndeltas, 0);
+	ck_assert_uint_eq(rec.upto, history_last_seq(f.h));
+	ck_assert_str_eq(dropped, "");
+
+	/* now the snapshot is 1.2 MiB: its own size is the bound; deltas
+	 * that do not fold are refused once, then pile up to 4 x it */
+	commit_image(&f, false, zeros(piece, 'X'), piece);
+	for (int i = 0; i < 4; i++)
+		commit_image(&f, false, zeros(piece, 'b'), piece);
+	ck_assert(history_fold_due(f.h));
+	ck_assert_int_eq(history_fold_step(f.h, why, sizeof(why)), -EINVAL);
+	ck_assert_str_eq(why, "an X does not fold");
+	ck_assert(!history_fold_due(f.h));
+	for (int i = 0; i < 12 && !dropped[0]; i++)
+		commit_image(&f, false, zeros(piece, 'b'), piece);
+	ck_assert_str_eq(dropped, "svc(over)");
+	ck_assert(!history_fold_due(f.h));
+	ck_assert_int_eq(snapshots_get(f.db, "svc", 0, &rec), 0);
+	ck_assert_uint_gt(rec.delta_bytes, 4 * rec.size);
+	/* the full image the daemon then writes replaces the chain, and
+	 * folds are tried again */
+	commit_image(&f, true, blob("G"), 1);
+	ck_assert_int_eq(snapshots_get(f.db, "svc", 0, &rec), 0);
+	ck_assert_uint_eq(rec.ndeltas, 0);
+	for (int i = 0; i < 4; i++)
+		commit_image(&f, false, zeros(piece, 'c'), piece);
+	ck_assert(history_fold_due(f.h));
+	teardown(&f);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshots");
@@ -300,6 +504,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_full_replaces_and_deletes_deltas);
 	tcase_add_test(tc, test_bad_arguments_and_gone_services);
 	tcase_add_test(tc, test_images_ride_in_batches);
+	tcase_add_test(tc, test_fold_rows);
+	tcase_add_test(tc, test_folds_in_history);
 	suite_add_tcase(s, tc);
 	return s;
 }
