@@ -31,7 +31,8 @@
  *     allow-deploy, allow-admin (lists of principals, daemon/access.h),
  *     history (on or off: whether events are recorded; read at start),
  *     durability (none, stop or commit: the durability of services whose
- *     config sets none; default none; read when a service starts),
+ *     config sets none; default commit, none with history = off; read
+ *     when a service starts),
  *     snapshot-interval (durability stop: a snapshot this often too, of
  *     services whose limits set no snapshotIntervalMs; a duration; 0 or
  *     unset: only at a graceful stop; read when a service starts).

@@ -355,6 +355,11 @@ const struct history_hooks *daemon_history_hooks(struct daemon *d)
 	return d->history ? &d->history->hooks : NULL;
 }
 
+bool daemon_history_is_on(const struct daemon *d)
+{
+	return d->history && !d->history->off;
+}
+
 int hist_daemon_event(struct daemon_history *h, const char *kind,
 		      json_t *payload)
 {

@@ -114,6 +114,8 @@ struct history_hooks {
 
 /* The store-backed hooks (ctx is the daemon); NULL before the open. */
 const struct history_hooks *daemon_history_hooks(struct daemon *d);
+/* Whether events are recorded: the history is open and not `off`. */
+bool daemon_history_is_on(const struct daemon *d);
 
 /* ---- lifecycle (daemon/daemon.c) ------------------------------------------
  */

@@ -567,8 +567,13 @@ int service_durability(const struct service *s)
 		return SERVICE_DURABILITY_STOP;
 	case 2:
 		return SERVICE_DURABILITY_COMMIT;
-	default:
+	case 0:
 		return SERVICE_DURABILITY_NONE;
+	default:
+		/* unset: commit, which rides on the history's commits; with
+		 * `history = off` there are none, so a fresh store */
+		return daemon_history_is_on(s->d) ? SERVICE_DURABILITY_COMMIT
+						  : SERVICE_DURABILITY_NONE;
 	}
 }
 

@@ -195,6 +195,8 @@ struct service {
 	 */
 	struct cm_snap_base *snap_base;
 	bool image_dirty, image_failing, image_compact;
+	/* a failed full image waits until image_retry_ns (monotonic) */
+	uint64_t image_retry_ns, image_backoff_ms;
 	/* durability stop with an interval: the timer of the next one */
 	struct event *ev_snapshot;
 };

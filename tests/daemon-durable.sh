@@ -75,7 +75,9 @@ has_events() {
 check "hosteld starts" start_daemon
 H deploy "$T/counter.wasm" --name durable --durability stop >/dev/null 2>&1
 check "deploy --durability stop" test $? -eq 0
-H deploy "$T/counter.wasm" --name volatile >/dev/null 2>&1
+H deploy "$T/counter.wasm" --name volatile --durability none >/dev/null 2>&1
+check "deploy --durability none" test $? -eq 0
+H deploy "$T/counter.wasm" --name defaulted >/dev/null 2>&1
 check "deploy with the default durability" test $? -eq 0
 out=$(H deploy "$T/counter.wasm" --name bad --durability always 2>&1)
 check "an unknown durability is refused" eq "$(echo "$out" | grep -c 'durability')" 1
@@ -83,10 +85,12 @@ for i in 1 2 3; do
 	inc durable >/dev/null
 	inc volatile >/dev/null
 	inc filed >/dev/null
+	inc defaulted >/dev/null
 done
-check "the counters count" eq "$(inc durable)/$(inc volatile)/$(inc filed)" "4/4/4"
+check "the counters count" eq "$(inc durable)/$(inc volatile)/$(inc filed)/$(inc defaulted)" "4/4/4/4"
 check "ps shows the durability" test -n "$(H ps | grep -E '^durable +running .* stop ')"
-check "ps shows none for the default" test -n "$(H ps | grep -E '^volatile +running .* none ')"
+check "ps shows none" test -n "$(H ps | grep -E '^volatile +running .* none ')"
+check "ps shows commit for the default" test -n "$(H ps | grep -E '^defaulted +running .* commit ')"
 H deploy "$TICKER" --name ticker --durability stop >/dev/null 2>&1
 check "deploy the ticker" test $? -eq 0
 H call ticker 'start()' >/dev/null 2>&1
@@ -108,6 +112,7 @@ check "the ticker's store was restored" has_events ticker store.restored
 check "durability stop: the counter goes on" eq "$(inc durable)" 5
 check "durability none: a fresh store" eq "$(inc volatile)" 1
 check "a services.d file's durability" eq "$(inc filed)" 5
+check "the default (commit): the counter goes on" eq "$(inc defaulted)" 5
 events durable >"$T/durable.log"
 check "store.snapshotted at the stop" has "$T/durable.log" "store.snapshotted"
 check "store.restored at the start" has "$T/durable.log" "store.restored"

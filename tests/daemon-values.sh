@@ -254,8 +254,8 @@ check "... while half a MiB fits" \
 	eq "$?/$(H call small 'calls()')" "0/1"
 
 # ---- queued calls' arguments within limits.hostBytes ------------------------
-# One call in flight (sleep-then waits 2 s, HOSTEL_SLOW times that under
-# Valgrind), one queued with 600,000
+# One call in flight (sleep-then waits 5 s, HOSTEL_SLOW times that under
+# Valgrind: 2 s was too short on a loaded machine), one queued with 600,000
 # bytes of argument: a second such call would make the queue's arguments
 # pass limits.hostBytes (1 MiB): ServiceBusy, before call.started.
 QJS=$S/tests/guests/js/qjs/async.component.wasm
@@ -271,7 +271,7 @@ check "a service with hostBytes 1 MiB and one call at a time is created" \
 	printf ']'
 } >"$T/args600k"
 # (a client call under Valgrind takes seconds: the first call waits longer)
-hcall --json qb "$SLEEPTHEN" "[$((2000 * ${HOSTEL_SLOW:-1})), \"first\"]" >"$T/qb1.out" 2>&1 &
+hcall --json qb "$SLEEPTHEN" "[$((5000 * ${HOSTEL_SLOW:-1})), \"first\"]" >"$T/qb1.out" 2>&1 &
 q1=$!
 wait_for $((10 * ${HOSTEL_SLOW:-1})) sh -c "'$HOSTEL' --socket '$SOCK' logs --json --kind call.started qb | grep -q first"
 hcall --json qb "$SLEEPTHEN" - <"$T/args600k" >"$T/qb2.out" 2>&1 &

@@ -266,6 +266,8 @@ int cabi_realloc_checked(cabi_cx *cx, uint64_t old_ptr, uint64_t old_size,
 		return cabi_trap(cx, "%s", cabi_msg_realloc_align(cx));
 	if (!cabi_in_bounds(cx, p, new_size))
 		return cabi_trap(cx, "%s", cabi_msg_realloc_oob(cx, oob_msg));
+	/* the host writes its string or list there (internal.h cabi_mem) */
+	wasm_memory_mark(cx->opts.memory, p, new_size);
 	*out = p;
 	return 0;
 }

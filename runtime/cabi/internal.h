@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cabi/cabi.h"
+#include "wasm/store.h"
 
 /* Record a lend for cabi_lift_borrow (table.c). */
 int cabi_lenders_add(cabi_lenders *l, uint32_t index, cabi_error *err);
@@ -38,9 +39,16 @@ static inline uint64_t cabi_mem_size(const cabi_cx *cx)
 	return cx->opts.memory ? wasm_memory_size_bytes(cx->opts.memory) : 0;
 }
 
+/*
+ * The memory's bytes.  What the host writes through them is marked in
+ * the memory's written map (wasm/store.h; a snapshot's delta reads only
+ * marked pages): cabi_store_int marks what it stores, and
+ * cabi_realloc_checked the whole range it hands out, where strings and
+ * lists are then written.  A write anywhere else must mark its range.
+ */
 static inline uint8_t *cabi_mem(cabi_cx *cx)
 {
-	return wasm_memory_data(cx->opts.memory);
+	return cx->opts.memory->data;
 }
 
 /* ptr + len <= memory size, without overflow. */
@@ -71,6 +79,7 @@ static inline void cabi_store_int(cabi_cx *cx, uint64_t v, uint64_t ptr,
 {
 	uint8_t *p = cabi_mem(cx) + ptr;
 
+	wasm_memory_mark(cx->opts.memory, ptr, n);
 	for (uint32_t i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }

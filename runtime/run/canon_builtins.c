@@ -87,7 +87,7 @@ static int store_event(wasm_memory *m, uint64_t ptr, const cm_event *ev,
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_UNALIGNED);
 	if (ptr + 8 > wasm_memory_size_bytes(m))
 		return cabi_fail(err, CABI_ERR_TRAP, "out of bounds");
-	d = wasm_memory_data(m) + ptr;
+	d = wasm_memory_write(m, ptr, 8);
 	for (int i = 0; i < 4; i++) {
 		d[i] = (uint8_t)(ev->p1 >> (8 * i));
 		d[4 + i] = (uint8_t)(ev->p2 >> (8 * i));

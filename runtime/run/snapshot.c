@@ -124,6 +124,16 @@ bool cm_snap_base_valid(const cm_snap_base *base)
 	return base && base->valid;
 }
 
+void cm_snap_base_verify(cm_snap_base *base, bool on)
+{
+	base->core.verify = on;
+}
+
+uint64_t cm_snap_base_missed(const cm_snap_base *base)
+{
+	return base->core.missed;
+}
+
 void cm_snap_base_reset(cm_snap_base *base)
 {
 	if (base)
@@ -161,14 +171,23 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
 		free(insts);
 		return -1;
 	}
+	/* a poisoned instance never runs again: its store is to be made
+	 * anew, and an image of it would bring back a dead store */
+	for (uint32_t i = 0; i < n; i++)
+		if (insts[i]->poisoned) {
+			free(insts);
+			return cm_error_set(err, CM_ERR_UNSUPPORTED,
+					    "the store is poisoned (a trap or "
+					    "a call cancelled while running): "
+					    "it cannot run again");
+		}
 	wasm_snap_put(&b, MAGIC, sizeof MAGIC);
 	wasm_snap_u32(&b, CM_SNAPSHOT_FORMAT);
 	wasm_snap_u32(&b, delta ? CM_SNAPSHOT_DELTA : 0);
 	wasm_snap_put(&b, sha256, CM_SNAPSHOT_SHA256_BYTES);
 
-	/* a write that fails leaves the base stale until a full one */
-	if (base)
-		base->valid = false;
+	/* the base takes this write only when all of it succeeds
+	 * (wasm_snap_base_commit below): a refusal leaves it as it was */
 	at = section_begin(&b, TAG_CORE);
 	st = wasm_store_snapshot_base(s->wasm, &b, base ? &base->core : NULL,
 				      delta, why, sizeof why);
@@ -202,11 +221,15 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
 	}
 	free(insts);
 	if (st != WASM_SNAP_OK) {
+		if (base)
+			wasm_snap_base_abort(&base->core);
 		free(b.p);
 		return snap_status(st, why, err);
 	}
-	if (base)
+	if (base) {
+		wasm_snap_base_commit(&base->core);
 		base->valid = true;
+	}
 	*out = b.p;
 	*len = b.len;
 	return 0;

@@ -11,7 +11,8 @@
  *               32 bytes: the component's SHA-256 (the embedder's)
  *      section  u32 tag, u64 payload length, payload
  *      tags     1 CORE (runtime/wasm/snapshot.h: memories, globals,
- *               tables, segment lengths of every core instance)
+ *               tables, segment lengths of every core instance; since
+ *               format 4 a table's elements are runs)
  *               2 RUN (component instances: may_enter, may_leave,
  *               poisoned, backpressure; the scheduler's random state)
  *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (since format
@@ -25,8 +26,8 @@
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
  *    bumps the format version).  Only this format is read: format 2
- *    images (before host resources) are refused with the reason, and
- *    the embedder starts fresh.
+ *    and 3 images (before host resources; before tables as runs) are
+ *    refused with the reason, and the embedder starts fresh.
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
@@ -53,7 +54,9 @@
  *    restored store's own handles of resources its start code made
  *    (wasi-libc takes its preopens) are dropped first, a host type's
  *    through its destructor.
- *  - Refused with CM_ERR_UNSUPPORTED and "not supported yet: <what>":
+ *  - Refused with CM_ERR_UNSUPPORTED: a store one of whose component
+ *    instances is poisoned (it cannot run again; its embedder makes a
+ *    new store).  And with "not supported yet: <what>":
  *    a call in flight (the embedder's, or a sync call waiting on the C
  *    stack), a thread stopped out of fuel mid-code, a frame of a
  *    function that holds references, a thread blocked in a tail call
@@ -90,10 +93,13 @@
  *    written whole, as in a full snapshot.  Restoring a delta applies it
  *    to a store that holds the state it was written against (the full
  *    snapshot and the deltas before it, in order): unlisted pages keep
- *    their contents.  A write that fails once begun (too large, out of
- *    memory) leaves the base stale (cm_snap_base_valid false): the next
- *    write must be full; a store refused before anything is written
- *    ("not supported yet") keeps it.
+ *    their contents.  A delta reads only the pages the memories'
+ *    written maps mark (runtime/wasm/store.h: every store of the
+ *    interpreter and every host write marks its page), so its cost
+ *    follows what changed, not the size of the memories.  The base takes
+ *    a write only when all of it succeeded: one refused ("not supported
+ *    yet"), too large or out of memory at any point leaves the base and
+ *    the written maps as they were, and the next delta is right.
  */
 #ifndef HOSTEL_RUN_SNAPSHOT_H
 #define HOSTEL_RUN_SNAPSHOT_H
@@ -105,7 +111,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 3u
+#define CM_SNAPSHOT_FORMAT 4u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
@@ -121,6 +127,13 @@ void cm_snap_base_free(cm_snap_base *base);
 bool cm_snap_base_valid(const cm_snap_base *base);
 /* Forget: the next write must be full (its chain was lost). */
 void cm_snap_base_reset(cm_snap_base *base);
+/*
+ * Tests: make every delta with base check the memories' written maps
+ * (wasm/store.h): a changed page no map marked is still written, and
+ * counted; cm_snap_base_missed says how many so far (0: the maps hold).
+ */
+void cm_snap_base_verify(cm_snap_base *base, bool on);
+uint64_t cm_snap_base_missed(const cm_snap_base *base);
 
 /*
  * Write a snapshot of s: *out (malloc'd, the caller frees) and *len.

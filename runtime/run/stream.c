@@ -98,8 +98,8 @@ static int move_numbers(cm_end *w, cm_end *r, uint32_t n, uint32_t sz,
 
 	if (len > wsize || wp > wsize - len || len > rsize || rp > rsize - len)
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_LIST_OOB);
-	memmove(wasm_memory_data(r->opts.memory) + rp,
-		wasm_memory_data(w->opts.memory) + wp, (size_t)len);
+	memmove(wasm_memory_write(r->opts.memory, rp, len),
+		wasm_memory_bytes(w->opts.memory) + wp, (size_t)len);
 	w->binst->store->host_bytes.work += len;
 	return 0;
 }

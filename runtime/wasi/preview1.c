@@ -174,7 +174,9 @@ static uint8_t *gmem(wasi_p1 *p, uint32_t off, uint64_t len)
 	if (p->mem == NULL ||
 	    (uint64_t)off + len > wasm_memory_size_bytes(p->mem))
 		return NULL;
-	return wasm_memory_data(p->mem) + off;
+	/* marked written whether the caller reads or writes (a snapshot's
+	 * delta then reads those pages too: no more) */
+	return wasm_memory_write(p->mem, off, len);
 }
 
 static void st16(uint8_t *b, uint16_t v)

@@ -504,7 +504,8 @@ static int init_datas(wasm_instance *inst, wasm_trap_kind *trap,
 			return 1;
 		}
 		if (di->len != 0)
-			memcpy(mem->data + off, di->bytes, di->len);
+			memcpy(wasm_memory_write(mem, off, di->len), di->bytes,
+			       di->len);
 		di->len = 0;
 	}
 	return 0;

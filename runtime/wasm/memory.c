@@ -15,6 +15,7 @@
  *    max_memory_pages (hosteld: the service's memory limit), else the
  *    creation fails and memory.grow answers -1.  The limit is per
  *    memory; a module declares at most its byte length of memories.
+ *  - the written map: a byte per page, within the same bound.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* mremap */
@@ -22,6 +23,7 @@
 #include "wasm/instance.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -87,6 +89,14 @@ wasm_memory *wasm_memory_create(wasm_store *s, const wasm_memtype *type,
 		free(m);
 		goto oom;
 	}
+	/* all marked: nothing is known of a new memory's pages */
+	m->written = malloc(type->limits.min ? type->limits.min : 1);
+	if (m->written == NULL) {
+		munmap(p, len);
+		free(m);
+		goto oom;
+	}
+	memset(m->written, 1, type->limits.min ? type->limits.min : 1);
 	m->data = p;
 	m->size = type->limits.min * WASM_PAGE_SIZE;
 	m->max_pages = cap;
@@ -107,6 +117,7 @@ oom:
 void wasm_memory_destroy(wasm_memory *m)
 {
 	munmap(m->data, m->mapped);
+	free(m->written);
 	free(m);
 }
 
@@ -117,6 +128,15 @@ int64_t wasm_memory_grow(wasm_memory *m, uint64_t delta_pages)
 	if (delta_pages > m->max_pages - old)
 		return -1;
 	bytes = (old + delta_pages) * WASM_PAGE_SIZE;
+	if (delta_pages) {
+		/* new pages are zero, as the base of a delta takes them */
+		uint8_t *w = realloc(m->written, old + delta_pages);
+
+		if (w == NULL)
+			return -1;
+		memset(w + old, 0, delta_pages);
+		m->written = w;
+	}
 	if (bytes > m->mapped) {
 		size_t len = map_len(bytes);
 		void *p = mremap(m->data, m->mapped, len, MREMAP_MAYMOVE);
@@ -138,6 +158,18 @@ wasm_memory *wasm_memory_new(wasm_store *s, wasm_memtype type)
 }
 
 uint8_t *wasm_memory_data(wasm_memory *m)
+{
+	memset(m->written, 1, m->size ? m->size / WASM_PAGE_SIZE : 1);
+	return m->data;
+}
+
+uint8_t *wasm_memory_write(wasm_memory *m, uint64_t off, uint64_t len)
+{
+	wasm_memory_mark(m, off, len);
+	return m->data + off;
+}
+
+const uint8_t *wasm_memory_bytes(const wasm_memory *m)
 {
 	return m->data;
 }

@@ -236,7 +236,65 @@ void wasm_snap_base_free(wasm_snap_base *base)
 	for (uint32_t i = 0; i < base->nmem; i++)
 		free(base->mem[i].hash);
 	free(base->mem);
+	free(base->changes);
+	free(base->mems);
 	wasm_snap_base_init(base);
+}
+
+void wasm_snap_base_abort(wasm_snap_base *base)
+{
+	base->nchanges = 0;
+	base->nmems = 0;
+}
+
+void wasm_snap_base_commit(wasm_snap_base *base)
+{
+	for (size_t i = 0; i < base->nchanges; i++) {
+		const wasm_snap_base_change *c = &base->changes[i];
+
+		base->mem[c->mem].hash[c->page] = c->hash;
+	}
+	for (uint32_t i = 0; i < base->nmems; i++) {
+		wasm_memory *m = base->mems[i];
+		uint64_t pages = wasm_memory_pages(m);
+
+		memset(m->written, 0, pages ? (size_t)pages : 1);
+	}
+	wasm_snap_base_abort(base);
+}
+
+/* Record a changed fingerprint (false: out of memory). */
+static bool base_change(wasm_snap_base *base, uint32_t mem, uint64_t page,
+			uint64_t hash)
+{
+	if (base->nchanges == base->capchanges) {
+		size_t cap = base->capchanges ? base->capchanges * 2 : 64;
+		wasm_snap_base_change *v =
+			realloc(base->changes, cap * sizeof *v);
+
+		if (v == NULL)
+			return false;
+		base->changes = v;
+		base->capchanges = cap;
+	}
+	base->changes[base->nchanges++] =
+		(wasm_snap_base_change){mem, page, hash};
+	return true;
+}
+
+static bool base_written(wasm_snap_base *base, wasm_memory *m)
+{
+	if (base->nmems == base->capmems) {
+		uint32_t cap = base->capmems ? base->capmems * 2 : 8;
+		wasm_memory **v = realloc(base->mems, cap * sizeof *v);
+
+		if (v == NULL)
+			return false;
+		base->mems = v;
+		base->capmems = cap;
+	}
+	base->mems[base->nmems++] = m;
+	return true;
 }
 
 /* ---- the store's objects ---------------------------------------------- */
@@ -510,7 +568,7 @@ static wasm_snap_base_mem *base_mem(writer *w, uint64_t pages)
  * zero; in a delta every page whose fingerprint changed since the base.
  * With a base, its fingerprints follow what was written.
  */
-static void put_memory(writer *w, const wasm_memory *mem)
+static void put_memory(writer *w, wasm_memory *mem)
 {
 	uint64_t pages = wasm_memory_pages(mem), n = 0;
 	wasm_snap_base_mem *bm = NULL;
@@ -530,10 +588,27 @@ static void put_memory(writer *w, const wasm_memory *mem)
 		const uint8_t *p = mem->data + i * WASM_PAGE_SIZE;
 
 		if (bm) {
-			uint64_t h = wasm_snap_page_hash(p, WASM_PAGE_SIZE);
-			bool same = h == bm->hash[i];
+			uint64_t h;
+			bool same;
 
-			bm->hash[i] = h;
+			/* a page not written since the base was taken is
+			 * the same: a delta need not even read it */
+			/* a store marks the page of its first byte, so the
+			 * page before counts too (wasm/store.h) */
+			bool marked = mem->written[i] ||
+				      (i > 0 && mem->written[i - 1]);
+
+			if (w->delta && !marked && !w->base->verify)
+				continue;
+			h = wasm_snap_page_hash(p, WASM_PAGE_SIZE);
+			same = h == bm->hash[i];
+			if (w->delta && !marked && !same)
+				w->base->missed++; /* a write no one marked */
+			if (!same &&
+			    !base_change(w->base, w->nmem - 1, i, h)) {
+				w->b->failed = WASM_SNAP_NOMEM;
+				break;
+			}
 			if (w->delta ? same : wasm_snap_page_zero(p))
 				continue;
 		} else if (wasm_snap_page_zero(p)) {
@@ -544,6 +619,38 @@ static void put_memory(writer *w, const wasm_memory *mem)
 		n++;
 	}
 	wasm_snap_patch_u64(w->b, at, n);
+	/* its written map is cleared when the write is kept */
+	if (bm && !w->b->failed && !base_written(w->base, mem))
+		w->b->failed = WASM_SNAP_NOMEM;
+}
+
+/*
+ * A table's elements as runs (u64 runs, then each: u64 count, the
+ * reference): a table grown with one reference, or mostly null, is a
+ * few bytes, not 13 per element (tests/guests/hostile's 10,000,000).
+ */
+static wasm_snap_status put_table_runs(writer *w, const wasm_table_inst *t,
+				       const char *where)
+{
+	uint64_t runs = 0;
+	size_t at = w->b->len;
+	wasm_snap_status st;
+
+	wasm_snap_u64(w->b, 0); /* patched: runs */
+	for (uint64_t j = 0; j < t->size && !w->b->failed;) {
+		uint64_t k = j + 1;
+
+		while (k < t->size && t->elems[k] == t->elems[j])
+			k++;
+		wasm_snap_u64(w->b, k - j);
+		st = put_ref(w, t->type.elem, t->elems[j], where);
+		if (st)
+			return st;
+		runs++;
+		j = k;
+	}
+	wasm_snap_patch_u64(w->b, at, runs);
+	return WASM_SNAP_OK;
 }
 
 static wasm_snap_status put_instance(writer *w, uint32_t ord,
@@ -581,11 +688,9 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 			 m->nimported_tables + i, ord);
 		wasm_snap_u32(w->b, t->type.elem);
 		wasm_snap_u64(w->b, t->size);
-		for (uint64_t j = 0; j < t->size && !w->b->failed; j++) {
-			st = put_ref(w, t->type.elem, t->elems[j], where);
-			if (st)
-				return st;
-		}
+		st = put_table_runs(w, t, where);
+		if (st)
+			return st;
 	}
 	for (uint32_t i = 0; i < m->nelems; i++)
 		wasm_snap_u32(w->b, inst->elems[i].len);
@@ -611,6 +716,8 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 		    .delta = delta && base};
 	wasm_snap_status st;
 
+	if (base)
+		wasm_snap_base_abort(base); /* what an earlier write left */
 	/* Exceptions nothing reaches go first; any left are live. */
 	if (s->nexns)
 		wasm_store_collect_exns(s);
@@ -642,6 +749,8 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 				: "the snapshot would pass its limit of "
 				  "%zu bytes",
 			b->max);
+	if (st != WASM_SNAP_OK && base)
+		wasm_snap_base_abort(base);
 	return st;
 }
 
@@ -818,7 +927,7 @@ static wasm_snap_status get_table(reader *rd, wasm_table_inst *t,
 				  const char *where)
 {
 	uint32_t elem;
-	uint64_t size;
+	uint64_t size, runs;
 	wasm_snap_status st;
 
 	if (!wasm_snap_get_u32(rd->r, &elem) ||
@@ -833,9 +942,7 @@ static wasm_snap_status get_table(reader *rd, wasm_table_inst *t,
 			"%s: %llu elements, fewer than a fresh one (%llu)",
 			where, (unsigned long long)size,
 			(unsigned long long)t->size);
-	/* each element takes a byte at least: no growth past the input */
-	if (size > wasm_snap_left(rd->r))
-		return TRUNCATED(rd);
+	/* runs: no growth past what the store's limits allow (below) */
 	if (size > t->max ||
 	    (size > t->size &&
 	     wasm_table_grow(t, size - t->size, WASM_REF_NULL) < 0))
@@ -843,14 +950,40 @@ static wasm_snap_status get_table(reader *rd, wasm_table_inst *t,
 			rd->why, rd->whylen, WASM_SNAP_MISMATCH,
 			"%s: cannot grow to %llu elements (limit %llu)", where,
 			(unsigned long long)size, (unsigned long long)t->max);
-	for (uint64_t j = 0; j < size; j++) {
+	if (!wasm_snap_get_u64(rd->r, &runs))
+		return TRUNCATED(rd);
+	/* a run takes nine bytes at least */
+	if (runs > size || runs > wasm_snap_left(rd->r) / 9)
+		return TRUNCATED(rd);
+	for (uint64_t k = 0, j = 0; k < runs; k++) {
+		uint64_t count;
 		wasm_ref ref;
 
+		if (!wasm_snap_get_u64(rd->r, &count))
+			return TRUNCATED(rd);
+		if (count == 0 || count > size - j)
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_MALFORMED,
+					      "%s: a run of %llu elements", where,
+					      (unsigned long long)count);
 		st = get_ref(rd, t->type.elem, &ref, where);
 		if (st)
 			return st;
-		t->elems[j] = ref;
+		for (uint64_t e = 0; e < count; e++)
+			t->elems[j + e] = ref;
+		j += count;
+		if (k + 1 == runs && j != size)
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_MALFORMED,
+					      "%s: runs of %llu elements, the "
+					      "table has %llu",
+					      where, (unsigned long long)j,
+					      (unsigned long long)size);
 	}
+	if (runs == 0 && size != 0)
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				      "%s: no runs for %llu elements", where,
+				      (unsigned long long)size);
 	return WASM_SNAP_OK;
 }
 

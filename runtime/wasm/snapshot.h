@@ -9,8 +9,9 @@
  *    order the store made them (instantiation order, which a fresh
  *    instantiation of the same component repeats), its *defined*
  *    memories (the touched pages only: an all-zero page is left out),
- *    globals (values), tables (elements) and the current length of each
- *    element and data segment (0 once dropped).  Imported objects are
+ *    globals (values), tables (elements, as runs of one reference: u64
+ *    runs, then each a u64 count and the reference) and the current
+ *    length of each element and data segment (0 once dropped).  Imported objects are
  *    written once, by the instance that defines them.  No host address
  *    is written: a function reference is (instance ordinal, function
  *    index) for a module's function and the ordinal among the store's
@@ -126,13 +127,39 @@ typedef struct wasm_snap_base_mem {
 	uint64_t *hash;
 } wasm_snap_base_mem;
 
+/* A fingerprint a write changed, applied when the write is kept. */
+typedef struct wasm_snap_base_change {
+	uint32_t mem;
+	uint64_t page, hash;
+} wasm_snap_base_change;
+
 typedef struct wasm_snap_base {
 	uint32_t nmem;
 	wasm_snap_base_mem *mem;
+	/* What the last write with it changed, until wasm_snap_base_commit
+	 * applies it (fingerprints; the memories whose written maps to
+	 * clear) or wasm_snap_base_abort drops it. */
+	wasm_snap_base_change *changes;
+	size_t nchanges, capchanges;
+	wasm_memory **mems;
+	uint32_t nmems, capmems;
+	/* Check the written maps (tests): a delta reads the pages no map
+	 * marked too, and counts in `missed` those that did change (and
+	 * writes them, so the delta stays right). */
+	bool verify;
+	uint64_t missed;
 } wasm_snap_base;
 
 void wasm_snap_base_init(wasm_snap_base *base);
 void wasm_snap_base_free(wasm_snap_base *base);
+/*
+ * After a write with base succeeded (and whatever the caller writes
+ * after it): take its fingerprints and clear the written maps of the
+ * memories it wrote.  abort drops them: a write refused or failed leaves
+ * the base and the maps as they were, so the next delta is still right.
+ */
+void wasm_snap_base_commit(wasm_snap_base *base);
+void wasm_snap_base_abort(wasm_snap_base *base);
 
 /*
  * Append the core state of s to b (see the contract).  why gets the
@@ -146,9 +173,11 @@ wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
  * page's fingerprint in base; a delta (delta true, base filled by an
  * earlier call) writes, of each memory, only the pages whose
  * fingerprint differs from base (a page past the base's end counts as
- * zero before) and updates base.  A delta's memories keep the layout
- * of a snapshot's; only their meaning differs (wasm_store_restore_delta).
- * On failure base is stale: the next write with it must be full.
+ * zero before); base takes the new fingerprints when the caller
+ * commits the write (wasm_snap_base_commit).  A delta reads only the
+ * pages the memories' written maps mark (wasm/store.h).  A delta's
+ * memories keep the layout of a snapshot's; only their meaning differs
+ * (wasm_store_restore_delta).
  */
 wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 					  wasm_snap_base *base, bool delta,

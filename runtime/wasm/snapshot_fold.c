@@ -95,17 +95,17 @@ static bool skip_global(wasm_snap_reader *r)
 	       skip_value(r, type);
 }
 
-/* Skip a table (element type, size, elements). */
+/* Skip a table (element type, size, runs of elements). */
 static bool skip_table(wasm_snap_reader *r)
 {
 	uint32_t elem;
-	uint64_t size;
+	uint64_t size, runs, count;
 
 	if (!wasm_snap_get_u32(r, &elem) || !wasm_snap_get_u64(r, &size) ||
-	    size > wasm_snap_left(r))
+	    !wasm_snap_get_u64(r, &runs) || runs > wasm_snap_left(r) / 9)
 		return false;
-	for (uint64_t j = 0; j < size; j++)
-		if (!skip_ref(r))
+	for (uint64_t j = 0; j < runs; j++)
+		if (!wasm_snap_get_u64(r, &count) || !skip_ref(r))
 			return false;
 	return true;
 }

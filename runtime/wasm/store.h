@@ -85,7 +85,36 @@ struct wasm_memory {
 	uint64_t max_pages; /* effective: type's max, index cap, store limit */
 	wasm_memtype type;  /* as created; limits.min is the initial size */
 	size_t mapped;	    /* bytes mapped (>= size, >= one OS page) */
+	/*
+	 * The written map (issue 22, durability "commit"): a byte per page,
+	 * nonzero when the page may have been written since the map was
+	 * last cleared (a snapshot with a base clears it: wasm/snapshot.h).
+	 * A page counts as written when it or the page before it is marked:
+	 * the interpreter's scalar and SIMD stores (16 bytes at most) mark
+	 * only the page of their first byte, one store on the hot path.
+	 * Every write to `data` marks: those stores, bulk memory ops (their
+	 * whole range), the host through wasm_memory_write or
+	 * wasm_memory_mark; wasm_memory_data marks every page (a caller may
+	 * write anywhere).  A new memory is all marked; pages a grow adds
+	 * are not (they are zero, as the base takes them).  Never NULL; may
+	 * move on grow.
+	 */
+	uint8_t *written;
 };
+
+/* Mark [off, off + len) written (the caller checked the bounds). */
+static inline void wasm_memory_mark(wasm_memory *m, uint64_t off,
+				    uint64_t len)
+{
+	uint64_t a = off / WASM_PAGE_SIZE, b;
+
+	if (len == 0)
+		return;
+	b = (off + len - 1) / WASM_PAGE_SIZE;
+	m->written[a] = 1;
+	if (b != a)
+		memset(m->written + a + 1, 1, (size_t)(b - a));
+}
 
 /*
  * memory.grow: returns the old size in pages, or -1 when the new size

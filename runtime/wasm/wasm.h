@@ -175,7 +175,15 @@ wasm_val wasm_global_get(const wasm_global_inst *g);
 const wasm_globaltype *wasm_global_type(const wasm_global_inst *g);
 
 wasm_memory *wasm_memory_new(wasm_store *s, wasm_memtype type);
+/* The bytes of m, which the caller may write anywhere: every page is
+ * marked written (wasm/store.h's written map, which a snapshot's delta
+ * reads; wasm_memory_write and wasm_memory_bytes are the precise forms). */
 uint8_t *wasm_memory_data(wasm_memory *m);
+/* The bytes [off, off + len) of m, to write: their pages are marked (the
+ * caller checked the bounds). */
+uint8_t *wasm_memory_write(wasm_memory *m, uint64_t off, uint64_t len);
+/* The bytes of m, to read only: nothing is marked. */
+const uint8_t *wasm_memory_bytes(const wasm_memory *m);
 uint64_t wasm_memory_size_bytes(const wasm_memory *m);
 const wasm_memtype *wasm_memory_type(const wasm_memory *m);
 

@@ -20,6 +20,7 @@
 
 #include "component/component.h"
 #include "run/instance.h"
+#include "run/rt.h"
 #include "run/snapshot.h"
 #include "run/store.h"
 #include "wasi/wasi.h"
@@ -61,9 +62,12 @@ static image take(live *v, cm_snap_base *base, bool delta)
 	image im;
 	cm_error err;
 
+	/* every delta checks the written maps too: none may miss a page */
+	cm_snap_base_verify(base, true);
 	if (cm_store_snapshot_base(v->s, SHA, base, delta, &im.p, &im.n,
 				   &err))
 		ck_abort_msg("snapshot: %s", err.msg);
+	ck_assert_uint_eq(cm_snap_base_missed(base), 0);
 	ck_assert(cm_snapshot_is_delta(im.p, im.n) == delta);
 	ck_assert(cm_snap_base_valid(base));
 	return im;
@@ -143,7 +147,10 @@ START_TEST(test_chain_round_trip)
 		wasm_memory *m = memory0(a.s);
 
 		ck_assert_uint_ge(m->size, 5 * WASM_PAGE_SIZE);
-		memset(m->data + 4 * WASM_PAGE_SIZE, 0, WASM_PAGE_SIZE);
+		/* a host write: through the marking accessor */
+		memset(wasm_memory_write(m, 4 * WASM_PAGE_SIZE,
+					 WASM_PAGE_SIZE),
+		       0, WASM_PAGE_SIZE);
 	}
 	chain[4] = take(&a, base, true);
 	ck_assert_uint_eq(pages_listed(&chain[4]), 1);
@@ -248,6 +255,16 @@ START_TEST(test_delta_needs_a_base)
 	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
 	a.s->in_turn = false;
 	ck_assert(cm_snap_base_valid(base));
+	/* a poisoned store is refused too (it cannot run again), and the
+	 * base kept */
+	a.inst->poisoned = true;
+	ck_assert_int_ne(
+		cm_store_snapshot_base(a.s, SHA, base, true, &out, &n, &err),
+		0);
+	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "poisoned"));
+	a.inst->poisoned = false;
+	ck_assert(cm_snap_base_valid(base));
 	out = take(&a, base, true).p;
 	free(out);
 	/* reset forgets a valid base too */
@@ -296,7 +313,9 @@ START_TEST(test_fold_is_the_full_snapshot)
 	chain[2] = take(&a, base, true);
 	call_echo(&a, "second");
 	chain[3] = take(&a, base, true);
-	memset(memory0(a.s)->data + 4 * WASM_PAGE_SIZE, 0, WASM_PAGE_SIZE);
+	memset(wasm_memory_write(memory0(a.s), 4 * WASM_PAGE_SIZE,
+				 WASM_PAGE_SIZE),
+	       0, WASM_PAGE_SIZE);
 	chain[4] = take(&a, base, true);
 	folded = chain[0];
 	for (size_t i = 1; i < 5; i++) {

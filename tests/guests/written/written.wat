@@ -1,0 +1,112 @@
+;; written.wat - a guest with one export per way the interpreter writes
+;; to linear memory, for the written map that a snapshot's delta reads
+;; (runtime/wasm/store.h; tests/unit/run/test_written_map.c).  Each
+;; export `NAME(page: u32, v: u32)` writes v (or bytes made from it) at
+;; or just below the start of page `page` of memory 0 (memory 1 for
+;; store-mem1), so a test can tell which pages a delta must list.
+;;
+;;   store8, store16, store32, store64   plain stores at page * 64 KiB + 8
+;;   store-cross      an i64.store 4 bytes below the page (two pages)
+;;   store-const      i32.store to a constant address (page 3, offset 12)
+;;   fill, copy, init memory.fill, memory.copy, memory.init of 100 bytes
+;;   v128, lane       v128.store and v128.store32_lane
+;;   rmw              *p += v (the compiler fuses load, add and store)
+;;   frmw             *(double *)p = *p + v (a fused float store)
+;;   store-mem1       i32.store to memory 1
+;;   grow-store       memory.grow by one page, then a store into it
+;;   pages            the size of memory 0, in pages
+;;
+;; Regenerate written.wasm: tests/guests/build.sh wat.
+(component
+  (core module $Written
+    (memory $m0 (export "mem") 8)
+    (memory $m1 4)
+    (data $seg "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdefqrst")
+
+    (func $at (param $page i32) (result i32)
+      (i32.mul (local.get $page) (i32.const 65536)))
+
+    (func (export "store8") (param $p i32) (param $v i32)
+      (i32.store8 offset=8 (call $at (local.get $p)) (local.get $v)))
+    (func (export "store16") (param $p i32) (param $v i32)
+      (i32.store16 offset=8 (call $at (local.get $p)) (local.get $v)))
+    (func (export "store32") (param $p i32) (param $v i32)
+      (i32.store offset=8 (call $at (local.get $p)) (local.get $v)))
+    (func (export "store64") (param $p i32) (param $v i32)
+      (i64.store offset=8 (call $at (local.get $p))
+        (i64.mul (i64.extend_i32_u (local.get $v))
+                 (i64.const 0x100000001))))
+    (func (export "store-cross") (param $p i32) (param $v i32)
+      (i64.store (i32.sub (call $at (local.get $p)) (i32.const 4))
+        (i64.mul (i64.extend_i32_u (local.get $v))
+                 (i64.const 0x100000001))))
+    (func (export "store-const") (param $p i32) (param $v i32)
+      (i32.store (i32.const 196620) (local.get $v)))
+    (func (export "fill") (param $p i32) (param $v i32)
+      (memory.fill (call $at (local.get $p)) (local.get $v) (i32.const 100)))
+    (func (export "copy") (param $p i32) (param $v i32)
+      ;; a source that holds v first
+      (i32.store (i32.const 16) (local.get $v))
+      (memory.copy (call $at (local.get $p)) (i32.const 16) (i32.const 100)))
+    (func (export "init") (param $p i32) (param $v i32)
+      (memory.init $seg (call $at (local.get $p))
+        (i32.rem_u (local.get $v) (i32.const 4)) (i32.const 96)))
+    (func (export "v128") (param $p i32) (param $v i32)
+      (v128.store offset=8 (call $at (local.get $p))
+        (i32x4.splat (local.get $v))))
+    (func (export "lane") (param $p i32) (param $v i32)
+      (v128.store32_lane offset=8 1 (call $at (local.get $p))
+        (i32x4.splat (local.get $v))))
+    (func (export "rmw") (param $p i32) (param $v i32) (local $a i32)
+      (local.set $a (i32.add (call $at (local.get $p)) (i32.const 8)))
+      (i32.store (local.get $a)
+        (i32.add (i32.load (local.get $a)) (local.get $v))))
+    (func (export "frmw") (param $p i32) (param $v i32) (local $a i32)
+      (local.set $a (i32.add (call $at (local.get $p)) (i32.const 8)))
+      (f64.store (local.get $a)
+        (f64.add (f64.load (local.get $a))
+                 (f64.convert_i32_u (local.get $v)))))
+    (func (export "store-mem1") (param $p i32) (param $v i32)
+      (i32.store $m1 offset=8 (call $at (local.get $p)) (local.get $v)))
+    (func (export "grow-store") (param $p i32) (param $v i32) (local $old i32)
+      (local.set $old (memory.grow (i32.const 1)))
+      (if (i32.lt_s (local.get $old) (i32.const 0)) (then unreachable))
+      (i32.store offset=8 (call $at (local.get $old)) (local.get $v)))
+    (func (export "pages") (result i32)
+      (memory.size))
+  )
+  (core instance $w (instantiate $Written))
+
+  (func (export "store8") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store8")))
+  (func (export "store16") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store16")))
+  (func (export "store32") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store32")))
+  (func (export "store64") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store64")))
+  (func (export "store-cross") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store-cross")))
+  (func (export "store-const") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store-const")))
+  (func (export "fill") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "fill")))
+  (func (export "copy") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "copy")))
+  (func (export "init") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "init")))
+  (func (export "v128") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "v128")))
+  (func (export "lane") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "lane")))
+  (func (export "rmw") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "rmw")))
+  (func (export "frmw") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "frmw")))
+  (func (export "store-mem1") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "store-mem1")))
+  (func (export "grow-store") (param "page" u32) (param "v" u32)
+    (canon lift (core func $w "grow-store")))
+  (func (export "pages") (result u32)
+    (canon lift (core func $w "pages")))
+)
