@@ -137,6 +137,17 @@ static void verify_maps(struct service *s)
 static void capture_refused(struct service *s, const char *trigger,
 			    const char *why)
 {
+	/*
+	 * A call in flight across a commit is the common case of a service
+	 * with concurrent calls, and passes by itself: no event, a debug
+	 * line (the next commit that finds the store quiet has its image).
+	 */
+	if (strstr(why, "a call in flight")) {
+		log_debug(&s->d->log,
+			  "service %s: no store image with this commit: %s",
+			  s->name, why);
+		return;
+	}
 	if (s->image_failing)
 		return;
 	s->image_failing = true;

@@ -37,7 +37,8 @@
  *    "not supported yet")
  *    is captured at the next commit that finds it representable; the
  *    first refusal of a run of them is logged and recorded
- *    (store.snapshot_failed, trigger "commit"), and its recovery
+ *    (store.snapshot_failed, trigger "commit"; a call in flight, the
+ *    common case of concurrent calls, only at debug level), and its recovery
  *    logged.  A crash in such a run comes back to the last image: the
  *    history's store.restored says up to which event (upto).
  *  - Restore (both modes): the last full snapshot, then every delta
