@@ -14,7 +14,9 @@ failed=0
 PIDS=
 # Every hosteld a test starts checks its stores' written maps at each
 # image of durability commit (daemon/durable.c verify_maps: a changed
-# page no map marked aborts it); HOSTEL_SNAPSHOT_VERIFY= turns it off.
+# page no map marked aborts it); HOSTEL_SNAPSHOT_VERIFY=0 turns it off
+# (scripts/test --valgrind: memcheck would read every page of every
+# store at every commit).
 export HOSTEL_SNAPSHOT_VERIFY="${HOSTEL_SNAPSHOT_VERIFY-1}"
 
 ok() {
