@@ -69,6 +69,21 @@ static void section_end(wasm_snap_buf *b, size_t at)
 	wasm_snap_patch_u64(b, at, b->len - at - 8);
 }
 
+/* The end section (the checksum of all before it); the buffer's first
+ * failure, with why for one past the bound. */
+static wasm_snap_status put_end(wasm_snap_buf *b, const char *what, char *why,
+				size_t whylen)
+{
+	wasm_snap_u32(b, TAG_END);
+	wasm_snap_u64(b, 8);
+	if (!b->failed)
+		wasm_snap_u64(b, wasm_snap_checksum(b->p, b->len));
+	if (b->failed == WASM_SNAP_TOO_LARGE)
+		snprintf(why, whylen, "the %s would pass its limit of %u bytes",
+			 what, CM_SNAPSHOT_MAX_BYTES);
+	return b->failed;
+}
+
 static int list_instances(const cm_store *s, cm_component_instance ***out,
 			  uint32_t *n, cm_error *err)
 {
@@ -206,19 +221,8 @@ int cm_store_snapshot_base(cm_store *s, const uint8_t sha256[32],
 		section_end(&b, at);
 		st = cm_snap_async_write(s, insts, n, &b, why, sizeof why);
 	}
-	if (st == WASM_SNAP_OK) {
-		wasm_snap_u32(&b, TAG_END);
-		wasm_snap_u64(&b, 8);
-		if (!b.failed)
-			wasm_snap_u64(&b, wasm_snap_checksum(b.p, b.len));
-		if (b.failed)
-			st = b.failed;
-		if (st == WASM_SNAP_TOO_LARGE)
-			snprintf(why, sizeof why,
-				 "the snapshot would pass its limit of %u "
-				 "bytes",
-				 CM_SNAPSHOT_MAX_BYTES);
-	}
+	if (st == WASM_SNAP_OK)
+		st = put_end(&b, "snapshot", why, sizeof why);
 	free(insts);
 	if (st != WASM_SNAP_OK) {
 		if (base)
@@ -579,19 +583,8 @@ int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 		wasm_snap_put(&b, ds[tag].p, ds[tag].len);
 		section_end(&b, at);
 	}
-	if (st == WASM_SNAP_OK) {
-		wasm_snap_u32(&b, TAG_END);
-		wasm_snap_u64(&b, 8);
-		if (!b.failed)
-			wasm_snap_u64(&b, wasm_snap_checksum(b.p, b.len));
-		if (b.failed)
-			st = b.failed;
-		if (st == WASM_SNAP_TOO_LARGE)
-			snprintf(why, sizeof why,
-				 "the folded snapshot would pass its limit of "
-				 "%u bytes",
-				 CM_SNAPSHOT_MAX_BYTES);
-	}
+	if (st == WASM_SNAP_OK)
+		st = put_end(&b, "folded snapshot", why, sizeof why);
 	if (st != WASM_SNAP_OK) {
 		free(b.p);
 		return snap_status(st, why, err);

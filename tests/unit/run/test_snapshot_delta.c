@@ -29,6 +29,7 @@
 
 #include "guest-load.h"
 #include "live-store.h"
+#include "snap-image.h"
 #include "testmain.h"
 
 static const uint8_t SHA[32] = {0xde, 0x17, 0xa};
@@ -52,25 +53,10 @@ static void call_echo(live *v, const char *s)
 	cm_val_free(&arg);
 }
 
-typedef struct image {
-	uint8_t *p;
-	size_t n;
-} image;
-
+/* every delta checks the written maps too: none may miss a page */
 static image take(live *v, cm_snap_base *base, bool delta)
 {
-	image im;
-	cm_error err;
-
-	/* every delta checks the written maps too: none may miss a page */
-	cm_snap_base_verify(base, true);
-	if (cm_store_snapshot_base(v->s, SHA, base, delta, &im.p, &im.n,
-				   &err))
-		ck_abort_msg("snapshot: %s", err.msg);
-	ck_assert_uint_eq(cm_snap_base_missed(base), 0);
-	ck_assert(cm_snapshot_is_delta(im.p, im.n) == delta);
-	ck_assert(cm_snap_base_valid(base));
-	return im;
+	return take_image(v, SHA, base, delta);
 }
 
 /* The store's first memory (the values guest has one). */
@@ -96,13 +82,7 @@ static void same_memory(const cm_store *x, const cm_store *y)
 static uint64_t pages_listed(const image *im)
 {
 	/* header 48, section tag 4 + length 8, ninstances 4, shape 24 */
-	size_t at = 48 + 12 + 4 + 24 + 1 + 8 + 8;
-	uint64_t n = 0;
-
-	ck_assert_uint_gt(im->n, at + 8);
-	for (int i = 7; i >= 0; i--)
-		n = n << 8 | im->p[at + (size_t)i];
-	return n;
+	return image_u64(im, 48 + 12 + 4 + 24 + 1 + 8 + 8);
 }
 
 static void restore_chain(live *v, const image *chain, size_t n)

@@ -28,36 +28,14 @@
 
 #include "guest-load.h"
 #include "live-store.h"
+#include "snap-image.h"
 #include "testmain.h"
 
 static const uint8_t SHA[32] = {0x77, 0x12};
 
-typedef struct image {
-	uint8_t *p;
-	size_t n;
-} image;
-
 static image take(live *v, cm_snap_base *base, bool delta)
 {
-	image im;
-	cm_error err;
-
-	cm_snap_base_verify(base, true);
-	if (cm_store_snapshot_base(v->s, SHA, base, delta, &im.p, &im.n,
-				   &err))
-		ck_abort_msg("snapshot: %s", err.msg);
-	ck_assert_uint_eq(cm_snap_base_missed(base), 0);
-	return im;
-}
-
-static uint64_t u64_at(const image *im, size_t at)
-{
-	uint64_t v = 0;
-
-	ck_assert_uint_le(at + 8, im->n);
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | im->p[at + (size_t)i];
-	return v;
+	return take_image(v, SHA, base, delta);
 }
 
 /*
@@ -72,11 +50,11 @@ static uint64_t listed(const image *im, int which)
 	uint64_t set = 0;
 
 	for (int m = 0; m <= which; m++) {
-		uint64_t n = u64_at(im, at + 1 + 8 + 8);
+		uint64_t n = image_u64(im, at + 1 + 8 + 8);
 
 		at += 1 + 8 + 8 + 8;
 		for (uint64_t k = 0; k < n; k++) {
-			uint64_t idx = u64_at(im, at);
+			uint64_t idx = image_u64(im, at);
 
 			if (m == which) {
 				ck_assert_uint_lt(idx, 64);
@@ -213,10 +191,10 @@ static uint64_t core_listed(const wasm_snap_buf *b)
 	uint64_t set = 0, n;
 	size_t at = 4 + 24;
 
-	n = u64_at(&im, at + 1 + 8 + 8);
+	n = image_u64(&im, at + 1 + 8 + 8);
 	at += 1 + 8 + 8 + 8;
 	for (uint64_t k = 0; k < n; k++, at += 8 + WASM_PAGE_SIZE)
-		set |= 1ull << u64_at(&im, at);
+		set |= 1ull << image_u64(&im, at);
 	return set;
 }
 
