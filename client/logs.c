@@ -44,7 +44,11 @@
 #include "ipc/socket-path.h"
 #include "ipc/timefmt.h"
 
-#define LOGS_TIMEOUT_MS 5000
+/* A page of up to LOGS_PAGE events may carry values up to
+ * HISTORY_VALUE_MAX each: a busy or slow hosteld (memcheck) takes
+ * seconds to send one, so a page waits as long as other daemon
+ * subcommands do. */
+#define LOGS_TIMEOUT_MS DAEMON_CLIENT_TIMEOUT_MS
 #define LOGS_PAGE	1000
 #define LOGS_KINDS_MAX	32
 #define ERROR_LAGGED	"io.hostel.History.Lagged"

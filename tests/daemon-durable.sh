@@ -260,17 +260,25 @@ if command -v sqlite3 >/dev/null 2>&1; then
 		test "${up1:-0}" -gt "${up0:-0}"
 	check "folds: the deltas left stay bounded (${fd#* } bytes in ${fd% *})" \
 		test "${fd#* }" -le $((2 * 1048576)) -a "${fd% *}" -lt 24
-	check "folds: no compaction image from the loop" \
-		test "$(events folder | grep -c 'trigger.*compaction')" -eq 0
+	# (The images' kinds only, as below: the whole history is big.)
+	check "folds: no compaction image from the loop" sh -c "
+		'$HOSTEL' --socket '$SOCK' logs --kind store.snapshotted \
+			--kind store.snapshot_failed folder >'$T/folder.log' &&
+		! grep -q 'trigger.*compaction' '$T/folder.log'"
 	stop_daemon KILL
 	check "hosteld starts after SIGKILL (folds)" start_daemon
 	check "folds: the folded chain restores every call" \
 		eq "$(H call folder 'calls()' 2>&1)" 24
 	check "folds: and it goes on (make(3))" \
 		eq "$(H call folder 'make(3)' 2>&1)" '"abc"'
-	check "folds: store.restored, never restore_failed" \
-		test "$(events folder | grep -c 'store.restore_failed')" -eq 0 -a \
-		"$(events folder | grep -c 'store.restored')" -ge 1
+	# Only the two kinds: the folder's 24 echoes of 100 KB make its
+	# whole history a few MB, seconds to read under memcheck.
+	ev=$(H logs --kind store.restored --kind store.restore_failed folder 2>&1)
+	nf=$(echo "$ev" | grep -c 'store.restore_failed')
+	nr=$(echo "$ev" | grep -c 'store.restored')
+	check "folds: store.restored, never restore_failed ($nr, $nf)" \
+		test "$nf" -eq 0 -a "$nr" -ge 1
+	test "$nf" -eq 0 -a "$nr" -ge 1 || echo "$ev" | sed 's/^/# /'
 fi
 
 stop_daemon TERM
