@@ -349,6 +349,35 @@ static int restore_sections(cm_store *s, wasm_snap_reader *rp,
 			    char *why, size_t whylen, cm_error *err);
 
 /*
+ * The checks every image passes before any of it is read (a restore's
+ * and each of a fold's): its header, this hostel's format, its length
+ * and its checksum.  flags and sha are the header's.
+ */
+static int check_image(const uint8_t *buf, size_t len, uint32_t *flags,
+		       uint8_t sha[CM_SNAPSHOT_SHA256_BYTES], cm_error *err)
+{
+	uint32_t format;
+	uint64_t sum;
+	wasm_snap_reader t;
+
+	if (read_header(buf, len, &format, flags, sha, err))
+		return -1;
+	if (format != CM_SNAPSHOT_FORMAT)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "snapshot format %u, this hostel reads "
+				    "format %u",
+				    format, CM_SNAPSHOT_FORMAT);
+	if (len < HEADER_BYTES + END_BYTES)
+		return malformed(err, "truncated");
+	t = (wasm_snap_reader){.p = buf + len - 8, .len = 8};
+	wasm_snap_get_u64(&t, &sum);
+	if (sum != wasm_snap_checksum(buf, len - 8))
+		return malformed(err, "checksum mismatch (truncated or "
+				      "corrupted)");
+	return 0;
+}
+
+/*
  * Check the header and the checksum, then apply the sections: all of
  * them, or (core_only) the core section alone, the rest only framed.
  */
@@ -359,20 +388,14 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	wasm_snap_reader r = {.p = buf, .len = len};
 	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
 	char why[CM_ERROR_MSG_MAX] = "";
-	uint32_t format, flags;
-	uint64_t sum;
+	uint32_t flags;
 	cm_snap_async_state *as = NULL;
 	cm_component_instance **insts = NULL;
 	uint32_t ninsts;
 	int rc;
 
-	if (read_header(buf, len, &format, &flags, sha, err))
+	if (check_image(buf, len, &flags, sha, err))
 		return -1;
-	if (format != CM_SNAPSHOT_FORMAT)
-		return cm_error_set(err, CM_ERR_VALUE,
-				    "snapshot format %u, this hostel reads "
-				    "format %u",
-				    format, CM_SNAPSHOT_FORMAT);
 	if (memcmp(sha, sha256, sizeof sha)) {
 		char a[17], b[17];
 
@@ -383,16 +406,6 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 				    "runs %s...",
 				    a, b);
 	}
-	if (len < HEADER_BYTES + END_BYTES)
-		return malformed(err, "truncated");
-	{
-		wasm_snap_reader t = {.p = buf + len - 8, .len = 8};
-
-		wasm_snap_get_u64(&t, &sum);
-	}
-	if (sum != wasm_snap_checksum(buf, len - 8))
-		return malformed(err, "checksum mismatch (truncated or "
-				      "corrupted)");
 	if (list_instances(s, &insts, &ninsts, err))
 		return -1;
 	rc = restore_sections(s, &r, insts, ninsts, &as,
@@ -518,35 +531,6 @@ static int frame_sections(const uint8_t *buf, size_t len,
 	return malformed(err, "no end section");
 }
 
-/* Header, format, component and checksum of one image of a fold. */
-static int check_image(const uint8_t *buf, size_t len, bool delta,
-		       uint8_t sha[CM_SNAPSHOT_SHA256_BYTES], cm_error *err)
-{
-	uint32_t format, flags;
-	uint64_t sum;
-	wasm_snap_reader t;
-
-	if (read_header(buf, len, &format, &flags, sha, err))
-		return -1;
-	if (format != CM_SNAPSHOT_FORMAT)
-		return cm_error_set(err, CM_ERR_VALUE,
-				    "snapshot format %u, this hostel reads "
-				    "format %u",
-				    format, CM_SNAPSHOT_FORMAT);
-	if (!(flags & CM_SNAPSHOT_DELTA) != !delta)
-		return cm_error_set(err, CM_ERR_VALUE,
-				    delta ? "the image to fold in is not a delta"
-					  : "the image to fold into is a delta");
-	if (len < HEADER_BYTES + END_BYTES)
-		return malformed(err, "truncated");
-	t = (wasm_snap_reader){.p = buf + len - 8, .len = 8};
-	wasm_snap_get_u64(&t, &sum);
-	if (sum != wasm_snap_checksum(buf, len - 8))
-		return malformed(err, "checksum mismatch (truncated or "
-				      "corrupted)");
-	return 0;
-}
-
 int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 		     size_t dlen, uint8_t **out, size_t *outlen, cm_error *err)
 {
@@ -554,14 +538,21 @@ int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 	uint8_t fsha[CM_SNAPSHOT_SHA256_BYTES], dsha[CM_SNAPSHOT_SHA256_BYTES];
 	wasm_snap_buf b = {.max = CM_SNAPSHOT_MAX_BYTES};
 	char why[CM_ERROR_MSG_MAX] = "";
+	uint32_t fflags, dflags;
 	wasm_snap_status st;
 	size_t at;
 
 	*out = NULL;
 	*outlen = 0;
-	if (check_image(full, flen, false, fsha, err) ||
-	    check_image(delta, dlen, true, dsha, err))
+	if (check_image(full, flen, &fflags, fsha, err) ||
+	    check_image(delta, dlen, &dflags, dsha, err))
 		return -1;
+	if (fflags & CM_SNAPSHOT_DELTA)
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "the image to fold into is a delta");
+	if (!(dflags & CM_SNAPSHOT_DELTA))
+		return cm_error_set(err, CM_ERR_VALUE,
+				    "the image to fold in is not a delta");
 	if (memcmp(fsha, dsha, sizeof fsha))
 		return cm_error_set(err, CM_ERR_VALUE,
 				    "the delta is of another component");
