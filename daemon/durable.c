@@ -40,7 +40,7 @@ static void sha_bytes(const char *hex, uint8_t out[32])
 	memset(out, 0, 32);
 	for (int i = 0; i < 64 && hex[i]; i++) {
 		char c = hex[i];
-		int v = c >= '0' && c <= '9' ? c - '0'
+		int v = c >= '0' && c <= '9'   ? c - '0'
 			: c >= 'a' && c <= 'f' ? c - 'a' + 10
 					       : 0;
 
@@ -127,9 +127,9 @@ static void verify_maps(struct service *s)
 	if (missed == 0)
 		return;
 	log_err(&s->d->log,
-		 "service %s: the written map missed %llu changed page(s) "
-		 "(HOSTEL_SNAPSHOT_VERIFY): an engine bug",
-		 s->name, (unsigned long long)missed);
+		"service %s: the written map missed %llu changed page(s) "
+		"(HOSTEL_SNAPSHOT_VERIFY): an engine bug",
+		s->name, (unsigned long long)missed);
 	abort();
 }
 
@@ -137,17 +137,6 @@ static void verify_maps(struct service *s)
 static void capture_refused(struct service *s, const char *trigger,
 			    const char *why)
 {
-	/*
-	 * A call in flight across a commit is the common case of a service
-	 * with concurrent calls, and passes by itself: no event, a debug
-	 * line (the next commit that finds the store quiet has its image).
-	 */
-	if (strstr(why, "a call in flight")) {
-		log_debug(&s->d->log,
-			  "service %s: no store image with this commit: %s",
-			  s->name, why);
-		return;
-	}
 	if (s->image_failing)
 		return;
 	s->image_failing = true;
@@ -234,8 +223,8 @@ static int capture(struct service *s, const char *trigger, bool want_full,
  * every commit; a delta refused keeps the base (run/snapshot.h) and
  * costs only the pages written, so it is tried at every commit.
  */
-#define FULL_RETRY_MIN_MS 1000u
-#define FULL_RETRY_MAX_MS 60000u
+#define FULL_RETRY_MIN_MS  1000u
+#define FULL_RETRY_MAX_MS  60000u
 #define FULL_RETRY_COST_NS 1000000u /* a failure that took this long */
 
 static bool commit_mode(const struct service *s)
@@ -305,12 +294,12 @@ static int snapshot_now(struct service *s, uint64_t *bytes, char *why,
 	rc = cm_store_snapshot(s->store, sha, &buf, &len, &err);
 	if (rc)
 		snprintf(why, whylen, "%s", err.msg);
-	else if (snapshots_put(db, s->name, s->component, CM_SNAPSHOT_FORMAT,
-			       buf, len,
-			       daemon_history_store(s->d)
-				       ? history_last_seq(
-						 daemon_history_store(s->d))
-				       : 0)) {
+	else if (snapshots_put(
+			 db, s->name, s->component, CM_SNAPSHOT_FORMAT, buf,
+			 len,
+			 daemon_history_store(s->d)
+				 ? history_last_seq(daemon_history_store(s->d))
+				 : 0)) {
 		snprintf(why, whylen, "%s", db_errmsg(db));
 		rc = -1;
 	}
@@ -480,8 +469,8 @@ static int apply_delta(void *arg, const struct snapshot_delta *d)
 	return 0;
 }
 
-int durable_restore(struct service *s, struct durable_restored *out,
-		    char *why, size_t whylen)
+int durable_restore(struct service *s, struct durable_restored *out, char *why,
+		    size_t whylen)
 {
 	struct db *db = db_of(s);
 	struct snapshot_record rec;
@@ -520,9 +509,8 @@ int durable_restore(struct service *s, struct durable_restored *out,
 	} else if (cm_snapshot_is_delta(rec.data, rec.size)) {
 		snprintf(why, whylen, "the snapshot is a delta");
 		rc = -1;
-	} else if ((rec.ndeltas ? cm_store_restore_core(s->store, sha,
-							  rec.data, rec.size,
-							  &err)
+	} else if ((rec.ndeltas ? cm_store_restore_core(s->store, sha, rec.data,
+							rec.size, &err)
 				: cm_store_restore(s->store, sha, rec.data,
 						   rec.size, &err))) {
 		snprintf(why, whylen, "%s", err.msg);

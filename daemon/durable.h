@@ -32,13 +32,14 @@
  *    "compaction").  So a service's rows hold its full snapshot and
  *    about max(its size, 1 MiB) of deltas, at most about four times
  *    that.
- *  - A store the format cannot represent at that moment (a call in
- *    flight across the commit, a thread stopped out of fuel mid-code:
- *    "not supported yet")
- *    is captured at the next commit that finds it representable; the
+ *  - Calls in flight across a commit are in its image (run/snapshot.h):
+ *    after a crash each goes on as a call whose client left, answering
+ *    nobody (the history recovered it as call.interrupted).  A store
+ *    the format cannot represent at that moment (a thread stopped out
+ *    of fuel mid-code, live exceptions: "not supported yet") is
+ *    captured at the next commit that finds it representable; the
  *    first refusal of a run of them is logged and recorded
- *    (store.snapshot_failed, trigger "commit"; a call in flight, the
- *    common case of concurrent calls, only at debug level), and its recovery
+ *    (store.snapshot_failed, trigger "commit"), and its recovery
  *    logged.  A crash in such a run comes back to the last image: the
  *    history's store.restored says up to which event (upto).
  *  - Restore (both modes): the last full snapshot, then every delta

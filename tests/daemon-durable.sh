@@ -212,9 +212,34 @@ cticked() {
 	test "$(ccount)" -ge "$1" 2>/dev/null
 }
 check "a ticker of durability commit ticks" wait_for $((10 * ${HOSTEL_SLOW:-1})) cticked 3
+# A call in flight across commits (gate.wasm's nap waits a minute) is in
+# their images: the counts acknowledged beside it come back after
+# SIGKILL (before, no commit had an image while it waited, and the
+# crash came back to the store before the nap).
+GATE=$S/tests/guests/async/gate.wasm
+H deploy "$GATE" --name napper --durability commit >/dev/null 2>&1
+H call napper 'nap(60000)' >/dev/null 2>&1 &
+NAP=$!
+PIDS="$PIDS $NAP"
+napping() {
+	H logs --kind call.started napper 2>/dev/null | grep -q nap
+}
+wait_for $((10 * ${HOSTEL_SLOW:-1})) napping
+works=""
+for i in 1 2 3; do
+	works="$works$(H call napper 'work()' 2>&1) "
+done
+check "beside a nap in flight, work() counts ($works)" eq "$works" "1 2 3 "
 cbefore=$(ccount)
 stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
+check "commit: the counts acknowledged beside a call in flight are back (work() is 4)" \
+	eq "$(H call napper 'work()' 2>&1)" 4
+check "the call in flight is call.interrupted in the history" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind call.interrupted napper | grep -q nap"
+check "and no image of napper was refused" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed napper >'$T/napper.log' &&
+	! grep -q . '$T/napper.log'"
 cafter=$(ccount)
 check "commit: the ticker comes back from SIGKILL at $cafter, at least its acknowledged $cbefore" \
 	test "${cafter:-0}" -ge "${cbefore:-1}"

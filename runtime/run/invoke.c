@@ -432,6 +432,21 @@ int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
 	return 0;
 }
 
+bool cm_obj_is_call(const cm_store_obj *o)
+{
+	return o->dispose == call_dispose;
+}
+
+bool cm_thread_is_call_starter(const cm_thread *t)
+{
+	return t->wake == starter_wake;
+}
+
+bool cm_task_caller_is_call(const cm_task *at)
+{
+	return at->cbs.on_start == call_on_start;
+}
+
 bool cm_call_started(const cm_call *c)
 {
 	return c->state != CALL_QUEUED;

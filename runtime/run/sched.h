@@ -400,7 +400,6 @@ wasm_host_status cm_stream_builtin(wasm_exec *e,
 				   const cm_canon *cn, const cabi_options *opts,
 				   const wasm_val *args, wasm_val *results);
 
-
 /* ---- what a store snapshot names (run/snapshot.c) ---------------------- */
 
 /*
@@ -457,8 +456,7 @@ typedef struct cm_host_pending_view {
 } cm_host_pending_view;
 void cm_host_pending_info(const struct cm_host_pending *p,
 			  cm_host_pending_view *v);
-struct cm_host_pending *cm_host_pending_restore(cm_store *s,
-						struct cm_func *f,
+struct cm_host_pending *cm_host_pending_restore(cm_store *s, struct cm_func *f,
 						cm_subtask *st, uint32_t state,
 						cm_val *result,
 						const char *msg);
@@ -469,6 +467,16 @@ bool cm_obj_is_task(const cm_store_obj *o);
 bool cm_obj_is_subtask(const cm_store_obj *o);
 bool cm_obj_is_set(const cm_store_obj *o);
 bool cm_obj_is_end(const cm_store_obj *o);
+
+/*
+ * A call the host started (invoke.c, cm_call_start) as a snapshot sees
+ * it: the call itself (never written), the task-less thread that begins
+ * a queued one (never written: no guest code ran), and a task whose
+ * caller is such a call (written as a task whose caller is gone).
+ */
+bool cm_obj_is_call(const cm_store_obj *o);
+bool cm_thread_is_call_starter(const cm_thread *t);
+bool cm_task_caller_is_call(const cm_task *at);
 
 /* Empty tracked objects a restore fills in; NULL when out of memory. */
 cm_subtask *cm_subtask_alloc(cm_store *s);

@@ -44,11 +44,14 @@ static int unsupported(cm_error *err, const char *what)
  */
 static int check_quiescent(const cm_store *s, cm_error *err)
 {
-	if (s->calls || s->current || s->current_thread || s->nbusy ||
-	    s->lowering || s->in_turn)
-		return unsupported(err, "a call in flight");
+	/* (the host's calls in flight are written as tasks whose caller
+	 * is gone: snapshot_async.c skipped) */
+	if (s->current || s->current_thread || s->nbusy || s->lowering ||
+	    s->in_turn)
+		return unsupported(err, "a snapshot inside guest code");
 	if (s->fuel_parked)
-		return unsupported(err, "a thread stopped out of fuel mid-code");
+		return unsupported(err,
+				   "a thread stopped out of fuel mid-code");
 	return 0;
 }
 
@@ -339,7 +342,7 @@ out:
 
 /* How much of an image a restore applies (see restore_image). */
 typedef struct restore_mode {
-	uint32_t flags;	/* the header's: CM_SNAPSHOT_DELTA */
+	uint32_t flags; /* the header's: CM_SNAPSHOT_DELTA */
 	bool core_only; /* an earlier image of a chain: its core section */
 } restore_mode;
 
@@ -409,8 +412,8 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	if (list_instances(s, &insts, &ninsts, err))
 		return -1;
 	rc = restore_sections(s, &r, insts, ninsts, &as,
-			      (restore_mode){flags, core_only}, why,
-			      sizeof why, err);
+			      (restore_mode){flags, core_only}, why, sizeof why,
+			      err);
 	cm_snap_async_restore_end(as, rc != 0);
 	free(insts);
 	return rc;
@@ -461,7 +464,7 @@ static int restore_sections(cm_store *s, wasm_snap_reader *rp,
 		if (tag != expect)
 			return malformed(err, "sections out of order");
 		if (mode.core_only && tag != TAG_CORE) {
-			expect = tag == TAG_RUN		  ? CM_SNAP_TAG_OBJECTS
+			expect = tag == TAG_RUN		   ? CM_SNAP_TAG_OBJECTS
 				 : tag == CM_SNAP_TAG_HOST ? TAG_END
 							   : tag + 1;
 			continue;
@@ -525,7 +528,8 @@ static int frame_sections(const uint8_t *buf, size_t len,
 		if (tag == TAG_END)
 			return plen == 8 && wasm_snap_left(&r) == 0
 				       ? 0
-				       : malformed(err, "misplaced end section");
+				       : malformed(err,
+						   "misplaced end section");
 		sec[tag] = (wasm_snap_reader){.p = p, .len = plen};
 	}
 	return malformed(err, "no end section");
@@ -568,8 +572,8 @@ int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 				 sizeof why);
 	section_end(&b, at);
 	/* the rest of the state is the delta's, written whole */
-	for (uint32_t tag = TAG_RUN; st == WASM_SNAP_OK && tag <= CM_SNAP_TAG_HOST;
-	     tag++) {
+	for (uint32_t tag = TAG_RUN;
+	     st == WASM_SNAP_OK && tag <= CM_SNAP_TAG_HOST; tag++) {
 		at = section_begin(&b, tag);
 		wasm_snap_put(&b, ds[tag].p, ds[tag].len);
 		section_end(&b, at);

@@ -54,11 +54,20 @@
  *    restored store's own handles of resources its start code made
  *    (wasi-libc takes its preopens) are dropped first, a host type's
  *    through its destructor.
+ *  - The embedder's calls in flight (cm_call_start) are written as
+ *    tasks whose caller is gone: a restored one goes on and its result
+ *    goes to nobody, as a call the embedder stopped waiting for; one
+ *    still queued (its starter has not run) is not written, and one
+ *    waiting at its instance's entry gate is cancelled by the restore
+ *    before it starts (CANCELLED_BEFORE_STARTED): neither ran guest
+ *    code.  Call tags (cm_call_set_tag) are the embedder's numbers of
+ *    the run that wrote the image: written as 0, a restored task has
+ *    none.
  *  - Refused with CM_ERR_UNSUPPORTED: a store one of whose component
  *    instances is poisoned (it cannot run again; its embedder makes a
  *    new store).  And with "not supported yet: <what>":
- *    a call in flight (the embedder's, or a sync call waiting on the C
- *    stack), a thread stopped out of fuel mid-code, a frame of a
+ *    a snapshot from inside guest code (a host function's, or a sync
+ *    call waiting on the C stack), a thread stopped out of fuel mid-code, a frame of a
  *    function that holds references, a thread blocked in a tail call
  *    of a host function, handles of a host resource type no one
  *    registered ("a handle of host resource type <name> (component

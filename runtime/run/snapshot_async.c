@@ -96,7 +96,7 @@ typedef struct snap {
 		uint64_t rep;
 		uint32_t first, id; /* first: walk order of its first handle */
 		uint32_t ci, slot;  /* where that handle is (for messages) */
-	} *hres;
+	} * hres;
 	uint32_t nhres, *byid;
 	wasm_snap_buf *b;
 	char *why;
@@ -164,6 +164,19 @@ static int cmp_pair64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Not written: the host's calls in flight (their callers are the
+ * embedder's, gone in the store a restore makes) and the thread that
+ * begins a queued one (it has run no guest code: the call is as if it
+ * never came).  Their tasks are written as tasks whose caller is gone.
+ */
+static bool skipped(cm_store_obj *o)
+{
+	return cm_obj_is_call(o) ||
+	       (cm_obj_is_thread(o) &&
+		cm_thread_is_call_starter(container(o, K_THREAD)));
+}
+
 /* The store's tracked objects as (container, kind), in order. */
 static int list_objs(snap *x)
 {
@@ -178,12 +191,15 @@ static int list_objs(snap *x)
 	for (cm_store_obj *o = x->s->objs.next; o != &x->s->objs; o = o->next) {
 		uint8_t k = kind_of(o);
 
-		if (k == 0)
-			return UNSUP(x, "not supported yet: a call in flight");
+		if (k == 0 && !cm_obj_is_call(o))
+			return UNSUP(x, "not supported yet: an object of an "
+					"unknown kind");
+		if (skipped(o))
+			continue;
 		x->kinds[i] = k;
 		x->objs[i++] = container(o, k);
 	}
-	x->nobjs = n;
+	x->nobjs = i;
 	return 0;
 }
 
@@ -342,7 +358,16 @@ static void put_task(snap *x, const cm_task *at)
 	wasm_snap_u32(x->b, find_id(x, at->supertask, K_TASK) == UINT32_MAX
 				    ? 0
 				    : find_id(x, at->supertask, K_TASK));
-	if (at->state != CM_TASK_RESOLVED && at->cbs.env != NULL) {
+	if (cm_task_caller_is_call(at)) {
+		/* the host's call: restored as a task whose caller is gone
+		 * (cbs and ref 0), which goes on as the call of a client
+		 * that left does; one that has not begun is cancelled then
+		 * (cancel_unbegun) */
+		if (at->state == CM_TASK_INITIAL &&
+		    (at->implicit == NULL || !at->implicit->gate_waiting))
+			UNSUP(x, "not supported yet: a call entering its "
+				 "instance");
+	} else if (at->state != CM_TASK_RESOLVED && at->cbs.env != NULL) {
 		cbs = find_id(x, at->cbs.env, K_SUBTASK);
 		if (cbs == UINT32_MAX ||
 		    ((const cm_subtask *)at->cbs.env)->cbs.on_start !=
@@ -351,7 +376,7 @@ static void put_task(snap *x, const cm_task *at)
 				 "on the host's stack");
 	}
 	wasm_snap_u32(x->b, cbs == UINT32_MAX ? 0 : cbs);
-	if (at->ref != NULL) {
+	if (at->ref != NULL && !cm_task_caller_is_call(at)) {
 		for (uint32_t i = 0; i < x->nobjs; i++)
 			if (x->kinds[i] == K_SUBTASK &&
 			    &((cm_subtask *)x->objs[i])->callee == at->ref)
@@ -373,7 +398,10 @@ static void put_task(snap *x, const cm_task *at)
 	for (const cm_thread *t = at->threads; t != NULL; t = t->tnext)
 		put_id(x, t, K_THREAD, "a task's thread");
 	wasm_snap_u64(x->b, at->root);
-	wasm_snap_u64(x->b, at->call_tag);
+	/* a call tag is the embedder's number of a call of this run: in
+	 * the store a restore makes it would name another run's call (or
+	 * one of the new run with the same number), so none is written */
+	wasm_snap_u64(x->b, 0);
 	if (at->nres)
 		UNSUP(x, "not supported yet: a task holding its result");
 }
@@ -387,8 +415,9 @@ static void put_thread(snap *x, const cm_thread *t)
 		UNSUP(x, "not supported yet: a thread stopped out of fuel or "
 			 "under a synchronous call");
 	wake = cont_code(x, (cm_cont_fn)t->wake);
-	ready = t->state == CM_THREAD_WAITING ? cont_code(x, (cm_cont_fn)t->ready)
-					      : CM_CONT_NONE;
+	ready = t->state == CM_THREAD_WAITING
+			? cont_code(x, (cm_cont_fn)t->ready)
+			: CM_CONT_NONE;
 	done = cont_code(x, (cm_cont_fn)t->on_done);
 	complete = wake == CM_CONT_WAKE_EXEC
 			   ? cont_code(x, (cm_cont_fn)t->complete)
@@ -398,7 +427,8 @@ static void put_thread(snap *x, const cm_thread *t)
 
 		if (c == CM_CONT_COMPLETE_WAIT) {
 			wk = WAIT_BUILTIN; /* the blocked built-in itself */
-		} else if (c == CM_CONT_READY_END || c == CM_CONT_COMPLETE_END) {
+		} else if (c == CM_CONT_READY_END ||
+			   c == CM_CONT_COMPLETE_END) {
 			wk = WAIT_END;
 			wid = find_id(x, t->wait_obj, K_END);
 		} else {
@@ -493,8 +523,7 @@ static void put_set(snap *x, const cm_waitable_set *ws)
 		n++;
 	wasm_snap_u32(x->b, n);
 	for (const cm_waitable *w = ws->first; w != NULL; w = w->snext)
-		put_id(x, w,
-		       w->kind == CABI_ELEM_SUBTASK ? K_SUBTASK : K_END,
+		put_id(x, w, w->kind == CABI_ELEM_SUBTASK ? K_SUBTASK : K_END,
 		       "a member of a waitable set");
 }
 
@@ -511,7 +540,8 @@ static void put_opts(snap *x, const cabi_options *o)
 {
 	uint32_t m = 0;
 
-	if (o->memory != NULL && !wasm_snap_memory_ordinal(x->map, o->memory, &m))
+	if (o->memory != NULL &&
+	    !wasm_snap_memory_ordinal(x->map, o->memory, &m))
 		UNSUP(x, "a memory of another store");
 	wasm_snap_u8(x->b, (uint8_t)o->string_encoding);
 	wasm_snap_u32(x->b, o->memory != NULL ? m + 1 : 0);
@@ -550,8 +580,9 @@ static void put_end(snap *x, const cm_end *e, uint32_t id)
 					break;
 				}
 			if (ty == 0)
-				UNSUP(x, "not supported yet: a stream of a type "
-					 "no built-in names");
+				UNSUP(x,
+				      "not supported yet: a stream of a type "
+				      "no built-in names");
 		}
 		wasm_snap_u32(x->b, ty);
 		wasm_snap_u8(x->b, sh->future);
@@ -664,7 +695,7 @@ static int cmp_hres(const void *a, const void *b)
 static int index_hres(snap *x)
 {
 	uint32_t n = 0, k = 0;
-	uint64_t (*order)[2];
+	uint64_t(*order)[2];
 
 	for (uint32_t c = 0; c < x->ninsts; c++) {
 		const cabi_table *t = &x->insts[c]->handles;
@@ -861,10 +892,11 @@ static void put_sched(snap *x)
 	uint32_t n = 0;
 
 	for (const cm_thread *t = x->s->wfirst; t != NULL; t = t->wnext)
-		n++;
+		n += !cm_thread_is_call_starter(t);
 	wasm_snap_u32(x->b, n);
 	for (const cm_thread *t = x->s->wfirst; t != NULL; t = t->wnext)
-		put_id(x, t, K_THREAD, "a waiting thread");
+		if (!cm_thread_is_call_starter(t))
+			put_id(x, t, K_THREAD, "a waiting thread");
 	for (uint32_t i = 0; i < x->ninsts; i++) {
 		wasm_snap_u32(x->b, x->insts[i]->num_waiting_to_enter);
 		put_id(x, x->insts[i]->exclusive_thread, K_THREAD,
@@ -992,8 +1024,9 @@ typedef struct rd {
 		const cabi_resource_type *rt;
 		uint64_t rep;
 		uint32_t refs, owns;
-	} *host;
+	} * host;
 	uint32_t nhost;
+	bool complete; /* every section restored */
 } rd;
 
 #define TRUNC(d) BAD(&(d)->x, "truncated %s", "async section")
@@ -1071,8 +1104,8 @@ static bool ginst(rd *d, cm_component_instance **out)
 
 static bool gfunc(rd *d, wasm_func **f)
 {
-	wasm_snap_status st = wasm_snap_get_func(d->x.map, d->r, f, d->x.why,
-						 d->x.whylen);
+	wasm_snap_status st =
+		wasm_snap_get_func(d->x.map, d->r, f, d->x.why, d->x.whylen);
 
 	if (st != WASM_SNAP_OK && d->x.st == WASM_SNAP_OK)
 		d->x.st = st;
@@ -1159,8 +1192,7 @@ static bool get_task(rd *d, cm_task *at)
 	if (!g32(d, &state) || !g32(d, &fi) || !g32(d, &fj))
 		return false;
 	if (state < CM_TASK_INITIAL || state > CM_TASK_RESOLVED ||
-	    fi >= d->x.ninsts ||
-	    fj >= d->x.insts[fi]->nfilled[CM_SORT_FUNC]) {
+	    fi >= d->x.ninsts || fj >= d->x.insts[fi]->nfilled[CM_SORT_FUNC]) {
 		BAD(&d->x, "a bad task");
 		return false;
 	}
@@ -1192,8 +1224,8 @@ static bool get_task(rd *d, cm_task *at)
 	if (!g32(d, &at->borrows.num_borrows) || !g64(d, &at->context[0]) ||
 	    !g64(d, &at->context[1]) || !gbool(d, &at->needs_exclusive) ||
 	    !gbool(d, &at->sync_lift) || !gbool(d, &at->stackful) ||
-	    !gbool(d, &at->resolved_cancelled) ||
-	    !gobj(d, K_THREAD, &impl) || !g32(d, &nthreads))
+	    !gbool(d, &at->resolved_cancelled) || !gobj(d, K_THREAD, &impl) ||
+	    !g32(d, &nthreads))
 		return false;
 	at->implicit = impl;
 	if (nthreads > wasm_snap_left(d->r) / 4) {
@@ -1261,7 +1293,8 @@ static bool get_thread(rd *d, cm_thread *t)
 	t->wait_set = set;
 	if (wk == WAIT_SUBTASK || wk == WAIT_END) {
 		if (wid == 0 || wid > d->x.nobjs ||
-		    d->x.kinds[wid - 1] != (wk == WAIT_END ? K_END : K_SUBTASK)) {
+		    d->x.kinds[wid - 1] !=
+			    (wk == WAIT_END ? K_END : K_SUBTASK)) {
 			BAD(&d->x, "a thread waiting on a bad object");
 			return false;
 		}
@@ -1383,10 +1416,9 @@ static bool get_subtask(rd *d, cm_subtask *st)
 	for (uint32_t i = 0; i < n; i++)
 		if (!g32(d, &st->lenders.indices[st->lenders.n++]))
 			return false;
-	if (!gbool(d, &st->resolve_delivered) ||
-	    !gbool(d, &st->async_lower) || !gbool(d, &st->handed_out) ||
-	    !gbool(d, &st->cancel_requested) || !gobj(d, K_TASK, &callee) ||
-	    !g32(d, &st->nargs))
+	if (!gbool(d, &st->resolve_delivered) || !gbool(d, &st->async_lower) ||
+	    !gbool(d, &st->handed_out) || !gbool(d, &st->cancel_requested) ||
+	    !gobj(d, K_TASK, &callee) || !g32(d, &st->nargs))
 		return false;
 	st->callee = callee;
 	if (st->nargs > CM_MAX_FLAT_PARAMS + 2) {
@@ -1474,9 +1506,8 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 		    !gbool(d, &sh->dropped) || !gobj(d, K_END, &pending))
 			return false;
 		if (ty != 0) {
-			sh->t = elem_type(
-				cm_builtin_canon(wasm_snap_host_at(d->x.map,
-								   ty - 1)));
+			sh->t = elem_type(cm_builtin_canon(
+				wasm_snap_host_at(d->x.map, ty - 1)));
 			if (sh->t == NULL) {
 				BAD(&d->x, "a stream of no type");
 				return false;
@@ -1486,9 +1517,8 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 	}
 	if (!get_waitable(d, &e->w) || !g32(d, &state) || state > END_DONE ||
 	    !ginst(d, &e->binst) || !get_opts(d, &e->opts) ||
-	    !g64(d, &e->ptr) || !g32(d, &e->length) ||
-	    !g32(d, &e->progress) || !g32(d, &e->result) ||
-	    !gbool(d, &e->partial))
+	    !g64(d, &e->ptr) || !g32(d, &e->length) || !g32(d, &e->progress) ||
+	    !g32(d, &e->result) || !gbool(d, &e->partial))
 		return false;
 	e->state = state;
 	if (e->progress > e->length || e->length > (1u << 28) - 1 ||
@@ -1552,9 +1582,9 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 			uint32_t owner;
 			cm_shared *sh;
 
-			if (!wasm_snap_get_u8(&rec, &readable) || readable > 1 ||
-			    !wasm_snap_get_u32(&rec, &owner) || owner == 0 ||
-			    owner > i + 1 ||
+			if (!wasm_snap_get_u8(&rec, &readable) ||
+			    readable > 1 || !wasm_snap_get_u32(&rec, &owner) ||
+			    owner == 0 || owner > i + 1 ||
 			    (owner <= i && (d->x.kinds[owner - 1] != K_END ||
 					    !d->shared_owner[owner - 1]))) {
 				BAD(&d->x, "a bad stream end");
@@ -1697,7 +1727,8 @@ static bool get_table(rd *d, cabi_table *t, bool threads)
 		if (!g8(d, &k))
 			return false;
 		if (k > CABI_ELEM_THREAD ||
-		    (threads != (k == CABI_ELEM_THREAD) && k != CABI_ELEM_FREE)) {
+		    (threads != (k == CABI_ELEM_THREAD) &&
+		     k != CABI_ELEM_FREE)) {
 			BAD(&d->x, "a bad handle kind");
 			return false;
 		}
@@ -1736,10 +1767,10 @@ static bool get_table(rd *d, cabi_table *t, bool threads)
 			break;
 		}
 		default: {
-			uint8_t want = k == CABI_ELEM_SUBTASK	    ? K_SUBTASK
+			uint8_t want = k == CABI_ELEM_SUBTASK	     ? K_SUBTASK
 				       : k == CABI_ELEM_WAITABLE_SET ? K_SET
-				       : k == CABI_ELEM_THREAD	    ? K_THREAD
-								    : K_END;
+				       : k == CABI_ELEM_THREAD	     ? K_THREAD
+								     : K_END;
 
 			uint32_t id;
 
@@ -1857,8 +1888,9 @@ static bool get_handles(rd *d, wasm_snap_reader *sec)
 	/* as written: each is held, and owned at most once */
 	for (uint32_t i = 0; i < d->nhost; i++)
 		if (d->host[i].refs == 0 || d->host[i].owns > 1) {
-			BAD(&d->x, "host resource %u held by %u handles, %u "
-				   "own",
+			BAD(&d->x,
+			    "host resource %u held by %u handles, %u "
+			    "own",
 			    i + 1, d->host[i].refs, d->host[i].owns);
 			return false;
 		}
@@ -1970,24 +2002,21 @@ static bool get_host_calls(rd *d, wasm_snap_reader *sec)
 			const cm_type *rt = callee->type->u.func.result;
 			wave_error we;
 
-			if (rt == NULL ||
-			    wave_parse((const char *)bytes, len, rt, &res,
-				       &we)) {
+			if (rt == NULL || wave_parse((const char *)bytes, len,
+						     rt, &res, &we)) {
 				BAD(&d->x, "a host call's result that does not "
 					   "parse");
 				return false;
 			}
 			rp = &res;
-		} else if (state == 1 &&
-			   callee->type->u.func.result != NULL) {
+		} else if (state == 1 && callee->type->u.func.result != NULL) {
 			BAD(&d->x, "a host call's result is missing");
 			return false;
 		}
 		if (state == 2)
 			snprintf(msg, sizeof msg, "%.*s", (int)len,
 				 (const char *)bytes);
-		p = cm_host_pending_restore(d->x.s, callee, st, state, rp,
-					    msg);
+		p = cm_host_pending_restore(d->x.s, callee, st, state, rp, msg);
 		if (p == NULL) {
 			if (rp != NULL)
 				cm_val_free(rp);
@@ -2037,9 +2066,10 @@ static bool check_all(rd *d)
 			     t = t->tnext)
 				impl |= t == at->implicit;
 			if (!impl || at->nthreads == 0 ||
-			    (at->func->opts.callback == NULL &&
-			     !at->stackful && !at->sync_lift))
-				return BAD(x, "a task whose threads do not fit"),
+			    (at->func->opts.callback == NULL && !at->stackful &&
+			     !at->sync_lift))
+				return BAD(x,
+					   "a task whose threads do not fit"),
 				       false;
 			break;
 		}
@@ -2088,7 +2118,8 @@ static bool check_all(rd *d)
 			     st->inst->handles.array[st->w.index].u.obj != st))
 				return BAD(x, "a subtask not in its table"),
 				       false;
-			if (st->callee != NULL && st->callee->ref != &st->callee)
+			if (st->callee != NULL &&
+			    st->callee->ref != &st->callee)
 				return BAD(x, "a subtask's callee does not "
 					      "know it"),
 				       false;
@@ -2152,7 +2183,8 @@ static bool check_all(rd *d)
 					      "list"),
 				       false;
 			if (w->index != 0 &&
-			    (w->inst == NULL || w->index >= w->inst->handles.len ||
+			    (w->inst == NULL ||
+			     w->index >= w->inst->handles.len ||
 			     w->inst->handles.array[w->index].u.obj != w))
 				return BAD(x, "a waitable not in its table"),
 				       false;
@@ -2301,6 +2333,7 @@ wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 		break;
 	case CM_SNAP_TAG_HOST:
 		ok = check_all(d) && get_host_calls(d, sec);
+		d->complete = ok;
 		break;
 	default:
 		break;
@@ -2310,10 +2343,51 @@ wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 	return d->x.st;
 }
 
+/*
+ * A restored task whose caller is gone and which still waits at its
+ * instance's entry gate (the host's call of it was in flight at the
+ * image) has run no guest code: it is cancelled before it starts
+ * (CANCELLED_BEFORE_STARTED), as cm_call_cancel cancels one at the
+ * gate, instead of starting later on a caller that cannot hand it
+ * arguments.  The rest of such calls go on, as the call of a client
+ * that left does.
+ */
+static void cancel_unbegun(rd *d)
+{
+	snap *x = &d->x;
+	uint32_t n = 0;
+	cm_task **at;
+
+	for (uint32_t i = 0; i < x->nobjs; i++)
+		n += x->kinds[i] == K_TASK;
+	at = calloc(n ? n : 1, sizeof *at);
+	if (at == NULL)
+		return; /* they start and trap "call cancelled" */
+	n = 0;
+	for (uint32_t i = 0; i < x->nobjs; i++) {
+		cm_task *t = x->objs[i];
+
+		if (x->kinds[i] == K_TASK &&
+		    t->cbs.on_start == restored_on_start &&
+		    t->state == CM_TASK_INITIAL && t->implicit != NULL &&
+		    t->implicit->gate_waiting)
+			at[n++] = t;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		cabi_error ce;
+
+		memset(&ce, 0, sizeof ce);
+		(void)cm_task_request_cancellation(at[i], &ce);
+	}
+	free(at);
+}
+
 void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
 {
 	if (d == NULL)
 		return;
+	if (!failed && d->complete)
+		cancel_unbegun(d);
 	/* the store is freed unused: what the embedder made goes now */
 	for (uint32_t i = 0; failed && i < d->nhost; i++)
 		if (d->host[i].rt->host_dtor != NULL)

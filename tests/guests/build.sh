@@ -117,7 +117,7 @@ fi
 # parse` converts, and does not validate, so `jco wit` checks each one
 # (GUEST-TOOLCHAINS.md section 2).  `sh build.sh wat` stops after these
 # (no clang needed).
-for w in ticker/ticker async/sleep async/park async/churn \
+for w in ticker/ticker async/sleep async/park async/gate async/churn \
 	hostile/hostile hostile/startloop hostile/bomb values/values \
 	hostile/wasi hostile/nest written/written; do
 	$JCO parse "$here/$w.wat" -o "$here/$w.wasm"

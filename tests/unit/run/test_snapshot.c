@@ -5,7 +5,8 @@
  * snapshot of another component, another format or another shape is
  * refused; every truncation and random bit flips are refused and forged
  * ones (the checksum fixed up) never crash; what cannot be represented
- * yet is refused with "not supported yet".
+ * yet is refused with "not supported yet"; the host's calls in flight
+ * come back as tasks whose caller is gone (one not begun: cancelled).
  *
  * Guests: tests/guests/values (a memory that grows, mutable globals),
  * tests/guests/wasi/calc (wasi-libc: tables of function references,
@@ -308,8 +309,7 @@ START_TEST(test_refused_versions_and_tags)
 		cm_component *v = load_guest("values/values.wasm");
 
 		live_open(&b, v);
-		ck_assert_int_ne(cm_store_restore(b.s, SHA_A, s1, n1, &err),
-				 0);
+		ck_assert_int_ne(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
 		ck_assert_int_eq(err.kind, CM_ERR_VALUE);
 		live_close(&b);
 		cm_component_free(v);
@@ -373,10 +373,10 @@ START_TEST(test_truncations_and_flips)
 				forged_ok++;
 				/* a sound store: the call returns or traps
 				 * (a flipped may_enter), never worse */
-				cm_invoke(b.s,
-					  cm_instance_export(b.inst, NULL,
-							     "inc"),
-					  NULL, 0, res, &nres, &err);
+				cm_invoke(
+					b.s,
+					cm_instance_export(b.inst, NULL, "inc"),
+					NULL, 0, res, &nres, &err);
 			}
 		}
 		live_close(&b);
@@ -447,8 +447,7 @@ END_TEST
  * at the same time is the same bytes.
  */
 /* wasi_clock_virtual: it moves only when the code here moves it */
-static wasi_vclock vc = {.mono_ns = 1000000000ull,
-			 .wall_ns = 1000000000ull};
+static wasi_vclock vc = {.mono_ns = 1000000000ull, .wall_ns = 1000000000ull};
 
 static const wasi_clock *vclock(void)
 {
@@ -474,7 +473,8 @@ static void tick(live *v, int n)
 	for (int i = 0; i < n; i++) {
 		vc.mono_ns += 100000000ull;
 		wasi_ctx_fire_timers(v->wasi);
-		ck_assert_int_ge(cm_store_service_turn(v->s, 0, &err), 0);
+		ck_assert_msg(cm_store_service_turn(v->s, 0, &err) >= 0,
+			      "turn: %s", err.msg);
 	}
 }
 
@@ -623,8 +623,8 @@ static void park_open(live *v, cm_component *c)
 	v->c = c;
 	v->l = cm_linker_new();
 	ck_assert_ptr_nonnull(v->l);
-	ck_assert_int_eq(cm_linker_define_func(v->l, "hostel:test/host",
-					       "park", park, NULL),
+	ck_assert_int_eq(cm_linker_define_func(v->l, "hostel:test/host", "park",
+					       park, NULL),
 			 0);
 	v->s = cm_store_new(NULL);
 	ck_assert_ptr_nonnull(v->s);
@@ -676,6 +676,166 @@ START_TEST(test_park_settled_round_trip)
 }
 END_TEST
 
+/* ---- the host's calls in flight (sleep.wasm) --------------------------- */
+
+typedef struct sleep_done {
+	int n;
+	cm_call_outcome outcome;
+	uint64_t ns;
+	char msg[CM_ERROR_MSG_MAX];
+} sleep_done;
+
+static void on_sleep_done(void *ctx, cm_call_outcome outcome,
+			  const cm_val *results, uint32_t nresults,
+			  const cm_error *err)
+{
+	sleep_done *d = ctx;
+
+	d->n++;
+	d->outcome = outcome;
+	snprintf(d->msg, sizeof d->msg, "%s", err != NULL ? err->msg : "");
+	if (nresults == 1)
+		d->ns = results[0].u.u;
+}
+
+static void sleep_start(live *v, uint32_t ms, sleep_done *d)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, "sleep");
+	cm_val arg = cm_val_u32(ms);
+	cm_error err;
+
+	ck_assert_ptr_nonnull(f);
+	if (cm_call_start(v->s, f, &arg, 1, 0, on_sleep_done, d, NULL, &err))
+		ck_abort_msg("cm_call_start: %s", err.msg);
+}
+
+/*
+ * A store with the host's calls in flight is written (it was refused
+ * "a call in flight"): one begun comes back as a task whose caller is
+ * gone and goes on (its timer waits on, it finishes, nobody is told),
+ * one still queued (no guest code ran) does not come back at all.  The
+ * store that wrote it is not disturbed: its calls end as before.
+ */
+START_TEST(test_calls_in_flight)
+{
+	cm_component *c = load_guest("async/sleep.wasm");
+	live a, b;
+	sleep_done d1 = {0}, d2 = {0}, d3 = {0};
+	uint8_t *s1, *s2;
+	size_t n1, n2;
+	cm_error err;
+
+	live_open_timed(&a, c);
+	sleep_start(&a, 500, &d1);
+	ck_assert_int_ge(cm_store_service_turn(a.s, 0, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(a.s), 1);
+	sleep_start(&a, 300, &d2); /* queued: its turn has not come */
+	s1 = snap(&a, SHA_A, &n1);
+
+	live_open_timed(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	/* the begun call's wait, not the queued call's */
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 1);
+	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 1);
+	/* the same bytes: the queued call was never in the image */
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	free(s2);
+
+	/* the writer's calls end as they would have */
+	tick(&a, 5);
+	ck_assert_int_eq(d1.n, 1);
+	ck_assert_int_eq(d1.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_ge(d1.ns, 500000000ull);
+	ck_assert_int_eq(d2.n, 1);
+	ck_assert_int_eq(d2.outcome, CM_CALL_RETURNED);
+
+	/* the restored task goes on: its wait fires, it returns to nobody
+	 * and ends; the store runs new calls */
+	tick(&b, 5);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 0);
+	sleep_start(&b, 100, &d3);
+	tick(&b, 2);
+	ck_assert_int_eq(d3.n, 1);
+	ck_assert_int_eq(d3.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_ge(d3.ns, 100000000ull);
+	/* no task of it is left: the store's image is a quiet one again */
+	s2 = snap(&b, SHA_A, &n2);
+	free(s2);
+	live_close(&b);
+
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/* Start export `name` of v (args), ending in d. */
+static void start_call(live *v, const char *name, const cm_val *args,
+		       uint32_t nargs, sleep_done *d)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, name);
+	cm_error err;
+
+	ck_assert_ptr_nonnull(f);
+	if (cm_call_start(v->s, f, args, nargs, 0, on_sleep_done, d, NULL,
+			  &err))
+		ck_abort_msg("cm_call_start: %s", err.msg);
+}
+
+/*
+ * A call still at its instance's entry gate (gate.wasm: `hold` keeps
+ * backpressure up while it waits 300 ms) has run none of its code: the
+ * store that comes back cancels it before it starts (else it would
+ * start on a caller that cannot hand it arguments, and trap), so the
+ * count stays 0 there, while `hold` goes on and lowers backpressure;
+ * in the writer the call runs when the gate opens.
+ */
+START_TEST(test_call_at_the_gate)
+{
+	cm_component *c = load_guest("async/gate.wasm");
+	cm_val ms = cm_val_u32(300);
+	live a, b;
+	sleep_done h1 = {0}, d1 = {0}, d2 = {0};
+	uint8_t *s1;
+	size_t n1;
+	cm_error err;
+
+	live_open_timed(&a, c);
+	start_call(&a, "hold", &ms, 1, &h1);
+	ck_assert_int_ge(cm_store_service_turn(a.s, 0, &err), 0);
+	start_call(&a, "work", NULL, 0, &d1);
+	ck_assert_int_ge(cm_store_service_turn(a.s, 0, &err), 0);
+	ck_assert_msg(h1.n == 0 && d1.n == 0, "ended early: %s%s", h1.msg,
+		      d1.msg);
+	s1 = snap(&a, SHA_A, &n1);
+
+	live_open_timed(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	tick(&b, 4);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	ck_assert_uint_eq(call(&b, NULL, "count", NULL, 0).u.u, 0);
+	start_call(&b, "work", NULL, 0, &d2);
+	ck_assert_int_ge(cm_store_service_turn(b.s, 0, &err), 0);
+	ck_assert_msg(d2.n == 1 && d2.outcome == CM_CALL_RETURNED, "%s",
+		      d2.msg);
+	ck_assert_uint_eq(d2.ns, 1);
+	live_close(&b);
+
+	tick(&a, 4);
+	ck_assert_msg(h1.n == 1 && h1.outcome == CM_CALL_RETURNED, "%s",
+		      h1.msg);
+	ck_assert_msg(d1.n == 1 && d1.outcome == CM_CALL_RETURNED, "%s",
+		      d1.msg);
+	ck_assert_uint_eq(d1.ns, 1);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
 	Suite *s = suite_create("snapshot");
@@ -692,6 +852,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_ticker_round_trip);
 	tcase_add_test(tc, test_ticker_truncations_and_flips);
 	tcase_add_test(tc, test_park_settled_round_trip);
+	tcase_add_test(tc, test_calls_in_flight);
+	tcase_add_test(tc, test_call_at_the_gate);
 	suite_add_tcase(s, tc);
 	return s;
 }
