@@ -2096,6 +2096,17 @@ static bool check_all(rd *d)
 			     t->wait_set == NULL))
 				return BAD(x, "a thread of the wrong kind"),
 				       false;
+			/* what cancel_unbegun and the gate's wake rely on */
+			if (t->gate_waiting &&
+			    (!t->implicit || t->state != CM_THREAD_WAITING ||
+			     t->task->state != CM_TASK_INITIAL ||
+			     t->wake != (cm_thread_wake_fn)cm_lift_cont(
+						CM_CONT_WAKE_IMPLICIT_START) ||
+			     t->ready != (bool (*)(cm_thread *))cm_lift_cont(
+						 CM_CONT_READY_GATE)))
+				return BAD(x, "a thread at the gate that does "
+					      "not wait there"),
+				       false;
 			if (t->index != 0) {
 				cabi_table *tt = &t->inst->threads;
 
@@ -2189,6 +2200,21 @@ static bool check_all(rd *d)
 				return BAD(x, "a waitable not in its table"),
 				       false;
 		}
+	}
+	/* each instance counts the threads at its gate */
+	for (uint32_t k = 0; k < x->ninsts; k++) {
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < x->nobjs; i++)
+			n += x->kinds[i] == K_THREAD &&
+			     ((cm_thread *)x->objs[i])->gate_waiting &&
+			     ((cm_thread *)x->objs[i])->inst == x->insts[k];
+		if (n != x->insts[k]->num_waiting_to_enter)
+			return BAD(x,
+				   "component instance %u counts %u "
+				   "threads at its gate, not %u",
+				   k, x->insts[k]->num_waiting_to_enter, n),
+			       false;
 	}
 	/* every handle names an object that says it is there */
 	for (uint32_t k = 0; k < x->ninsts; k++) {

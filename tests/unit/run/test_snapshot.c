@@ -824,6 +824,33 @@ START_TEST(test_call_at_the_gate)
 	ck_assert_uint_eq(d2.ns, 1);
 	live_close(&b);
 
+	/* forged (the checksum fixed up): refused, or a store that runs
+	 * on or traps, never worse (the restore's cancellation included) */
+	{
+		uint64_t rng = 0x9e3779b97f4a7c15ull;
+		uint8_t *bad = malloc(n1);
+		int ok = 0;
+
+		ck_assert_ptr_nonnull(bad);
+		for (int i = 0; i < 2000; i++) {
+			memcpy(bad, s1, n1);
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			bad[rng % (n1 - 8)] ^= (uint8_t)(1u << (rng >> 60 & 7));
+			fix_checksum(bad, n1);
+			live_open_timed(&b, c);
+			if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+				ok++;
+				vc.mono_ns += 400000000ull;
+				wasi_ctx_fire_timers(b.wasi);
+				cm_store_service_turn(b.s, 0, &err);
+			}
+			live_close(&b);
+		}
+		ck_assert_int_gt(ok, 0);
+		free(bad);
+	}
 	tick(&a, 4);
 	ck_assert_msg(h1.n == 1 && h1.outcome == CM_CALL_RETURNED, "%s",
 		      h1.msg);
