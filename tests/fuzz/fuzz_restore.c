@@ -16,10 +16,13 @@
  *   bits 2-3  the guest: 0 tests/guests/values (a memory that grew,
  *             mutable globals), 1 tests/guests/wasi/calc (wasi-libc:
  *             tables of function references, host functions; after
- *             log-now its WASI stdio streams, host resources), 2 or 3
+ *             log-now its WASI stdio streams, host resources), 2
  *             tests/guests/ticker (live async state: a task parked on
  *             a clock wait, its thread, waitable set and subtask, the
- *             pending host call, on a virtual clock);
+ *             pending host call, on a virtual clock), 3
+ *             tests/guests/async/gate (the host's calls in flight: one
+ *             waiting on a clock with backpressure up, one at the
+ *             entry gate, which the restore cancels);
  *   bit 4     keep the checksum as the patches leave it (else it is
  *             fixed up, so the patches reach the sections' parsers).
  * A patch input: a little-endian u16 of bytes to cut from the end, then
@@ -70,12 +73,13 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-enum { G_VALUES, G_CALC, G_TICKER, NGUESTS };
+enum { G_VALUES, G_CALC, G_TICKER, G_GATE, NGUESTS };
 
 static guest guests[NGUESTS] = {
 	{.path = "tests/guests/values/values.wasm"},
 	{.path = "tests/guests/wasi/calc.component.wasm"},
 	{.path = "tests/guests/ticker/ticker.wasm"},
+	{.path = "tests/guests/async/gate.wasm"},
 };
 
 /* The ticker's clock: it moves only when the target moves it. */
@@ -193,6 +197,32 @@ static int tick(live *v, int n)
 	return rc;
 }
 
+static void call_done(void *ctx, cm_call_outcome outcome,
+		      const cm_val *results, uint32_t nresults,
+		      const cm_error *err)
+{
+	(void)ctx;
+	(void)outcome;
+	(void)results;
+	(void)nresults;
+	(void)err;
+}
+
+/* Start export name(args) in service turns; any outcome is fine. */
+static int start(live *v, const char *name, const cm_val *args,
+		 uint32_t nargs)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, name);
+	cm_error err;
+
+	if (!f)
+		die(name, "no such export");
+	if (cm_call_start(v->s, f, args, nargs, CALL_FUEL, call_done, NULL,
+			  NULL, &err))
+		return -1;
+	return cm_store_service_turn(v->s, 0, &err) < 0;
+}
+
 /* Calls that touch the guest's memory, globals, tables and tasks (and,
  * for calc, its WASI stdio: host resources). */
 static int exercise(live *v, int which, const char *word)
@@ -200,6 +230,17 @@ static int exercise(live *v, int which, const char *word)
 	bool calc = which == G_CALC;
 	cm_val a[2];
 	int rc;
+
+	if (which == G_GATE) {
+		/* hold(300 ms) in flight, then work() at the gate; after a
+		 * restore, what came back runs on */
+		a[0] = cm_val_u32(300);
+		rc = start(v, "hold", a, 1);
+		rc |= start(v, "work", NULL, 0);
+		if (strcmp(word, "seed") != 0)
+			rc |= tick(v, 4);
+		return rc | call(v, NULL, "count", NULL, 0);
+	}
 
 	if (which == G_TICKER) {
 		/* the first time it starts; later, start() is refused or
@@ -242,7 +283,8 @@ static void make_snapshots(guest *g, int which)
 	if (cm_store_snapshot_base(v.s, SHA, base, false, &g->full, &g->nfull,
 				   &err))
 		die("full snapshot", err.msg);
-	if (which == G_TICKER ? tick(&v, 1) : exercise(&v, which, "more"))
+	if (which == G_TICKER || which == G_GATE ? tick(&v, 1)
+						 : exercise(&v, which, "more"))
 		die(g->path, "the second calls failed");
 	if (cm_store_snapshot_base(v.s, SHA, base, true, &g->delta,
 				   &g->ndelta, &err))
@@ -312,9 +354,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	memset(&err, 0, sizeof err);
 	init();
 	mode = data[0] & 3;
-	which = (data[0] >> 2 & 3) > G_TICKER ? G_TICKER : data[0] >> 2 & 3;
+	which = data[0] >> 2 & 3;
 	fix = !(data[0] & 16);
 	g = &guests[which];
 	if (!live_open(&v, g->c))
@@ -355,6 +398,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	free(p);
+	/* to see what a seed reaches: FUZZ_RESTORE_VERBOSE=1 replay_restore */
+	if (getenv("FUZZ_RESTORE_VERBOSE"))
+		fprintf(stderr, "fuzz_restore: mode %u guest %d: %s\n", mode,
+			which, rc == 0 ? "restored" : err.msg);
 	if (rc == 0)
 		exercise(&v, which, "after");
 	/* a refused restore leaves the store partly overwritten: the
