@@ -483,6 +483,28 @@ static uint64_t ticks(live *v)
 	return call(v, NULL, "count", NULL, 0).u.u;
 }
 
+/*
+ * Restore s1 into b, a fresh store of c, whose one pending host call is
+ * one clock wait; the clock stood still, so its snapshot is the same
+ * bytes again.
+ */
+static void restore_waiting(live *b, cm_component *c, const uint8_t *s1,
+			    size_t n1)
+{
+	uint8_t *s2;
+	size_t n2;
+	cm_error err;
+
+	live_open_timed(b, c);
+	ck_assert_int_eq(cm_store_restore(b->s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b->s), 1);
+	ck_assert_uint_eq(wasi_ctx_pending_waits(b->wasi), 1);
+	s2 = snap(b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	free(s2);
+}
+
 START_TEST(test_ticker_round_trip)
 {
 	cm_component *c = load_guest("ticker/ticker.wasm");
@@ -499,15 +521,7 @@ START_TEST(test_ticker_round_trip)
 	ck_assert_uint_eq(cm_store_pending_host_calls(a.s), 1);
 	s1 = snap(&a, SHA_A, &n1);
 
-	live_open_timed(&b, c);
-	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
-	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 1);
-	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 1);
-	/* the clock stood still: the same bytes again */
-	s2 = snap(&b, SHA_A, &n2);
-	ck_assert_uint_eq(n1, n2);
-	ck_assert_mem_eq(s1, s2, n1);
-	free(s2);
+	restore_waiting(&b, c, s1, n1);
 	/* it ticks on from 3, not from 0 */
 	ck_assert_uint_eq(ticks(&b), 3);
 	tick(&b, 2);
@@ -545,6 +559,45 @@ START_TEST(test_ticker_round_trip)
 }
 END_TEST
 
+/*
+ * `rounds` copies of image s1 with one or two bits flipped and the
+ * checksum forged, each restored into a fresh store of c: refused, or a
+ * sound store that runs a turn after the clock moved step_ns (it runs on
+ * or traps, never worse).  How many restored.
+ */
+static int forged_flips(cm_component *c, const uint8_t *s1, size_t n1,
+			int rounds, uint64_t rng, uint64_t step_ns)
+{
+	uint8_t *bad = malloc(n1);
+	cm_error err;
+	int ok = 0;
+	live b;
+
+	ck_assert_ptr_nonnull(bad);
+	for (int i = 0; i < rounds; i++) {
+		int flips = 1 + (int)(rng % 2);
+
+		memcpy(bad, s1, n1);
+		for (int f = 0; f < flips; f++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			bad[rng % (n1 - 8)] ^= (uint8_t)(1u << (rng >> 60 & 7));
+		}
+		fix_checksum(bad, n1);
+		live_open_timed(&b, c);
+		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+			ok++;
+			vc.mono_ns += step_ns;
+			wasi_ctx_fire_timers(b.wasi);
+			cm_store_service_turn(b.s, 0, &err);
+		}
+		live_close(&b);
+	}
+	free(bad);
+	return ok;
+}
+
 START_TEST(test_ticker_truncations_and_flips)
 {
 	cm_component *c = load_guest("ticker/ticker.wasm");
@@ -552,8 +605,6 @@ START_TEST(test_ticker_truncations_and_flips)
 	uint8_t *s1, *bad;
 	size_t n1;
 	cm_error err;
-	uint64_t rng = 0x2545f4914f6cdd1dull;
-	int forged_ok = 0;
 
 	live_open_timed(&a, c);
 	call(&a, NULL, "start", NULL, 0);
@@ -569,29 +620,9 @@ START_TEST(test_ticker_truncations_and_flips)
 		ck_assert_int_eq(err.kind, CM_ERR_VALUE);
 		live_close(&b);
 	}
-	/* flips with the checksum forged: refused, or a sound store */
-	for (int i = 0; i < 3000; i++) {
-		int flips = 1 + (int)(rng % 2);
-
-		memcpy(bad, s1, n1);
-		for (int f = 0; f < flips; f++) {
-			rng ^= rng << 13;
-			rng ^= rng >> 7;
-			rng ^= rng << 17;
-			bad[rng % (n1 - 8)] ^= (uint8_t)(1u << (rng >> 60 & 7));
-		}
-		fix_checksum(bad, n1);
-		live_open_timed(&b, c);
-		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
-			forged_ok++;
-			/* it runs on or traps, never worse */
-			vc.mono_ns += 100000000ull;
-			wasi_ctx_fire_timers(b.wasi);
-			cm_store_service_turn(b.s, 0, &err);
-		}
-		live_close(&b);
-	}
-	ck_assert_int_gt(forged_ok, 0);
+	ck_assert_int_gt(forged_flips(c, s1, n1, 3000, 0x2545f4914f6cdd1dull,
+				      100000000ull),
+			 0);
 	free(bad);
 	free(s1);
 	live_close(&a);
@@ -732,16 +763,9 @@ START_TEST(test_calls_in_flight)
 	sleep_start(&a, 300, &d2); /* queued: its turn has not come */
 	s1 = snap(&a, SHA_A, &n1);
 
-	live_open_timed(&b, c);
-	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
-	/* the begun call's wait, not the queued call's */
-	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 1);
-	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 1);
-	/* the same bytes: the queued call was never in the image */
-	s2 = snap(&b, SHA_A, &n2);
-	ck_assert_uint_eq(n1, n2);
-	ck_assert_mem_eq(s1, s2, n1);
-	free(s2);
+	/* the begun call's wait, not the queued call's; the same bytes:
+	 * the queued call was never in the image */
+	restore_waiting(&b, c, s1, n1);
 
 	/* the writer's calls end as they would have */
 	tick(&a, 5);
@@ -824,33 +848,10 @@ START_TEST(test_call_at_the_gate)
 	ck_assert_uint_eq(d2.ns, 1);
 	live_close(&b);
 
-	/* forged (the checksum fixed up): refused, or a store that runs
-	 * on or traps, never worse (the restore's cancellation included) */
-	{
-		uint64_t rng = 0x9e3779b97f4a7c15ull;
-		uint8_t *bad = malloc(n1);
-		int ok = 0;
-
-		ck_assert_ptr_nonnull(bad);
-		for (int i = 0; i < 2000; i++) {
-			memcpy(bad, s1, n1);
-			rng ^= rng << 13;
-			rng ^= rng >> 7;
-			rng ^= rng << 17;
-			bad[rng % (n1 - 8)] ^= (uint8_t)(1u << (rng >> 60 & 7));
-			fix_checksum(bad, n1);
-			live_open_timed(&b, c);
-			if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
-				ok++;
-				vc.mono_ns += 400000000ull;
-				wasi_ctx_fire_timers(b.wasi);
-				cm_store_service_turn(b.s, 0, &err);
-			}
-			live_close(&b);
-		}
-		ck_assert_int_gt(ok, 0);
-		free(bad);
-	}
+	/* forged: refused, or sound (the restore's cancellation too) */
+	ck_assert_int_gt(forged_flips(c, s1, n1, 2000, 0x9e3779b97f4a7c15ull,
+				      400000000ull),
+			 0);
 	tick(&a, 4);
 	ck_assert_msg(h1.n == 1 && h1.outcome == CM_CALL_RETURNED, "%s",
 		      h1.msg);
