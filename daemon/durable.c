@@ -524,6 +524,8 @@ int durable_restore(struct service *s, struct durable_restored *out, char *why,
 		rc = -1;
 	}
 	free(rec.data);
+	if (rc == 0)
+		out->calls = cm_store_restored_calls(s->store);
 	return rc ? -1 : 1;
 }
 
@@ -531,20 +533,29 @@ void durable_restore_event(struct service *s, int rc,
 			   const struct durable_restored *r, const char *why)
 {
 	if (rc > 0) {
+		json_t *p = json_pack("{sI,sI}", "bytes", (json_int_t)r->bytes,
+				      "deltas", (json_int_t)r->deltas);
+
 		log_info(&s->d->log,
 			 "service %s: store restored (%llu bytes, %llu "
 			 "delta(s), up to event %llu)",
 			 s->name, (unsigned long long)r->bytes,
 			 (unsigned long long)r->deltas,
 			 (unsigned long long)r->upto);
-		store_event(s, HISTORY_STORE_RESTORED,
-			    r->upto ? json_pack("{sI,sI,sI}", "bytes",
-						(json_int_t)r->bytes, "deltas",
-						(json_int_t)r->deltas, "upto",
-						(json_int_t)r->upto)
-				    : json_pack("{sI,sI}", "bytes",
-						(json_int_t)r->bytes, "deltas",
-						(json_int_t)r->deltas));
+		/* the history has them call.interrupted; their guest code
+		 * goes on, as a call's whose client left */
+		if (r->calls)
+			log_info(&s->d->log,
+				 "service %s: %u call(s) in flight at the "
+				 "image go on without their clients",
+				 s->name, r->calls);
+		if (p && r->upto)
+			json_object_set_new(p, "upto",
+					    json_integer((json_int_t)r->upto));
+		if (p && r->calls)
+			json_object_set_new(p, "calls",
+					    json_integer((json_int_t)r->calls));
+		store_event(s, HISTORY_STORE_RESTORED, p);
 	} else if (rc < 0) {
 		store_event(s, HISTORY_STORE_RESTORE_FAILED,
 			    json_pack("{ss}", "reason", why));

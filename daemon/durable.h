@@ -65,6 +65,7 @@ struct durable_restored {
 	uint64_t bytes;	  /* the snapshot's and the deltas' */
 	uint64_t deltas;  /* applied after the snapshot */
 	uint64_t upto;	  /* the last event committed with them; 0: none */
+	uint32_t calls;	  /* calls in flight at the image, going on */
 };
 
 /*

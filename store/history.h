@@ -24,7 +24,8 @@
  *                     than HISTORY_VALUE_MAX in their bounded form too)
  *   store.created / store.poisoned / store.recreated (component?, ...)
  *   store.snapshotted (bytes, ms, trigger) / store.snapshot_failed
- *                     (reason, trigger) / store.restored (bytes) /
+ *                     (reason, trigger) / store.restored (bytes,
+ *                     deltas, upto, calls) /
  *                     store.restore_failed (reason): durability
  *   service.*         (service lifecycle: created, updated, removed, ...)
  *   daemon.*          (started, stopped, reloaded, ...; no service)

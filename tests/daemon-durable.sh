@@ -235,6 +235,10 @@ stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
 check "commit: the counts acknowledged beside a call in flight are back (work() is 4)" \
 	eq "$(H call napper 'work()' 2>&1)" 4
+check "store.restored counts the call in flight that goes on (calls 1)" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --json --kind store.restored napper | tail -n 1 |
+	grep -q '\"calls\": *1'"
+check "and the log says so" grep -q "napper: 1 call(s) in flight at the image go on" "$LOG"
 check "the call in flight is call.interrupted in the history" sh -c "
 	'$HOSTEL' --socket '$SOCK' logs --kind call.interrupted napper | grep -q nap"
 check "and no image of napper was refused" sh -c "

@@ -185,6 +185,13 @@ int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
 			  const uint8_t *buf, size_t len, cm_error *err);
 
 /*
+ * How many unresolved tasks of s a restore brought back without their
+ * caller: the embedder's calls in flight at the image, which go on and
+ * whose results go to nobody (0 in a store no restore made).
+ */
+uint32_t cm_store_restored_calls(const cm_store *s);
+
+/*
  * Fold a delta into the full snapshot it follows (durability "commit":
  * the history's writer keeps a service's rows bounded this way, without
  * its store): *out (malloc'd, the caller frees) and *outlen are the full

@@ -66,6 +66,7 @@
 
 #include "run/rt.h"
 #include "run/sched.h"
+#include "run/snapshot.h"
 #include "run/snapshot_async.h"
 #include "run/stream.h"
 #include "value/wave.h"
@@ -1180,6 +1181,22 @@ static int restored_on_resolve(void *env, cm_val *result, cabi_error *err)
 	(void)result;
 	(void)err;
 	return 0;
+}
+
+uint32_t cm_store_restored_calls(const cm_store *s)
+{
+	uint32_t n = 0;
+
+	for (const cm_store_obj *o = s->objs.next; o != &s->objs; o = o->next) {
+		const cm_task *at;
+
+		if (!cm_obj_is_task(o))
+			continue;
+		at = container((cm_store_obj *)o, K_TASK);
+		n += at->state != CM_TASK_RESOLVED &&
+		     at->cbs.on_start == restored_on_start;
+	}
+	return n;
 }
 
 static bool get_task(rd *d, cm_task *at)

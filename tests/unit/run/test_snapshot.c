@@ -766,6 +766,8 @@ START_TEST(test_calls_in_flight)
 	/* the begun call's wait, not the queued call's; the same bytes:
 	 * the queued call was never in the image */
 	restore_waiting(&b, c, s1, n1);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 1);
+	ck_assert_uint_eq(cm_store_restored_calls(a.s), 0);
 
 	/* the writer's calls end as they would have */
 	tick(&a, 5);
@@ -778,6 +780,7 @@ START_TEST(test_calls_in_flight)
 	/* the restored task goes on: its wait fires, it returns to nobody
 	 * and ends; the store runs new calls */
 	tick(&b, 5);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
 	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
 	ck_assert_uint_eq(wasi_ctx_pending_waits(b.wasi), 0);
 	sleep_start(&b, 100, &d3);
@@ -838,6 +841,8 @@ START_TEST(test_call_at_the_gate)
 
 	live_open_timed(&b, c);
 	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	/* hold goes on; work, cancelled at the gate, is resolved */
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 1);
 	tick(&b, 4);
 	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
 	ck_assert_uint_eq(call(&b, NULL, "count", NULL, 0).u.u, 0);
