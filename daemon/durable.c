@@ -68,6 +68,7 @@ void durable_store_new(struct service *s)
 	cm_snap_base_reset(s->snap_base);
 	s->image_dirty = true;
 	s->image_failing = false;
+	s->image_transient_ns = 0;
 	s->image_retry_ns = 0;
 	s->image_backoff_ms = 0;
 	if (interval_ms(s) &&
@@ -133,12 +134,35 @@ static void verify_maps(struct service *s)
 	abort();
 }
 
-/* A refusal: the first of a run is logged and recorded. */
+/* How long images may be refused for threads stopped out of fuel before
+ * the refusal is logged and recorded (docs/limits.md). */
+#define IMAGE_TRANSIENT_MS 10000u
+
+/*
+ * A refusal: the first of a run is logged and recorded.  A thread
+ * stopped out of fuel mid-code (a call or task longer than a turn)
+ * passes by itself with its next turns: only a run of them longer than
+ * IMAGE_TRANSIENT_MS is (a debug line before).
+ */
 static void capture_refused(struct service *s, const char *trigger,
 			    const char *why)
 {
+	uint64_t now = service_mono_ns();
+
 	if (s->image_failing)
 		return;
+	if (strstr(why, "stopped out of fuel")) {
+		if (!s->image_transient_ns)
+			s->image_transient_ns = now;
+		if (now - s->image_transient_ns <
+		    (uint64_t)IMAGE_TRANSIENT_MS * 1000000u) {
+			log_debug(&s->d->log,
+				  "service %s: no store image with this "
+				  "commit: %s",
+				  s->name, why);
+			return;
+		}
+	}
 	s->image_failing = true;
 	log_warn(&s->d->log,
 		 "service %s: no store image with this commit: %s (the next "
@@ -205,6 +229,7 @@ static int capture(struct service *s, const char *trigger, bool want_full,
 	if (s->image_failing)
 		log_info(&s->d->log, "service %s: store images again", s->name);
 	s->image_failing = false;
+	s->image_transient_ns = 0;
 	if (!full)
 		return 0;
 	s->image_compact = false;
@@ -254,8 +279,9 @@ void durable_capture_all(struct daemon *d)
 			continue;
 		if (capture(s, "commit", false, &bytes, why, sizeof(why))) {
 			capture_refused(s, "commit", why);
-			/* (a refusal found before any page was read, a call
-			 * in flight, costs nothing: no pause for it) */
+			/* (a refusal found before any page was read, a
+			 * thread stopped out of fuel, costs nothing: no
+			 * pause for it) */
 			if (full &&
 			    service_mono_ns() - now > FULL_RETRY_COST_NS) {
 				s->image_backoff_ms =

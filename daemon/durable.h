@@ -39,8 +39,12 @@
  *    of fuel mid-code, live exceptions: "not supported yet") is
  *    captured at the next commit that finds it representable; the
  *    first refusal of a run of them is logged and recorded
- *    (store.snapshot_failed, trigger "commit"), and its recovery
- *    logged.  A crash in such a run comes back to the last image: the
+ *    (store.snapshot_failed, trigger "commit"; for a thread stopped
+ *    out of fuel, a call longer than a turn, only a run of them past
+ *    IMAGE_TRANSIENT_MS), and its recovery logged.  A restored call in
+ *    flight has no deadline, fuel budget or Cancel any more (its call
+ *    is over for hosteld): it runs under the service's turns as
+ *    background work does.  A crash in such a run comes back to the last image: the
  *    history's store.restored says up to which event (upto).
  *  - Restore (both modes): the last full snapshot, then every delta
  *    after it, in order, into the freshly instantiated store; refused

@@ -212,6 +212,16 @@ cticked() {
 	test "$(ccount)" -ge "$1" 2>/dev/null
 }
 check "a ticker of durability commit ticks" wait_for $((10 * ${HOSTEL_SLOW:-1})) cticked 3
+# A call longer than a turn: the commits the ticker's events make while
+# hostile's spin() runs (until its deadline) find its thread stopped out
+# of fuel, which passes by itself: no store.snapshot_failed within
+# IMAGE_TRANSIENT_MS (daemon/durable.c).
+H deploy "$S/tests/guests/hostile/hostile.wasm" --name spinner \
+	--durability commit >/dev/null 2>&1
+H call --deadline 1500 spinner 'spin()' >/dev/null 2>&1
+check "a call longer than a turn records no store.snapshot_failed" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed spinner >'$T/spin.log' &&
+	! grep -q . '$T/spin.log'"
 # A call in flight across commits (gate.wasm's nap waits a minute) is in
 # their images: the counts acknowledged beside it come back after
 # SIGKILL (before, no commit had an image while it waited, and the

@@ -60,6 +60,7 @@
  * (CM_HOST_RESOURCE_DESC_MAX).
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2117,6 +2118,7 @@ static bool check_all(rd *d)
 			if (t->gate_waiting &&
 			    (!t->implicit || t->state != CM_THREAD_WAITING ||
 			     t->task->state != CM_TASK_INITIAL ||
+			     t->task->borrows.num_borrows != 0 ||
 			     t->wake != (cm_thread_wake_fn)cm_lift_cont(
 						CM_CONT_WAKE_IMPLICIT_START) ||
 			     t->ready != (bool (*)(cm_thread *))cm_lift_cont(
@@ -2253,6 +2255,17 @@ static bool check_all(rd *d)
 			} else if (e->kind == CABI_ELEM_WAITABLE_SET &&
 				   ((cm_waitable_set *)e->u.obj)->index != i) {
 				return BAD(x, "a handle of the wrong object"),
+				       false;
+			} else if (e->kind == CABI_ELEM_RESOURCE &&
+				   e->u.res.borrow_scope != NULL &&
+				   ((cm_task *)((char *)e->u.res.borrow_scope -
+						offsetof(cm_task, borrows)))
+						   ->state == CM_TASK_INITIAL) {
+				/* a task lends nothing before it starts; one
+				 * at the gate may be cancelled, and freed,
+				 * by the restore (cancel_unbegun) */
+				return BAD(x, "a borrow of a task that has "
+					      "not started"),
 				       false;
 			}
 		}
