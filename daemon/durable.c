@@ -151,7 +151,7 @@ static void capture_refused(struct service *s, const char *trigger,
 
 	if (s->image_failing)
 		return;
-	if (strstr(why, "stopped out of fuel")) {
+	if (s->store && cm_store_stopped_mid_code(s->store)) {
 		if (!s->image_transient_ns)
 			s->image_transient_ns = now;
 		if (now - s->image_transient_ns <

@@ -44,8 +44,9 @@
  *    IMAGE_TRANSIENT_MS), and its recovery logged.  A restored call in
  *    flight has no deadline, fuel budget or Cancel any more (its call
  *    is over for hosteld): it runs under the service's turns as
- *    background work does.  A crash in such a run comes back to the last image: the
- *    history's store.restored says up to which event (upto).
+ *    background work does.  A crash in a run of refusals comes back
+ *    to the last image: the history's store.restored says up to which
+ *    event (upto).
  *  - Restore (both modes): the last full snapshot, then every delta
  *    after it, in order, into the freshly instantiated store; refused
  *    (another component or format, a malformed row) means a fresh

@@ -38,6 +38,11 @@ static int unsupported(cm_error *err, const char *what)
 			    what);
 }
 
+bool cm_store_stopped_mid_code(const cm_store *s)
+{
+	return s->fuel_parked != 0;
+}
+
 /*
  * What this format cannot represent yet, checked before anything is
  * written: each would be lost or dangling in a restored store.
@@ -49,7 +54,7 @@ static int check_quiescent(const cm_store *s, cm_error *err)
 	if (s->current || s->current_thread || s->nbusy || s->lowering ||
 	    s->in_turn)
 		return unsupported(err, "a snapshot inside guest code");
-	if (s->fuel_parked)
+	if (cm_store_stopped_mid_code(s))
 		return unsupported(err,
 				   "a thread stopped out of fuel mid-code");
 	return 0;

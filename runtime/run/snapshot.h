@@ -67,8 +67,9 @@
  *    instances is poisoned (it cannot run again; its embedder makes a
  *    new store).  And with "not supported yet: <what>":
  *    a snapshot from inside guest code (a host function's, or a sync
- *    call waiting on the C stack), a thread stopped out of fuel mid-code, a frame of a
- *    function that holds references, a thread blocked in a tail call
+ *    call waiting on the C stack), a thread stopped out of fuel
+ *    mid-code (cm_store_stopped_mid_code), a frame of a function that
+ *    holds references, a thread blocked in a tail call
  *    of a host function, handles of a host resource type no one
  *    registered ("a handle of host resource type <name> (component
  *    instance N, handle M)"), ends the host holds, live exception
@@ -190,6 +191,14 @@ int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
  * whose results go to nobody (0 in a store no restore made).
  */
 uint32_t cm_store_restored_calls(const cm_store *s);
+
+/*
+ * Is a thread of s stopped out of fuel mid-code (a call or task longer
+ * than a turn)?  A snapshot is refused then, until its next turns
+ * carry it on ("not supported yet: a thread stopped out of fuel
+ * mid-code").
+ */
+bool cm_store_stopped_mid_code(const cm_store *s);
 
 /*
  * Fold a delta into the full snapshot it follows (durability "commit":

@@ -98,7 +98,7 @@ typedef struct snap {
 		uint64_t rep;
 		uint32_t first, id; /* first: walk order of its first handle */
 		uint32_t ci, slot;  /* where that handle is (for messages) */
-	} * hres;
+	} *hres;
 	uint32_t nhres, *byid;
 	wasm_snap_buf *b;
 	char *why;
@@ -193,11 +193,11 @@ static int list_objs(snap *x)
 	for (cm_store_obj *o = x->s->objs.next; o != &x->s->objs; o = o->next) {
 		uint8_t k = kind_of(o);
 
-		if (k == 0 && !cm_obj_is_call(o))
-			return UNSUP(x, "not supported yet: an object of an "
-					"unknown kind");
 		if (skipped(o))
 			continue;
+		if (k == 0)
+			return UNSUP(x, "not supported yet: an object of an "
+					"unknown kind");
 		x->kinds[i] = k;
 		x->objs[i++] = container(o, k);
 	}
@@ -2054,6 +2054,38 @@ static bool get_host_calls(rd *d, wasm_snap_reader *sec)
 	return true;
 }
 
+/*
+ * Each instance's num_waiting_to_enter is the number of its threads at
+ * the gate (implicit_start takes one off as each leaves it).  Counted
+ * down and back up, so the check costs one pass over the objects, not
+ * one per instance.
+ */
+static bool gate_counts_match(snap *x)
+{
+	for (uint32_t i = 0; i < x->nobjs; i++) {
+		cm_thread *t = x->objs[i];
+
+		/* (a store refused is freed: a count left wrong is gone) */
+		if (x->kinds[i] == K_THREAD && t->gate_waiting &&
+		    t->inst->num_waiting_to_enter-- == 0)
+			return BAD(x, "more threads at a gate than its "
+				      "instance counts"),
+			       false;
+	}
+	for (uint32_t k = 0; k < x->ninsts; k++)
+		if (x->insts[k]->num_waiting_to_enter != 0)
+			return BAD(x,
+				   "component instance %u counts threads at "
+				   "its gate that are not there",
+				   k),
+			       false;
+	for (uint32_t i = 0; i < x->nobjs; i++)
+		if (x->kinds[i] == K_THREAD &&
+		    ((cm_thread *)x->objs[i])->gate_waiting)
+			((cm_thread *)x->objs[i])->inst->num_waiting_to_enter++;
+	return true;
+}
+
 /* After every section: what points at what must agree both ways. */
 static bool check_all(rd *d)
 {
@@ -2220,21 +2252,8 @@ static bool check_all(rd *d)
 				       false;
 		}
 	}
-	/* each instance counts the threads at its gate */
-	for (uint32_t k = 0; k < x->ninsts; k++) {
-		uint32_t n = 0;
-
-		for (uint32_t i = 0; i < x->nobjs; i++)
-			n += x->kinds[i] == K_THREAD &&
-			     ((cm_thread *)x->objs[i])->gate_waiting &&
-			     ((cm_thread *)x->objs[i])->inst == x->insts[k];
-		if (n != x->insts[k]->num_waiting_to_enter)
-			return BAD(x,
-				   "component instance %u counts %u "
-				   "threads at its gate, not %u",
-				   k, x->insts[k]->num_waiting_to_enter, n),
-			       false;
-	}
+	if (!gate_counts_match(x))
+		return false;
 	/* every handle names an object that says it is there */
 	for (uint32_t k = 0; k < x->ninsts; k++) {
 		cabi_table *ht = &x->insts[k]->handles;
