@@ -36,7 +36,7 @@
  *    after a crash each goes on as a call whose client left, answering
  *    nobody (the history recovered it as call.interrupted).  A store
  *    the format cannot represent at that moment (a thread stopped out
- *    of fuel mid-code, live exceptions: "not supported yet") is
+ *    of fuel mid-code: "not supported yet") is
  *    captured at the next commit that finds it representable; the
  *    first refusal of a run of them is logged and recorded
  *    (store.snapshot_failed, trigger "commit"; for a thread stopped

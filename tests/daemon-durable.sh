@@ -240,6 +240,13 @@ for i in 1 2 3; do
 	works="$works$(H call napper 'work()' 2>&1) "
 done
 check "beside a nap in flight, work() counts ($works)" eq "$works" "1 2 3 "
+# Live exceptions (exnref in a global, a table, other exceptions'
+# payloads: tests/guests/exn) are in a commit's image.
+H deploy "$S/tests/guests/exn/exn.wasm" --name exns --durability commit >/dev/null 2>&1
+for n in 1 2 3; do H call exns "keep($n)" >/dev/null 2>&1; done
+H call exns 'keep-fn()' >/dev/null 2>&1
+check "the exceptions guest keeps its exceptions (sum 12006)" \
+	eq "$(H call exns 'sum()' 2>&1)" 12006
 cbefore=$(ccount)
 stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
@@ -254,6 +261,11 @@ check "the call in flight is call.interrupted in the history" sh -c "
 check "and no image of napper was refused" sh -c "
 	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed napper >'$T/napper.log' &&
 	! grep -q . '$T/napper.log'"
+check "commit: live exceptions are back after SIGKILL (sum, count, the funcref one)" \
+	eq "$(H call exns 'sum()' 2>&1)/$(H call exns 'count()' 2>&1)/$(H call exns 'call-kept()' 2>&1)" "12006/3/7"
+check "and no image of exns was refused" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed exns >'$T/exns.log' &&
+	! grep -q . '$T/exns.log'"
 cafter=$(ccount)
 check "commit: the ticker comes back from SIGKILL at $cafter, at least its acknowledged $cbefore" \
 	test "${cafter:-0}" -ge "${cbefore:-1}"

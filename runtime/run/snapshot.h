@@ -12,7 +12,8 @@
  *      section  u32 tag, u64 payload length, payload
  *      tags     1 CORE (runtime/wasm/snapshot.h: memories, globals,
  *               tables, segment lengths of every core instance; since
- *               format 4 a table's elements are runs)
+ *               format 4 a table's elements are runs; since format 5
+ *               the exceptions they reach, as heap objects)
  *               2 RUN (component instances: may_enter, may_leave,
  *               poisoned, backpressure; the scheduler's random state)
  *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (since format
@@ -25,9 +26,10 @@
  *    Integers are little-endian.  Each section appears once, in the
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
- *    bumps the format version).  Only this format is read: format 2
- *    and 3 images (before host resources; before tables as runs) are
- *    refused with the reason, and the embedder starts fresh.
+ *    bumps the format version).  Only this format is read: format 2,
+ *    3 and 4 images (before host resources; before tables as runs;
+ *    before heap objects) are refused with the reason, and the embedder
+ *    starts fresh.
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
@@ -72,9 +74,10 @@
  *    holds references, a thread blocked in a tail call
  *    of a host function, handles of a host resource type no one
  *    registered ("a handle of host resource type <name> (component
- *    instance N, handle M)"), ends the host holds, live exception
- *    objects, non-null externref or exnref values in globals and
- *    tables.
+ *    instance N, handle M)"), ends the host holds, non-null externref
+ *    values in globals and tables, an exception of a tag no core
+ *    instance has.  Live exceptions (exnref in globals, tables and
+ *    other exceptions) are written (runtime/wasm/snapshot.h).
  *  - A snapshot of a restored store is the same bytes as the one it
  *    was restored from as long as no time passed for its pending waits
  *    (a monotonic wait is written as the time it has left) and the
@@ -121,7 +124,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 4u
+#define CM_SNAPSHOT_FORMAT 5u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
@@ -148,8 +151,7 @@ uint64_t cm_snap_base_missed(const cm_snap_base *base);
 /*
  * Write a snapshot of s: *out (malloc'd, the caller frees) and *len.
  * Returns 0, or -1 with err (CM_ERR_UNSUPPORTED: not representable yet,
- * or too large; CM_ERR_NOMEM).  s is not changed, except that
- * unreachable exception objects may be collected.
+ * or too large; CM_ERR_NOMEM).  s is not changed.
  */
 int cm_store_snapshot(cm_store *s, const uint8_t sha256[32], uint8_t **out,
 		      size_t *len, cm_error *err);

@@ -28,6 +28,11 @@
  *    exception's address keeps it: collection is conservative, never
  *    unsafe.  Globals and tables are scanned only when their type is
  *    exnref.
+ *  - A snapshot's restore (runtime/wasm/snapshot.c) drops every
+ *    exception and exnref of the store (wasm_store_reset_exns), then
+ *    makes the image's without collecting (wasm_exn_restore: nothing
+ *    holds them until the globals and tables are read), under the same
+ *    limit; the next throw's collection starts from what it made.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - wasm_exn_new: live exceptions of a store stay under
@@ -244,28 +249,12 @@ size_t wasm_store_collect_exns(wasm_store *s)
 	return freed;
 }
 
-wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
-		       uint32_t nslots, uint64_t *work)
+/* Add an exception of `size` bytes (the caller checked the limit). */
+static wasm_exn *exn_add(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+			 uint32_t nslots, size_t size)
 {
-	size_t size = exn_cost(nslots), limit = max_bytes(s);
 	wasm_exn *x;
 
-	*work = 0;
-	if (size == 0 || size > limit)
-		return NULL;
-	if (s->exn_collect_at == 0)
-		after_collection(s, limit, 0);
-	if (collect_first(s, size, limit)) {
-		size_t scanned, n = s->nexns;
-
-		collect(s, &scanned);
-		*work = n + scanned / 8;
-		after_collection(s, limit, scanned);
-	}
-	if (size > limit - s->exn_bytes) {
-		s->exn_refused = true;
-		return NULL;
-	}
 	if (s->nexns == s->exns_cap) {
 		size_t cap = s->exns_cap ? s->exns_cap * 2 : 16;
 		wasm_exn **exns;
@@ -288,4 +277,76 @@ wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
 	s->exns[s->nexns++] = x;
 	s->exn_bytes += size;
 	return x;
+}
+
+wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+		       uint32_t nslots, uint64_t *work)
+{
+	size_t size = exn_cost(nslots), limit = max_bytes(s);
+
+	*work = 0;
+	if (size == 0 || size > limit)
+		return NULL;
+	if (s->exn_collect_at == 0)
+		after_collection(s, limit, 0);
+	if (collect_first(s, size, limit)) {
+		size_t scanned, n = s->nexns;
+
+		collect(s, &scanned);
+		*work = n + scanned / 8;
+		after_collection(s, limit, scanned);
+	}
+	if (size > limit - s->exn_bytes) {
+		s->exn_refused = true;
+		return NULL;
+	}
+	return exn_add(s, tag, slots, nslots, size);
+}
+
+wasm_exn *wasm_exn_restore(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+			   uint32_t nslots)
+{
+	size_t size = exn_cost(nslots), limit = max_bytes(s);
+
+	if (size == 0 || size > limit || size > limit - s->exn_bytes)
+		return NULL;
+	return exn_add(s, tag, slots, nslots, size);
+}
+
+static void null_global(wasm_global_inst *g)
+{
+	if ((uint8_t)g->type.type == WASM_EXNREF)
+		g->slots[0] = (uint64_t)WASM_REF_NULL;
+}
+
+/* The same objects mark_objects reads, their exnrefs nulled. */
+void wasm_store_reset_exns(wasm_store *s)
+{
+	for (size_t i = 0; i < s->nobjs; i++) {
+		const wasm_store_obj *o = &s->objs[i];
+
+		if (o->kind == WASM_OBJ_GLOBAL) {
+			null_global(o->ptr);
+		} else if (o->kind == WASM_OBJ_INSTANCE) {
+			const wasm_instance *inst = o->ptr;
+			const wasm_module *mod = inst->module;
+			uint32_t n = wasm_module_nglobals(mod);
+
+			for (uint32_t k = mod->nimported_globals; k < n; k++)
+				null_global(inst->globals[k]);
+		} else if (o->kind == WASM_OBJ_TABLE) {
+			wasm_table_inst *t = o->ptr;
+
+			if ((uint8_t)t->type.elem == WASM_EXNREF)
+				for (uint64_t k = 0; k < t->size; k++)
+					t->elems[k] = WASM_REF_NULL;
+		}
+	}
+	for (size_t i = 0; i < s->nexns; i++)
+		free(s->exns[i]);
+	s->nexns = 0;
+	s->exn_bytes = 0;
+	s->exn_kept = 0;
+	s->exn_refused = false;
+	s->exn_collect_at = 0; /* recomputed from what the restore made */
 }

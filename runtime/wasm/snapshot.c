@@ -1,9 +1,11 @@
 /*
  * snapshot.c - the core half of a store snapshot (see snapshot.h for the
  * contract and the encoding): write and restore the memories, globals,
- * tables and segment lengths of every module instance of a wasm_store.
+ * tables and segment lengths of every module instance of a wasm_store,
+ * and the exceptions they reach.
  *
- * Instance payload, in order:
+ * Section: u32 ninstances, the heap objects (put_heap), then each
+ * instance's payload, in order:
  *   u32 nfuncs (whole function space), u32 ndefined memories,
  *   u32 ndefined globals, u32 ndefined tables, u32 nelems, u32 ndatas
  *   memory:  u8 is64, u64 min pages, u64 pages, u64 nwritten,
@@ -13,14 +15,20 @@
  *   segment: u32 length (elements, then data)
  * value: i32/f32 u32, i64/f64 u64, v128 u64 lo + u64 hi, reference: ref.
  * ref:   u8 0 null | 1 module function: u32 instance, u32 funcidx,
- *        u32 type id | 2 host function: u32 ordinal, u32 type id.
+ *        u32 type id | 2 host function: u32 ordinal, u32 type id |
+ *        3 heap object (an exnref): u32 its index.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - wasm_snap_put: the output buffer doubles up to b->max, the caller's
  *    bound (CM_SNAPSHOT_MAX_BYTES); past it WASM_SNAP_TOO_LARGE.
  *  - the lookup arrays of wasm_store_snapshot and wasm_store_restore:
  *    one pointer per object the store owns (s->nobjs), which its
- *    instantiation bounded; nothing is sized by the snapshot's counts.
+ *    instantiation bounded; the heap walk's: a few words per live
+ *    exception (max_exception_bytes bounded them) and per tag.
+ *  - restoring heap objects: one pointer per object the snapshot
+ *    lists, which takes 17 bytes at least of what is left, and one
+ *    payload buffer sized by the store's largest tag type; each
+ *    exception counts against the store's max_exception_bytes.
  *  - restore grows memories and tables to the snapshot's sizes only
  *    within the store's limits (max_pages, max); a table is grown only
  *    when the bytes left hold that many elements (one byte each at
@@ -41,6 +49,7 @@ enum {
 	REF_NULL = WASM_SNAP_REF_NULL,
 	REF_WASM = WASM_SNAP_REF_WASM,
 	REF_HOST = WASM_SNAP_REF_HOST,
+	REF_HEAP = WASM_SNAP_REF_HEAP,
 };
 
 /* ---- buffer and reader ----------------------------------------------- */
@@ -438,15 +447,50 @@ static bool lookup(const uintptr_t *sorted, const uint32_t *ord, uint32_t n,
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* The store's exceptions a snapshot writes, each named by its index. */
+typedef struct heapmap {
+	uintptr_t *sorted; /* the store's exceptions by address */
+	uint32_t *index;   /* per sorted one: HEAP_UNSEEN, or its index */
+	wasm_exn **order;  /* the written ones, by index */
+	uint32_t *cursor;  /* heap_visit's stack: (exception, parameter, slot) */
+	uint32_t n, nexns;
+	/* every instance's tags by address, for (instance, index) */
+	uintptr_t *tags;
+	uint32_t (*tag_at)[2];
+	uint32_t ntags;
+} heapmap;
+
+#define HEAP_UNSEEN   UINT32_MAX
+#define HEAP_ON_STACK (UINT32_MAX - 1)
+
 typedef struct writer {
 	wasm_snap_buf *b;
 	objmap map;
+	heapmap heap;
 	char *why;
 	size_t whylen;
 	wasm_snap_base *base; /* NULL: a snapshot without one */
 	bool delta;
 	uint32_t nmem; /* memories written so far */
 } writer;
+
+/* The position of exception x among the store's, or HEAP_UNSEEN. */
+static uint32_t heap_slot(const heapmap *h, uintptr_t x)
+{
+	uint32_t lo = 0, hi = h->nexns;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->sorted[mid] == x)
+			return mid;
+		if (h->sorted[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return HEAP_UNSEEN;
+}
 
 static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
 				const char *where)
@@ -462,11 +506,18 @@ static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
 		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
 				      "not supported yet: an externref in %s",
 				      where);
-	if ((uint8_t)t != WASM_FUNCREF)
-		return wasm_snap_fail(
-			w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-			"not supported yet: an exception reference in %s",
-			where);
+	if ((uint8_t)t == WASM_EXNREF) {
+		/* heap_walk gave every exception reached an index */
+		uint32_t k = heap_slot(&w->heap, (uintptr_t)r);
+
+		if (k == HEAP_UNSEEN || w->heap.index[k] >= HEAP_ON_STACK)
+			return wasm_snap_fail(
+				w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				"an exception of another store in %s", where);
+		wasm_snap_u8(w->b, REF_HEAP);
+		wasm_snap_u32(w->b, w->heap.index[k]);
+		return WASM_SNAP_OK;
+	}
 	if (f->kind == WASM_FUNC_WASM) {
 		if (!lookup(w->map.inst_sorted, w->map.inst_ord, w->map.ninsts,
 			    f->u.wasm.inst, &ord))
@@ -699,6 +750,277 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 	return WASM_SNAP_OK;
 }
 
+/* ---- heap objects: exceptions ------------------------------------------- */
+
+static void heap_free(heapmap *h)
+{
+	free(h->sorted);
+	free(h->index);
+	free(h->order);
+	free(h->cursor);
+	free(h->tags);
+	free(h->tag_at);
+}
+
+static int cmp_tag(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	for (int i = 0; i < 2; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Every instance's tags by address, each named by the first instance
+ * and index (in the store's order) that has it: a tag is shared by the
+ * instances that import it, and a fresh store shares it the same way.
+ */
+static int heap_tags(writer *w)
+{
+	heapmap *h = &w->heap;
+	uint32_t n = 0, k = 0;
+	void **ptrs;
+	uint32_t(*at)[2];
+	uint32_t *ord;
+
+	for (uint32_t i = 0; i < w->map.ninsts; i++)
+		n += wasm_module_ntags(w->map.insts[i]->module);
+	ptrs = calloc(n ? n : 1, sizeof *ptrs);
+	at = calloc(n ? n : 1, sizeof *at);
+	h->tag_at = calloc(n ? n : 1, sizeof *h->tag_at);
+	if (ptrs == NULL || at == NULL || h->tag_at == NULL) {
+		free(ptrs);
+		free(at);
+		return -1;
+	}
+	for (uint32_t i = 0; i < w->map.ninsts; i++) {
+		const wasm_instance *inst = w->map.insts[i];
+
+		for (uint32_t j = 0; j < wasm_module_ntags(inst->module); j++) {
+			ptrs[k] = inst->tags[j];
+			at[k][0] = i;
+			at[k][1] = j;
+			k++;
+		}
+	}
+	/* sort_addrs keeps equal addresses in no set order: take the
+	 * least (instance, index) of each address below */
+	if (sort_addrs(ptrs, n, &h->tags, &ord)) {
+		free(ptrs);
+		free(at);
+		return -1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		h->tag_at[i][0] = at[ord[i]][0];
+		h->tag_at[i][1] = at[ord[i]][1];
+	}
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i + 1;
+
+		while (j < n && h->tags[j] == h->tags[i])
+			j++;
+		qsort(h->tag_at + i, j - i, sizeof *h->tag_at, cmp_tag);
+		i = j;
+	}
+	h->ntags = n;
+	free(ptrs);
+	free(at);
+	free(ord);
+	return 0;
+}
+
+/* The (instance, index) that names tag t; false: no instance has it. */
+static bool heap_tag(const heapmap *h, const wasm_tag *t, uint32_t at[2])
+{
+	uint32_t lo = 0, hi = h->ntags;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->tags[mid] < (uintptr_t)t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == h->ntags || h->tags[lo] != (uintptr_t)t)
+		return false;
+	at[0] = h->tag_at[lo][0];
+	at[1] = h->tag_at[lo][1];
+	return true;
+}
+
+/* Push exception k (HEAP_UNSEEN: not the store's) unless it has an
+ * index already or is on the stack. */
+static wasm_snap_status heap_push(writer *w, uint32_t k, uint32_t *depth,
+				  const char *where)
+{
+	heapmap *h = &w->heap;
+
+	if (k == HEAP_UNSEEN)
+		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				      "an exception of another store in %s",
+				      where);
+	if (h->index[k] == HEAP_ON_STACK) /* exceptions cannot change */
+		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				      "an exception that holds itself");
+	if (h->index[k] != HEAP_UNSEEN)
+		return WASM_SNAP_OK;
+	h->index[k] = HEAP_ON_STACK;
+	h->cursor[3 * *depth] = k;
+	h->cursor[3 * *depth + 1] = 0; /* the next parameter to look at */
+	h->cursor[3 * *depth + 2] = 0; /* and its first slot */
+	++*depth;
+	return WASM_SNAP_OK;
+}
+
+/*
+ * Give exception r and every exception its payload reaches an index,
+ * each after the ones its payload holds: exceptions never change after
+ * they are made, so that order exists, and the restore can make each
+ * from ones it made already.  The walk keeps its own stack, so a chain
+ * as long as the store's exceptions takes no C stack.
+ */
+static wasm_snap_status heap_visit(writer *w, wasm_ref r, const char *where)
+{
+	heapmap *h = &w->heap;
+	uint32_t depth = 0;
+	wasm_snap_status st;
+
+	if (r == WASM_REF_NULL)
+		return WASM_SNAP_OK;
+	st = heap_push(w, heap_slot(h, (uintptr_t)r), &depth, where);
+	while (st == WASM_SNAP_OK && depth > 0) {
+		uint32_t *c = &h->cursor[3 * (depth - 1)];
+		wasm_exn *x = (wasm_exn *)h->sorted[c[0]];
+		const wasm_functype *ft = x->tag->type;
+		uint32_t slot = c[2];
+		wasm_valtype t;
+
+		if (c[1] == ft->nparams) {
+			h->index[c[0]] = h->n;
+			h->order[h->n++] = x;
+			depth--;
+			continue;
+		}
+		t = ft->params[c[1]++];
+		c[2] += wasm_valtype_slots(t);
+		if ((uint8_t)t == WASM_EXNREF &&
+		    x->slots[slot] != (uint64_t)WASM_REF_NULL)
+			st = heap_push(w, heap_slot(h, x->slots[slot]), &depth,
+				       "an exception's payload");
+	}
+	return st;
+}
+
+/* Index every exception the instances' globals and tables reach. */
+static wasm_snap_status heap_roots(writer *w)
+{
+	char where[64];
+	wasm_snap_status st = WASM_SNAP_OK;
+
+	for (uint32_t o = 0; o < w->map.ninsts && st == WASM_SNAP_OK; o++) {
+		const wasm_instance *inst = w->map.insts[o];
+		const wasm_module *m = inst->module;
+
+		for (uint32_t i = 0; i < m->nglobals && st == WASM_SNAP_OK;
+		     i++) {
+			const wasm_global_inst *g =
+				inst->globals[m->nimported_globals + i];
+
+			snprintf(where, sizeof where,
+				 "global %u of core instance %u",
+				 m->nimported_globals + i, o);
+			if ((uint8_t)g->type.type == WASM_EXNREF)
+				st = heap_visit(w, (wasm_ref)g->slots[0],
+						where);
+		}
+		for (uint32_t i = 0; i < m->ntables && st == WASM_SNAP_OK;
+		     i++) {
+			const wasm_table_inst *t =
+				inst->tables[m->nimported_tables + i];
+
+			if ((uint8_t)t->type.elem != WASM_EXNREF)
+				continue;
+			snprintf(where, sizeof where,
+				 "table %u of core instance %u",
+				 m->nimported_tables + i, o);
+			for (uint64_t j = 0; j < t->size && st == WASM_SNAP_OK;
+			     j++)
+				if (j == 0 || t->elems[j] != t->elems[j - 1])
+					st = heap_visit(w, t->elems[j], where);
+		}
+	}
+	return st;
+}
+
+/*
+ * The heap objects (exceptions) the store's globals and tables reach,
+ * in the order heap_visit gives them: u32 count, then each
+ *   u8 kind (WASM_SNAP_HEAP_EXN), u32 instance, u32 tag index, u32 the
+ *   tag's type id, u32 nvalues, nvalues x (u32 valtype, value).
+ * Exceptions nothing reaches (the collector's garbage, a conservative
+ * stack slot's) are left out: the frames a snapshot writes hold no
+ * references (snapshot_exec.c).
+ */
+static wasm_snap_status put_heap(writer *w, wasm_store *s)
+{
+	heapmap *h = &w->heap;
+	wasm_snap_status st;
+	uint32_t *ord = NULL;
+
+	if (s->nexns == 0) {
+		wasm_snap_u32(w->b, 0);
+		return WASM_SNAP_OK;
+	}
+	if (s->nexns >= HEAP_ON_STACK)
+		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				      "%zu exceptions", s->nexns);
+	h->nexns = (uint32_t)s->nexns;
+	h->index = malloc(h->nexns * sizeof *h->index);
+	h->order = malloc(h->nexns * sizeof *h->order);
+	h->cursor = malloc(3 * (size_t)h->nexns * sizeof *h->cursor);
+	if (h->index == NULL || h->order == NULL || h->cursor == NULL ||
+	    sort_addrs((void *const *)s->exns, h->nexns, &h->sorted, &ord) ||
+	    heap_tags(w)) {
+		free(ord);
+		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
+	}
+	free(ord);
+	for (uint32_t i = 0; i < h->nexns; i++)
+		h->index[i] = HEAP_UNSEEN;
+	if ((st = heap_roots(w)))
+		return st;
+	wasm_snap_u32(w->b, h->n);
+	for (uint32_t i = 0; i < h->n && !w->b->failed; i++) {
+		const wasm_exn *x = h->order[i];
+		const wasm_functype *ft = x->tag->type;
+		uint32_t at[2], slot = 0;
+
+		if (!heap_tag(h, x->tag, at))
+			return wasm_snap_fail(
+				w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
+				"not supported yet: an exception of a tag "
+				"no core instance has");
+		wasm_snap_u8(w->b, WASM_SNAP_HEAP_EXN);
+		wasm_snap_u32(w->b, at[0]);
+		wasm_snap_u32(w->b, at[1]);
+		wasm_snap_u32(w->b, x->tag->type_id);
+		wasm_snap_u32(w->b, ft->nparams);
+		for (uint32_t p = 0; p < ft->nparams; p++) {
+			wasm_snap_u32(w->b, ft->params[p]);
+			st = put_value(w, ft->params[p], x->slots + slot,
+				       "an exception's payload");
+			if (st)
+				return st;
+			slot += wasm_valtype_slots(ft->params[p]);
+		}
+	}
+	return WASM_SNAP_OK;
+}
+
 wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b, char *why,
 				     size_t whylen)
 {
@@ -718,14 +1040,6 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 
 	if (base)
 		wasm_snap_base_abort(base); /* what an earlier write left */
-	/* Exceptions nothing reaches go first; any left are live. */
-	if (s->nexns)
-		wasm_store_collect_exns(s);
-	if (s->nexns)
-		return wasm_snap_fail(
-			why, whylen, WASM_SNAP_UNSUPPORTED,
-			"not supported yet: %zu live exception object(s)",
-			s->nexns);
 	st = objmap_build(s, &w.map, why, whylen);
 	if (st == WASM_SNAP_OK &&
 	    (sort_addrs((void *const *)w.map.insts, w.map.ninsts,
@@ -736,11 +1050,13 @@ wasm_snap_status wasm_store_snapshot_base(wasm_store *s, wasm_snap_buf *b,
 				    "out of memory");
 	if (st == WASM_SNAP_OK) {
 		wasm_snap_u32(b, w.map.ninsts);
+		st = put_heap(&w, s);
 		for (uint32_t i = 0; i < w.map.ninsts && st == WASM_SNAP_OK;
 		     i++)
 			st = put_instance(&w, i, w.map.insts[i]);
 	}
 	objmap_free(&w.map);
+	heap_free(&w.heap);
 	if (st == WASM_SNAP_OK && b->failed)
 		st = wasm_snap_fail(
 			why, whylen, b->failed,
@@ -761,7 +1077,9 @@ typedef struct reader {
 	objmap map;
 	char *why;
 	size_t whylen;
-	bool delta; /* unlisted pages keep their contents */
+	bool delta;	/* unlisted pages keep their contents */
+	wasm_exn **heap; /* the heap objects made so far */
+	uint32_t ready;	/* how many */
 } reader;
 
 #define TRUNCATED(rd)                                                          \
@@ -788,6 +1106,17 @@ static wasm_snap_status get_ref(reader *rd, wasm_valtype t, wasm_ref *out,
 				rd->why, rd->whylen, WASM_SNAP_MALFORMED,
 				"%s: null in a non-nullable slot", where);
 		*out = WASM_REF_NULL;
+		return WASM_SNAP_OK;
+	}
+	if (tag == REF_HEAP && (uint8_t)t == WASM_EXNREF) {
+		/* only one made already: a payload names earlier ones */
+		if (!wasm_snap_get_u32(rd->r, &a))
+			return TRUNCATED(rd);
+		if (a >= rd->ready)
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_MALFORMED,
+					      "%s: no exception %u", where, a);
+		*out = (wasm_ref)rd->heap[a];
 		return WASM_SNAP_OK;
 	}
 	if ((tag != REF_WASM && tag != REF_HOST) || (uint8_t)t != WASM_FUNCREF)
@@ -1064,6 +1393,110 @@ static wasm_snap_status get_instance(reader *rd, uint32_t ord,
 	return WASM_SNAP_OK;
 }
 
+/* One exception of the heap objects (put_heap), as rd->heap[rd->ready]. */
+static wasm_snap_status get_exn(reader *rd, wasm_store *s, uint64_t *slots)
+{
+	uint32_t io, ti, tid, nv, nslots = 0;
+	const wasm_instance *inst;
+	const wasm_functype *ft;
+	wasm_tag *tag;
+	char where[64];
+	wasm_snap_status st;
+
+	snprintf(where, sizeof where, "exception %u", rd->ready);
+	if (!wasm_snap_get_u32(rd->r, &io) || !wasm_snap_get_u32(rd->r, &ti) ||
+	    !wasm_snap_get_u32(rd->r, &tid) || !wasm_snap_get_u32(rd->r, &nv))
+		return TRUNCATED(rd);
+	if (io >= rd->map.ninsts ||
+	    ti >= wasm_module_ntags((inst = rd->map.insts[io])->module))
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				      "%s: no tag %u in core instance %u",
+				      where, ti, io);
+	tag = inst->tags[ti];
+	ft = tag->type;
+	if (tag->type_id != tid)
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				      "%s: its tag's type differs", where);
+	if (nv != ft->nparams)
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MALFORMED,
+				      "%s: %u values, its tag has %u", where,
+				      nv, ft->nparams);
+	for (uint32_t p = 0; p < nv; p++) {
+		uint32_t vt;
+
+		if (!wasm_snap_get_u32(rd->r, &vt))
+			return TRUNCATED(rd);
+		if (vt != ft->params[p])
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_MALFORMED,
+					      "%s: value %u of the wrong type",
+					      where, p);
+		st = get_value(rd, vt, slots + nslots, where);
+		if (st)
+			return st;
+		nslots += wasm_valtype_slots(vt);
+	}
+	rd->heap[rd->ready] = wasm_exn_restore(s, tag, slots, nslots);
+	if (rd->heap[rd->ready] == NULL)
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
+				      "%s: the live exceptions would pass "
+				      "the store's limit (or out of memory)",
+				      where);
+	rd->ready++;
+	return WASM_SNAP_OK;
+}
+
+/*
+ * The heap objects (put_heap), made again in their order; the store's
+ * own exceptions go first, with every exnref that held them: the
+ * sections after these write every exnref of the store again.
+ */
+static wasm_snap_status get_heap(reader *rd, wasm_store *s)
+{
+	uint32_t n, most = 0;
+	uint64_t *slots;
+	wasm_snap_status st = WASM_SNAP_OK;
+
+	if (!wasm_snap_get_u32(rd->r, &n))
+		return TRUNCATED(rd);
+	/* an object takes 17 bytes at least */
+	if (n > wasm_snap_left(rd->r) / 17)
+		return TRUNCATED(rd);
+	wasm_store_reset_exns(s);
+	if (n == 0)
+		return WASM_SNAP_OK;
+	/* the payload's slots: at most two a parameter of any tag */
+	for (uint32_t i = 0; i < rd->map.ninsts; i++) {
+		const wasm_instance *inst = rd->map.insts[i];
+
+		for (uint32_t j = 0; j < wasm_module_ntags(inst->module); j++)
+			if (inst->tags[j]->type->nparams > most)
+				most = inst->tags[j]->type->nparams;
+	}
+	rd->heap = malloc((size_t)n * sizeof *rd->heap);
+	slots = calloc(2 * (size_t)most + 2, sizeof *slots);
+	if (rd->heap == NULL || slots == NULL) {
+		free(slots);
+		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
+	}
+	for (uint32_t k = 0; k < n && st == WASM_SNAP_OK; k++) {
+		uint8_t kind;
+
+		if (!wasm_snap_get_u8(rd->r, &kind))
+			st = TRUNCATED(rd);
+		else if (kind != WASM_SNAP_HEAP_EXN)
+			st = wasm_snap_fail(rd->why, rd->whylen,
+					    WASM_SNAP_MALFORMED,
+					    "heap object %u: unknown kind %u", k,
+					    kind);
+		else
+			st = get_exn(rd, s, slots);
+	}
+	free(slots);
+	return st;
+}
+
 static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
 				char *why, size_t whylen)
 {
@@ -1077,6 +1510,8 @@ static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
 		st = wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
 				    "%u core instances, the store has %u", n,
 				    rd.map.ninsts);
+	if (st == WASM_SNAP_OK)
+		st = get_heap(&rd, s);
 	for (uint32_t i = 0; st == WASM_SNAP_OK && i < n; i++)
 		st = get_instance(&rd, i, rd.map.insts[i]);
 	if (st == WASM_SNAP_OK && wasm_snap_left(r) != 0)
@@ -1084,6 +1519,7 @@ static wasm_snap_status restore(wasm_store *s, wasm_snap_reader *r, bool delta,
 				    "%zu bytes past the core section's end",
 				    wasm_snap_left(r));
 	objmap_free(&rd.map);
+	free(rd.heap);
 	return st;
 }
 

@@ -18,17 +18,30 @@
  *    host functions for a host function (canon lower trampolines and
  *    built-ins, which instantiation also makes in a fixed order), each
  *    with its store type id as a check.
- *  - What is refused ("not supported yet: ..."): a non-null externref or
- *    exnref in a global or a table, live exception objects, core objects
- *    the host made outside of an instance (wasm_memory_new and friends).
+ *  - Heap objects, before the instances: the exceptions (exnref) the
+ *    instances' globals and tables reach, directly or through other
+ *    exceptions' payloads, each as its tag (the first instance and tag
+ *    index that has it) and its payload as typed values, in an order
+ *    where a payload only names earlier ones (exceptions never change
+ *    once made); an exnref is the index of its object.  Exceptions
+ *    nothing reaches are not written.  The kinds are tagged, so a GC
+ *    heap's objects can join them (since format 5).
+ *  - What is refused ("not supported yet: ..."): a non-null externref in
+ *    a global or a table, an exception of a tag no instance has, core
+ *    objects the host made outside of an instance (wasm_memory_new and
+ *    friends).
  *  - Restoring writes the snapshot over a store freshly instantiated
  *    from the same component: the shapes must match exactly (instances,
  *    their numbers of functions, memories, globals, tables and segments,
  *    each memory's index type and minimum, each global's and table's
  *    type); memories and tables may only grow to the snapshot's sizes,
  *    within the store's limits.  Every count, length and index is
- *    checked against the bytes left and the fresh store; a bad snapshot
- *    is an error, never an abort.  On an error the store is left partly
+ *    checked against the bytes left and the fresh store (an exception's
+ *    tag type, each payload value's type, an exnref only to an object
+ *    made before it, the store's max_exception_bytes); a bad snapshot
+ *    is an error, never an abort.  The fresh store's own exceptions are
+ *    dropped first (wasm_store_reset_exns): every exnref is written
+ *    again.  On an error the store is left partly
  *    overwritten: the caller must free it.
  *
  *  - Deltas (durability "commit"): the same section written against a
@@ -87,13 +100,20 @@ bool wasm_snap_get_u64(wasm_snap_reader *r, uint64_t *v);
 /* A pointer to the next n bytes (and skip them), or NULL. */
 const uint8_t *wasm_snap_take(wasm_snap_reader *r, size_t n);
 
-/* How a function reference is tagged (u8): null, a module's function
- * (then u32 instance, u32 function), a host function (then u32 ordinal);
- * both non-null ones end with the u32 store type id. */
+/* How a reference is tagged (u8): null, a module's function (then u32
+ * instance, u32 function), a host function (then u32 ordinal), both
+ * ending with the u32 store type id; a heap object (an exception: then
+ * u32 its index in the core section's heap objects). */
 enum {
 	WASM_SNAP_REF_NULL = 0,
 	WASM_SNAP_REF_WASM = 1,
 	WASM_SNAP_REF_HOST = 2,
+	WASM_SNAP_REF_HEAP = 3,
+};
+
+/* A heap object's kind (u8): an exception.  A GC heap adds kinds. */
+enum {
+	WASM_SNAP_HEAP_EXN = 1,
 };
 
 /* Whether a page (WASM_PAGE_SIZE bytes) is all zero. */
@@ -163,7 +183,7 @@ void wasm_snap_base_abort(wasm_snap_base *base);
 
 /*
  * Append the core state of s to b (see the contract).  why gets the
- * reason of a failure.  May collect unreachable exception objects first.
+ * reason of a failure.  s is not changed.
  */
 wasm_snap_status wasm_store_snapshot(wasm_store *s, wasm_snap_buf *b,
 				     char *why, size_t whylen);

@@ -17,8 +17,9 @@
  *    left out, as a full snapshot leaves them out.  So the result is
  *    byte for byte the core section a full snapshot of the store after
  *    the delta would hold.
- *  - Globals, tables and segment lengths: the newer section's, copied
- *    (a delta writes them whole).
+ *  - Heap objects (exceptions), globals, tables and segment lengths:
+ *    the newer section's, copied (a delta writes them whole, and its
+ *    references name its own heap objects).
  *  - The two sections must have the same shape (instances, and each
  *    instance's counts of functions, memories, globals, tables and
  *    segments; each memory's index type and minimum) and a memory may
@@ -64,6 +65,8 @@ static bool skip_ref(wasm_snap_reader *r)
 		return wasm_snap_take(r, 12) != NULL;
 	case WASM_SNAP_REF_HOST:
 		return wasm_snap_take(r, 8) != NULL;
+	case WASM_SNAP_REF_HEAP:
+		return wasm_snap_take(r, 4) != NULL;
 	default:
 		return false;
 	}
@@ -93,6 +96,27 @@ static bool skip_global(wasm_snap_reader *r)
 
 	return wasm_snap_get_u32(r, &type) && wasm_snap_get_u8(r, &mut) &&
 	       skip_value(r, type);
+}
+
+/* Skip the heap objects (exceptions: kind, instance, tag, its type id,
+ * then typed values). */
+static bool skip_heap(wasm_snap_reader *r)
+{
+	uint32_t n, nv, vt;
+	uint8_t kind;
+
+	if (!wasm_snap_get_u32(r, &n) || n > wasm_snap_left(r) / 17)
+		return false;
+	for (uint32_t k = 0; k < n; k++) {
+		if (!wasm_snap_get_u8(r, &kind) || kind != WASM_SNAP_HEAP_EXN ||
+		    wasm_snap_take(r, 12) == NULL ||
+		    !wasm_snap_get_u32(r, &nv) || nv > wasm_snap_left(r) / 5)
+			return false;
+		for (uint32_t i = 0; i < nv; i++)
+			if (!wasm_snap_get_u32(r, &vt) || !skip_value(r, vt))
+				return false;
+	}
+	return true;
 }
 
 /* Skip a table (element type, size, runs of elements). */
@@ -193,6 +217,17 @@ static void copy_newer(fold *f, size_t from)
 	wasm_snap_put(f->out, f->newer->p + from, f->newer->off - from);
 }
 
+/* The heap objects: the newer's (its references name them). */
+static wasm_snap_status fold_heap(fold *f)
+{
+	size_t from = f->newer->off;
+
+	if (!skip_heap(f->older) || !skip_heap(f->newer))
+		return TRUNC(f, "a");
+	copy_newer(f, from);
+	return WASM_SNAP_OK;
+}
+
 static wasm_snap_status fold_instance(fold *f, uint32_t ord)
 {
 	uint32_t so[6], sn[6];
@@ -248,6 +283,7 @@ wasm_snap_status wasm_snap_fold_core(wasm_snap_reader *older,
 		return wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
 				      "%u core instances against %u", no, nn);
 	wasm_snap_u32(out, nn);
+	st = fold_heap(&f);
 	for (uint32_t i = 0; i < nn && st == WASM_SNAP_OK && !out->failed; i++)
 		st = fold_instance(&f, i);
 	if (st == WASM_SNAP_OK && !out->failed &&

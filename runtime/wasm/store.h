@@ -198,6 +198,22 @@ wasm_exn *wasm_exn_new(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
  */
 size_t wasm_store_collect_exns(wasm_store *s);
 
+/*
+ * For a restore (runtime/wasm/snapshot.c), which writes every exnref of
+ * the store again: null every exnref slot of the store's globals and
+ * tables and free every exception.
+ */
+void wasm_store_reset_exns(wasm_store *s);
+
+/*
+ * An exception a restore makes: as wasm_exn_new, but it never collects
+ * (the ones the restore made before are not reachable yet: nothing
+ * holds them until the globals and tables are read).  NULL when out of
+ * memory or when the live exceptions would pass max_exception_bytes.
+ */
+wasm_exn *wasm_exn_restore(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
+			   uint32_t nslots);
+
 /* ---- instances --------------------------------------------------------- */
 
 /* An element segment instance: its references; len becomes 0 on drop. */

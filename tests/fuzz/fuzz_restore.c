@@ -22,7 +22,11 @@
  *             pending host call, on a virtual clock), 3
  *             tests/guests/async/gate (the host's calls in flight: one
  *             waiting on a clock with backpressure up, one at the
- *             entry gate, which the restore cancels);
+ *             entry gate, which the restore cancels); with bit 6 set,
+ *             4 tests/guests/exn (live exceptions: a chain of them in
+ *             a global, each holding the one before, others in a
+ *             table, one carrying a funcref; numbers past the last
+ *             guest wrap around);
  *   bit 4     keep the checksum as the patches leave it (else it is
  *             fixed up, so the patches reach the sections' parsers).
  * A patch input: a little-endian u16 of bytes to cut from the end, then
@@ -73,13 +77,14 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-enum { G_VALUES, G_CALC, G_TICKER, G_GATE, NGUESTS };
+enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, NGUESTS };
 
 static guest guests[NGUESTS] = {
 	{.path = "tests/guests/values/values.wasm"},
 	{.path = "tests/guests/wasi/calc.component.wasm"},
 	{.path = "tests/guests/ticker/ticker.wasm"},
 	{.path = "tests/guests/async/gate.wasm"},
+	{.path = "tests/guests/exn/exn.wasm"},
 };
 
 /* The ticker's clock: it moves only when the target moves it. */
@@ -242,6 +247,22 @@ static int exercise(live *v, int which, const char *word)
 		return rc | call(v, NULL, "count", NULL, 0);
 	}
 
+	if (which == G_EXN) {
+		/* the seed keeps 1..5 and a function; each call one more;
+		 * every payload is read back */
+		rc = 0;
+		for (uint32_t k = 1; k <= (strcmp(word, "seed") ? 1 : 5);
+		     k++) {
+			a[0] = cm_val_u32(k + (uint32_t)strlen(word));
+			rc |= call(v, NULL, "keep", a, 1);
+		}
+		if (strcmp(word, "seed") == 0)
+			rc |= call(v, NULL, "keep-fn", NULL, 0);
+		rc |= call(v, NULL, "sum", NULL, 0);
+		rc |= call(v, NULL, "count", NULL, 0);
+		return rc | call(v, NULL, "call-kept", NULL, 0);
+	}
+
 	if (which == G_TICKER) {
 		/* the first time it starts; later, start() is refused or
 		 * starts a second task: either way the store works */
@@ -357,7 +378,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&err, 0, sizeof err);
 	init();
 	mode = data[0] & 3;
-	which = data[0] >> 2 & 3;
+	which = ((data[0] >> 2 & 3) | (data[0] >> 4 & 4)) % NGUESTS;
 	fix = !(data[0] & 16);
 	g = &guests[which];
 	if (!live_open(&v, g->c))

@@ -439,6 +439,180 @@ START_TEST(test_not_supported_yet)
 }
 END_TEST
 
+/* ---- live exception objects: the exn guest ------------------------------ */
+
+static uint32_t exn_u32(live *v, const char *name)
+{
+	return (uint32_t)call(v, NULL, name, NULL, 0).u.u;
+}
+
+static void exn_keep(live *v, uint32_t n)
+{
+	cm_val arg = cm_val_u32(n);
+
+	call(v, NULL, "keep", &arg, 1);
+}
+
+/* The count of heap objects an image's core section writes: after the
+ * header (48), the section's head (12) and the instance count (4). */
+static uint32_t heap_objects(const uint8_t *p, size_t n)
+{
+	ck_assert_uint_ge(n, 68);
+	return (uint32_t)p[64] | (uint32_t)p[65] << 8 | (uint32_t)p[66] << 16 |
+	       (uint32_t)p[67] << 24;
+}
+
+/* sum() of the guest after keep(1..n): the chain's n's, and 1000 x 2k
+ * for each k the table's four slots hold last (k % 4). */
+static uint32_t exn_sum(uint32_t n)
+{
+	uint32_t sum = n * (n + 1) / 2;
+
+	for (uint32_t k = n > 4 ? n - 3 : 1; k <= n; k++)
+		sum += 1000 * 2 * k;
+	return sum;
+}
+
+/*
+ * Live exceptions (issue 22 point 1): a chain of exceptions each holding
+ * the one before in its payload (a global), ones of an i32 and a v128 in
+ * a table, one carrying a funcref.  Restored, every payload reads back
+ * (sum, count, call-kept), the restored store's image is the same bytes,
+ * the store goes on linking new ones to the restored chain, and only
+ * the exceptions something reaches are written (the two the table no
+ * longer holds are not; once cleared, none is).
+ */
+START_TEST(test_exceptions_round_trip)
+{
+	cm_component *c = load_guest("exn/exn.wasm");
+	live a, b;
+	uint8_t *s0, *s1, *s2, *s3;
+	size_t n0, n1, n2, n3;
+	cm_error err;
+
+	live_open(&a, c);
+	s0 = snap(&a, SHA_A, &n0);
+	for (uint32_t n = 1; n <= 6; n++)
+		exn_keep(&a, n);
+	call(&a, NULL, "keep-fn", NULL, 0);
+	ck_assert_uint_eq(exn_u32(&a, "sum"), exn_sum(6));
+	s1 = snap(&a, SHA_A, &n1);
+	ck_assert_uint_gt(n1, n0);
+
+	live_open(&b, c);
+	if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
+		ck_abort_msg("restore: %s", err.msg);
+	/* the chain's 6, the table's 4, the function's 1 */
+	ck_assert_uint_eq(b.s->wasm->nexns, 11);
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	ck_assert_uint_eq(exn_u32(&b, "sum"), exn_sum(6));
+	ck_assert_uint_eq(exn_u32(&b, "count"), 6);
+	ck_assert_uint_eq(exn_u32(&b, "call-kept"), 7);
+	exn_keep(&b, 7);
+	exn_keep(&a, 7);
+	ck_assert_uint_eq(exn_u32(&b, "sum"), exn_sum(7));
+	ck_assert_uint_eq(exn_u32(&b, "count"), 7);
+
+	call(&b, NULL, "clear", NULL, 0);
+	ck_assert_uint_eq(exn_u32(&b, "call-kept"), 0);
+	s3 = snap(&b, SHA_A, &n3);
+	ck_assert_uint_eq(heap_objects(s0, n0), 0);
+	ck_assert_uint_eq(heap_objects(s1, n1), 11);
+	ck_assert_uint_eq(heap_objects(s3, n3), 0);
+	free(s0);
+	free(s1);
+	free(s2);
+	free(s3);
+	live_close(&a);
+	live_close(&b);
+	cm_component_free(c);
+}
+END_TEST
+
+/* Whether a call of export name succeeds (a forged store may trap). */
+static bool exn_try(live *v, const char *name, const cm_val *args,
+		    uint32_t nargs)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, name);
+	cm_val res[1];
+	uint32_t nres = 0;
+	cm_error err;
+
+	ck_assert_ptr_nonnull(f);
+	return cm_invoke(v->s, f, args, nargs, res, &nres, &err) == 0;
+}
+
+/*
+ * What a restore of exceptions refuses: a store whose limit the
+ * exceptions would pass (its own limit, not the writer's), every
+ * prefix, and bits flipped with the checksum forged: refused, or a store
+ * whose every payload reads back without a crash (the restore checks
+ * each value against its tag's type and each exnref names an earlier
+ * exception, so a forged one cannot be a cycle or a wild pointer).
+ */
+START_TEST(test_exceptions_refused)
+{
+	cm_component *c = load_guest("exn/exn.wasm");
+	live a, b;
+	uint8_t *s1, *bad;
+	size_t n1;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int ok = 0;
+	cm_error err;
+
+	live_open(&a, c);
+	for (uint32_t n = 1; n <= 40; n++)
+		exn_keep(&a, n);
+	call(&a, NULL, "keep-fn", NULL, 0);
+	s1 = snap(&a, SHA_A, &n1);
+
+	live_open(&b, c);
+	b.s->wasm->limits.max_exception_bytes = 1024;
+	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_msg(strstr(err.msg, "would pass the store's limit") != NULL,
+		      "%s", err.msg);
+	live_close(&b);
+
+	bad = malloc(n1);
+	ck_assert_ptr_nonnull(bad);
+	for (size_t k = 0; k < n1; k += 7) {
+		live_open(&b, c);
+		memcpy(bad, s1, k);
+		ck_assert_msg(cm_store_restore(b.s, SHA_A, bad, k, &err) != 0,
+			      "a prefix of %zu bytes restored", k);
+		live_close(&b);
+	}
+	for (int i = 0; i < 2000; i++) {
+		memcpy(bad, s1, n1);
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		/* the core section: past the header and its section head */
+		bad[60 + rng % (n1 - 68)] ^= (uint8_t)(1u << (rng >> 60 & 7));
+		fix_checksum(bad, n1);
+		live_open(&b, c);
+		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+			cm_val arg = cm_val_u32(99);
+
+			ok++;
+			exn_try(&b, "sum", NULL, 0);
+			exn_try(&b, "count", NULL, 0);
+			exn_try(&b, "call-kept", NULL, 0);
+			exn_try(&b, "keep", &arg, 1);
+		}
+		live_close(&b);
+	}
+	/* most flips land in payload values, which restore as others */
+	ck_assert_int_gt(ok, 0);
+	free(bad);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
 /* ---- live async state: the ticker ------------------------------------- */
 
 /*
@@ -882,6 +1056,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_truncations_and_flips);
 	tcase_add_test(tc, test_values_sampled_prefixes);
 	tcase_add_test(tc, test_not_supported_yet);
+	tcase_add_test(tc, test_exceptions_round_trip);
+	tcase_add_test(tc, test_exceptions_refused);
 	tcase_add_test(tc, test_ticker_round_trip);
 	tcase_add_test(tc, test_ticker_truncations_and_flips);
 	tcase_add_test(tc, test_park_settled_round_trip);

@@ -81,8 +81,9 @@ static void same_memory(const cm_store *x, const cm_store *y)
  * pages, at the start of the core section's first instance. */
 static uint64_t pages_listed(const image *im)
 {
-	/* header 48, section tag 4 + length 8, ninstances 4, shape 24 */
-	return image_u64(im, 48 + 12 + 4 + 24 + 1 + 8 + 8);
+	/* header 48, section tag 4 + length 8, ninstances 4, heap objects
+	 * 4 (none), shape 24 */
+	return image_u64(im, 48 + 12 + 4 + 4 + 24 + 1 + 8 + 8);
 }
 
 static void restore_chain(live *v, const image *chain, size_t n)
@@ -326,6 +327,82 @@ START_TEST(test_fold_is_the_full_snapshot)
 }
 END_TEST
 
+static uint32_t exn_call(live *v, const char *name, int arg)
+{
+	cm_val a = cm_val_u32(arg >= 0 ? (uint32_t)arg : 0);
+
+	return (uint32_t)call(v, NULL, name, arg >= 0 ? &a : NULL,
+			      arg >= 0 ? 1 : 0)
+		.u.u;
+}
+
+/*
+ * Live exceptions under deltas (tests/guests/exn): a delta writes the
+ * store's live exceptions whole and its references name its own, so a
+ * chain whose deltas add, drop and replace them restores to the state
+ * at its end, with none of the ones the earlier images held left over
+ * (the restore drops a store's exceptions before it makes an image's),
+ * and its fold is byte for byte the full snapshot.
+ */
+START_TEST(test_exceptions_in_deltas)
+{
+	cm_component *c = load_guest("exn/exn.wasm");
+	cm_snap_base *base = cm_snap_base_new(), *other = cm_snap_base_new();
+	image chain[4], folded, next, full;
+	live a, b;
+
+	ck_assert_ptr_nonnull(base);
+	ck_assert_ptr_nonnull(other);
+	live_open(&a, c);
+	for (int n = 1; n <= 3; n++)
+		exn_call(&a, "keep", n);
+	chain[0] = take(&a, base, false);
+	exn_call(&a, "keep", 4);
+	exn_call(&a, "keep-fn", -1);
+	chain[1] = take(&a, base, true);
+	exn_call(&a, "clear", -1);
+	chain[2] = take(&a, base, true);
+	exn_call(&a, "keep", 9);
+	chain[3] = take(&a, base, true);
+	/* (before any call: the fold is compared with it) */
+	full = take(&a, other, false);
+	/* the chain holds ($link null 9), slot 1 ($e 9): 9 + 1000 x 18 */
+	ck_assert_uint_eq(exn_call(&a, "sum", -1), 18009);
+
+	live_open(&b, c);
+	restore_chain(&b, chain, 4);
+	ck_assert_uint_eq(b.s->wasm->nexns, 2);
+	ck_assert_uint_eq(exn_call(&b, "sum", -1), 18009);
+	ck_assert_uint_eq(exn_call(&b, "count", -1), 1);
+	ck_assert_uint_eq(exn_call(&b, "call-kept", -1), 0);
+	/* a chain ending with the function's exception */
+	live_close(&b);
+	live_open(&b, c);
+	restore_chain(&b, chain, 2);
+	ck_assert_uint_eq(exn_call(&b, "call-kept", -1), 7);
+	ck_assert_uint_eq(exn_call(&b, "count", -1), 4);
+
+	folded = chain[0];
+	for (size_t i = 1; i < 4; i++) {
+		next = fold(&folded, &chain[i]);
+		if (i > 1)
+			free(folded.p);
+		folded = next;
+	}
+	ck_assert_uint_eq(folded.n, full.n);
+	ck_assert_mem_eq(folded.p, full.p, full.n);
+	for (size_t i = 0; i < 4; i++)
+		free(chain[i].p);
+	free(folded.p);
+	free(full.p);
+	cm_snap_base_free(base);
+	cm_snap_base_free(other);
+	live_close(&a);
+	live_close(&b);
+	cm_component_free(c);
+}
+END_TEST
+
 /* What a fold refuses: the wrong kinds of image, another component, a
  * corrupted or cut image (never an abort). */
 START_TEST(test_fold_refuses)
@@ -452,6 +529,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_delta_needs_a_base);
 	tcase_add_test(tc, test_fold_is_the_full_snapshot);
 	tcase_add_test(tc, test_fold_refuses);
+	tcase_add_test(tc, test_exceptions_in_deltas);
 	tcase_add_test(tc, test_page_hash_sees_cancelling_changes);
 	suite_add_tcase(s, tc);
 	return s;

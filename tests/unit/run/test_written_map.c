@@ -41,12 +41,12 @@ static image take(live *v, cm_snap_base *base, bool delta)
 /*
  * The pages memory `which` (0 or 1) of the guest's one core instance
  * lists, as a bit set (pages below 64): header 48, section head 12,
- * the instance count 4, its shape 24, then each memory: is64 1, min 8,
- * pages 8, n 8 and n (index, page).
+ * the instance count 4, the heap objects' count 4 (none), its shape 24,
+ * then each memory: is64 1, min 8, pages 8, n 8 and n (index, page).
  */
 static uint64_t listed(const image *im, int which)
 {
-	size_t at = 48 + 12 + 4 + 24;
+	size_t at = 48 + 12 + 4 + 4 + 24;
 	uint64_t set = 0;
 
 	for (int m = 0; m <= which; m++) {
@@ -184,12 +184,13 @@ START_TEST(test_idle_store_reads_no_page)
 END_TEST
 
 /* The core pages a delta section of wasm_store_snapshot_base lists for
- * memory 0 (the section alone: no header, no section head). */
+ * memory 0 (the section alone: no header, no section head; the instance
+ * count, the heap objects' count, the instance's shape). */
 static uint64_t core_listed(const wasm_snap_buf *b)
 {
 	image im = {b->p, b->len};
 	uint64_t set = 0, n;
-	size_t at = 4 + 24;
+	size_t at = 4 + 4 + 24;
 
 	n = image_u64(&im, at + 1 + 8 + 8);
 	at += 1 + 8 + 8 + 8;
