@@ -144,7 +144,7 @@ check "a pass within the limits says why it removed nothing" \
 # long enough for two passes by clients under Valgrind (HOSTEL_SLOW)
 H call sl "sleep($((3000 > 1500 * ${HOSTEL_SLOW:-1} ? 3000 : 1500 * ${HOSTEL_SLOW:-1})))" >/dev/null 2>&1 &
 SPID=$!
-wait_for 5 sl_started
+wait_for $((5 * ${HOSTEL_SLOW:-1})) sl_started
 SID=$(q "SELECT call FROM events WHERE service = 'sl' AND kind = 'call.started'")
 sleep 1.2
 H history prune --service sl --keep-events 0 --keep-age 1 >/dev/null 2>&1
