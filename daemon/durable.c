@@ -134,14 +134,16 @@ static void verify_maps(struct service *s)
 	abort();
 }
 
-/* How long images may be refused for threads stopped out of fuel before
- * the refusal is logged and recorded (docs/limits.md). */
+/* How long images may be refused while a thread is stopped out of fuel
+ * before the refusal is logged and recorded (docs/limits.md). */
 #define IMAGE_TRANSIENT_MS 10000u
 
 /*
- * A refusal: the first of a run is logged and recorded.  A thread
- * stopped out of fuel mid-code (a call or task longer than a turn)
- * passes by itself with its next turns: only a run of them longer than
+ * A refusal: the first of a run is logged and recorded.  A thread of
+ * background work stopped out of fuel mid-code is written where it
+ * stopped; the stops the format cannot write (a call in flight's, a
+ * tail call's, a frame holding references) pass by themselves with its
+ * next turns: only a run of refusals while one is stopped longer than
  * IMAGE_TRANSIENT_MS is (a debug line before).
  */
 static void capture_refused(struct service *s, const char *trigger,
@@ -280,7 +282,7 @@ void durable_capture_all(struct daemon *d)
 		if (capture(s, "commit", false, &bytes, why, sizeof(why))) {
 			capture_refused(s, "commit", why);
 			/* (a refusal found before any page was read, a
-			 * thread stopped out of fuel, costs nothing: no
+			 * thread inside guest code, costs nothing: no
 			 * pause for it) */
 			if (full &&
 			    service_mono_ns() - now > FULL_RETRY_COST_NS) {

@@ -34,14 +34,15 @@
  *    that.
  *  - Calls in flight across a commit are in its image (run/snapshot.h):
  *    after a crash each goes on as a call whose client left, answering
- *    nobody (the history recovered it as call.interrupted).  A store
- *    the format cannot represent at that moment (a thread stopped out
- *    of fuel mid-code: "not supported yet") is
- *    captured at the next commit that finds it representable; the
- *    first refusal of a run of them is logged and recorded
- *    (store.snapshot_failed, trigger "commit"; for a thread stopped
- *    out of fuel, a call longer than a turn, only a run of them past
- *    IMAGE_TRANSIENT_MS), and its recovery logged.  A restored call in
+ *    nobody (the history recovered it as call.interrupted); background
+ *    work longer than a turn is written where the fuel stopped it.  A
+ *    store the format cannot represent at that moment (a call in
+ *    flight stopped out of fuel mid-code, a suspended frame of a
+ *    function that holds references: "not supported yet") is captured
+ *    at the next commit that finds it representable; the first refusal
+ *    of a run of them is logged and recorded (store.snapshot_failed,
+ *    trigger "commit"; while a thread is stopped out of fuel, only a
+ *    run of them past IMAGE_TRANSIENT_MS), and its recovery logged.  A restored call in
  *    flight has no deadline, fuel budget or Cancel any more (its call
  *    is over for hosteld): it runs under the service's turns as
  *    background work does.  A crash in a run of refusals comes back

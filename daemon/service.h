@@ -197,7 +197,7 @@ struct service {
 	bool image_dirty, image_failing, image_compact;
 	/* a failed full image waits until image_retry_ns (monotonic) */
 	uint64_t image_retry_ns, image_backoff_ms;
-	/* since when images were refused for a thread stopped out of fuel
+	/* since when images were refused while a thread was stopped out of fuel
 	 * (0: they were not; durable.c IMAGE_TRANSIENT_MS) */
 	uint64_t image_transient_ns;
 	/* durability stop with an interval: the timer of the next one */

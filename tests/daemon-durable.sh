@@ -247,6 +247,17 @@ for n in 1 2 3; do H call exns "keep($n)" >/dev/null 2>&1; done
 H call exns 'keep-fn()' >/dev/null 2>&1
 check "the exceptions guest keeps its exceptions (sum 12006)" \
 	eq "$(H call exns 'sum()' 2>&1)" 12006
+# Background work longer than a turn (tests/guests/loop start-crunch:
+# it returns, then its task crunches for seconds) is in the image of the
+# commit of its return, where the fuel stopped it: after SIGKILL it goes
+# on and ends with the value it would have had.  (Before, images were
+# refused while it ran, and the kill came back to the store before it.)
+LOOP=$S/tests/guests/loop/loop.wasm
+CRUNCH=$((150000000 / ${HOSTEL_SLOW:-1}))
+crunched=$("$HOSTEL" run --invoke "crunch($CRUNCH)" "$LOOP" 2>&1)
+H deploy "$LOOP" --name cruncher --durability commit >/dev/null 2>&1
+check "start-crunch() returns while its task crunches on" \
+	eq "$(H call cruncher "start-crunch($CRUNCH)" 2>&1)" ""
 cbefore=$(ccount)
 stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
@@ -266,6 +277,13 @@ check "commit: live exceptions are back after SIGKILL (sum, count, the funcref o
 check "and no image of exns was refused" sh -c "
 	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed exns >'$T/exns.log' &&
 	! grep -q . '$T/exns.log'"
+crunch_done() {
+	test "$(H call cruncher 'runs()' 2>&1)" = 1
+}
+check "the crunching task went on from where the fuel stopped it, to the end" \
+	wait_for $((30 * ${HOSTEL_SLOW:-1})) crunch_done
+check "with the value it would have had ($crunched)" \
+	eq "$(H call cruncher 'last()' 2>&1)" "$crunched"
 cafter=$(ccount)
 check "commit: the ticker comes back from SIGKILL at $cafter, at least its acknowledged $cbefore" \
 	test "${cafter:-0}" -ge "${cbefore:-1}"

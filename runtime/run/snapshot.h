@@ -21,7 +21,8 @@
  *               their stacks, subtasks, waitable sets, stream and
  *               future ends; handle and threads tables, and since
  *               format 3 the host resources they hold; the waiting
- *               list, gates, fuel; pending and settled host calls)
+ *               list, gates, fuel; pending and settled host calls;
+ *               since format 5 threads stopped out of fuel)
  *               0 END (u64 FNV-1a of every byte before it; the last)
  *    Integers are little-endian.  Each section appears once, in the
  *    order of the tags; an unknown tag or object kind is refused (a
@@ -69,15 +70,20 @@
  *    instances is poisoned (it cannot run again; its embedder makes a
  *    new store).  And with "not supported yet: <what>":
  *    a snapshot from inside guest code (a host function's, or a sync
- *    call waiting on the C stack), a thread stopped out of fuel
- *    mid-code (cm_store_stopped_mid_code), a frame of a function that
- *    holds references, a thread blocked in a tail call
- *    of a host function, handles of a host resource type no one
+ *    call waiting on the C stack), a call in flight stopped out of
+ *    fuel mid-code, a frame of a function that holds references, a thread blocked in a tail call of a host function
+ *    or stopped out of fuel at a tail call, handles of a host resource type no one
  *    registered ("a handle of host resource type <name> (component
  *    instance N, handle M)"), ends the host holds, non-null externref
  *    values in globals and tables, an exception of a tag no core
  *    instance has.  Live exceptions (exnref in globals, tables and
- *    other exceptions) are written (runtime/wasm/snapshot.h).
+ *    other exceptions) are written (runtime/wasm/snapshot.h), and so
+ *    is a thread of background work a turn's fuel stopped mid-code (a
+ *    task longer than a turn), where the fuel check stopped it
+ *    (runtime/wasm/snapshot_exec.c); restored, it goes on first.  One
+ *    of the embedder's calls in flight stopped so is refused ("a call
+ *    in flight stopped out of fuel mid-code"): restored, it would have
+ *    none of the call's fuel budget, deadline or Cancel.
  *  - A snapshot of a restored store is the same bytes as the one it
  *    was restored from as long as no time passed for its pending waits
  *    (a monotonic wait is written as the time it has left) and the
@@ -196,9 +202,9 @@ uint32_t cm_store_restored_calls(const cm_store *s);
 
 /*
  * Is a thread of s stopped out of fuel mid-code (a call or task longer
- * than a turn)?  A snapshot is refused then, until its next turns
- * carry it on ("not supported yet: a thread stopped out of fuel
- * mid-code").
+ * than a turn)?  A snapshot writes it where it stopped; one refused
+ * then (at a tail call, a frame holding references) may pass with its
+ * next turns (the daemon's IMAGE_TRANSIENT_MS).
  */
 bool cm_store_stopped_mid_code(const cm_store *s);
 

@@ -413,9 +413,18 @@ static void put_thread(snap *x, const cm_thread *t)
 	uint32_t wake, ready, done, complete, wk = WAIT_NONE, wid = 0;
 	wasm_snap_status st;
 
-	if (t->pinned || t->switch_to != NULL || t->fuel_parked)
-		UNSUP(x, "not supported yet: a thread stopped out of fuel or "
-			 "under a synchronous call");
+	/* (one stopped out of fuel mid-code is written: its exec says
+	 * where, wasm/snapshot_exec.c; wake_continue goes on there) */
+	if (t->pinned || t->switch_to != NULL)
+		UNSUP(x, "not supported yet: a thread under a synchronous "
+			 "call");
+	/* A host call's is not: restored, it would have no fuel budget,
+	 * deadline or Cancel left (they are the call's, which the image
+	 * does not hold), and one its budget was to stop would run on for
+	 * ever.  Its next turns carry it on; background work has none. */
+	if (t->fuel_parked && cm_calls_owner(x->s, t) != NULL)
+		UNSUP(x, "not supported yet: a call in flight stopped out of "
+			 "fuel mid-code");
 	wake = cont_code(x, (cm_cont_fn)t->wake);
 	ready = t->state == CM_THREAD_WAITING
 			? cont_code(x, (cm_cont_fn)t->ready)
@@ -1273,7 +1282,7 @@ static bool get_thread(rd *d, cm_thread *t)
 	cm_cont_fn wake, ready, done, complete;
 	uint32_t state, nres, wid;
 	uint8_t wk;
-	bool b;
+	bool b, parked;
 	wasm_snap_status st;
 
 	/* the task's record sets t->task; this one must agree */
@@ -1299,7 +1308,7 @@ static bool get_thread(rd *d, cm_thread *t)
 		BAD(&d->x, "a thread neither suspended nor waiting");
 		return false;
 	}
-	if (wake == NULL || wake == cm_thread_cont(CM_CONT_WAKE_CONTINUE)) {
+	if (wake == NULL) {
 		BAD(&d->x, "a thread with no way to go on");
 		return false;
 	}
@@ -1348,10 +1357,22 @@ static bool get_thread(rd *d, cm_thread *t)
 		}
 		wobj = t->exec->blocked->u.host.env;
 	}
+	/* stopped out of fuel mid-code: it goes on first (sched.h) */
+	parked = wake == cm_thread_cont(CM_CONT_WAKE_CONTINUE);
+	if (parked != (t->exec->state == WASM_EXEC_STATE_NO_FUEL) ||
+	    (parked && (state != CM_THREAD_WAITING || ready != NULL ||
+			complete != NULL || !t->exec_busy))) {
+		BAD(&d->x, "a thread stopped out of fuel that does not fit");
+		return false;
+	}
+	if (parked) {
+		t->fuel_parked = true;
+		t->store->fuel_parked++;
+	}
 	/* what the continuations read must be there (checked here, once) */
 	b = t->exec->state == WASM_EXEC_STATE_BLOCKED;
 	if ((wake == cm_thread_cont(CM_CONT_WAKE_EXEC)) != b ||
-	    b != t->exec_busy ||
+	    (b || parked) != t->exec_busy ||
 	    (uses_wait_obj(cont_code(&d->x, ready)) ||
 	     uses_wait_obj(cont_code(&d->x, complete))) != (wobj != NULL) ||
 	    ((ready == cm_builtin_cont(CM_CONT_READY_SET) ||

@@ -438,6 +438,15 @@ struct wasm_compiled {
 	uint32_t *resumes;
 	uint32_t nresumes;
 	/*
+	 * Where a fuel check may stop the function (interp.c FUEL, before
+	 * the op runs: continuing runs the whole op): the op cells of its
+	 * backward branches and non-tail calls, ascending.  A snapshot of a
+	 * thread stopped out of fuel is accepted only at one of them.  A
+	 * tail call's fuel check is not among them (such a stop is refused).
+	 */
+	uint32_t *parks;
+	uint32_t nparks;
+	/*
 	 * A local or an operand of a reference type: the frame's slots may
 	 * hold host addresses, so a snapshot refuses a frame of it.
 	 */

@@ -2662,6 +2662,44 @@ static bool is_call_cell(uint32_t cell)
 	       cell == wasm_interp_opcell(WASM_IOP_call_ref);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Where a fuel check can stop the function (code.h parks): the op cell
+ * of every backward branch, which every branch's fix names (its offset
+ * is relative to that cell, so the cell is an op's whatever the
+ * peephole pass did), and of every non-tail call (its resume point's).
+ */
+static int note_parks(struct cc *c)
+{
+	uint32_t n = 0, k = 0;
+
+	for (uint32_t i = 0; i < c->nfixes; i++)
+		n += c->labels[c->fixes[i].label] <= c->fixes[i].insn;
+	n += c->nresumes / 3;
+	if (n == 0)
+		return 0;
+	c->parks = malloc((size_t)n * sizeof *c->parks);
+	if (c->parks == NULL)
+		return -1;
+	for (uint32_t i = 0; i < c->nfixes; i++)
+		if (c->labels[c->fixes[i].label] <= c->fixes[i].insn)
+			c->parks[k++] = c->fixes[i].insn;
+	for (uint32_t i = 0; i < c->nresumes; i += 3)
+		c->parks[k++] = c->resumes[i];
+	qsort(c->parks, n, sizeof *c->parks, cmp_u32);
+	c->nparks = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (c->nparks == 0 || c->parks[c->nparks - 1] != c->parks[i])
+			c->parks[c->nparks++] = c->parks[i];
+	return 0;
+}
+
 static void cc_free(struct cc *c)
 {
 	free(c->lslot);
@@ -2677,6 +2715,7 @@ static void cc_free(struct cc *c)
 	free(c->catches);
 	free(c->links);
 	free(c->resumes);
+	free(c->parks);
 }
 
 static int setup_locals(struct cc *c)
@@ -2793,6 +2832,7 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 		struct fix *fx = &c.fixes[k];
 		c.code[fx->cell] = c.labels[fx->label] - fx->insn;
 	}
+
 	for (uint32_t k = 0; k < c.ncatches; k++)
 		c.catches[k].target = c.labels[c.catches[k].target];
 
@@ -2830,9 +2870,18 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 			c.nresumes = 0;
 			break;
 		}
+	if (note_parks(&c)) {
+		free(wc);
+		cc_free(&c);
+		return wasm_error_set(err, WASM_ERR_RESOURCE, code->body_offset,
+				      "out of memory");
+	}
 	wc->resumes = c.resumes;
 	wc->nresumes = c.nresumes;
+	wc->parks = c.parks;
+	wc->nparks = c.nparks;
 	c.resumes = NULL;
+	c.parks = NULL;
 	c.code = NULL;
 	c.handlers = NULL;
 	c.catches = NULL;
@@ -2851,6 +2900,7 @@ void wasm_compiled_free(struct wasm_compiled *c)
 	free(c->catches);
 	free(c->links);
 	free(c->resumes);
+	free(c->parks);
 	free(c);
 }
 

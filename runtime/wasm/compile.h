@@ -138,6 +138,9 @@ struct cc {
 	/* resume points of non-tail calls (code.h wasm_compiled.resumes) */
 	uint32_t *resumes;
 	uint32_t nresumes, cresumes;
+	/* where a fuel check may stop it (code.h wasm_compiled.parks) */
+	uint32_t *parks;
+	uint32_t nparks;
 	bool holds_refs;
 
 	uint32_t max_slot;

@@ -258,10 +258,12 @@ bool wasm_snap_memory_ordinal(const wasm_snap_map *m, const wasm_memory *mem,
 wasm_memory *wasm_snap_memory_at(const wasm_snap_map *m, uint32_t ord);
 
 /*
- * A thread's execution context (runtime/wasm/snapshot_exec.c): idle, or
- * blocked inside a host function with its wasm frames.  Refused: an
- * exec stopped out of fuel, holding an exception, or with a frame of a
- * function that may hold references.  Restoring needs an idle exec of
+ * A thread's execution context (runtime/wasm/snapshot_exec.c): idle,
+ * blocked inside a host function with its wasm frames, or stopped by a
+ * fuel check before a backward branch or a call (code.h parks).
+ * Refused: an exec holding an exception, stopped at a tail call's fuel
+ * check, inside guest code, or with a frame of a function that may
+ * hold references.  Restoring needs an idle exec of
  * the fresh store and checks every frame against the compiled code.
  */
 wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,

@@ -5,8 +5,8 @@
  * waitable-set.wait, a sync lower), written and restored frame by frame.
  *
  * Encoding (after runtime/wasm/snapshot.h's integers and references):
- *   u8 0 idle (no call outstanding) | 1 blocked:
- *   ref entry, ref blocked (a host function), u8 blocked_entry;
+ *   u8 0 idle (no call outstanding) | 1 blocked | 2 stopped out of fuel:
+ *   blocked: ref entry, ref blocked (a host function), u8 blocked_entry;
  *   unless blocked_entry: u32 nframes (the callers), then nframes + 1
  *   frames bottom first, the last the one in the host call:
  *     u32 core instance, u32 function index, u32 code offset (where it
@@ -15,6 +15,13 @@
  *   callee's frame (or the blocked host call's arguments) begins, which
  *   is the call's base slot, so no dead slot of a callee that returned
  *   is ever written.
+ *   stopped out of fuel: ref entry, u32 nframes, then the callers'
+ *   frames as above and the stopped one: its code offset is the op a
+ *   fuel check stopped before (code.h parks: a backward branch or a
+ *   call, which continuing runs again whole) and its slots are the
+ *   whole frame (frame_slots): its operand stack's height there is not
+ *   recorded, and the slots above it are dead numbers (a frame that may
+ *   hold references is refused, as for every frame).
  *
  * Why frames are accepted only where they can be (compile.c records, for
  * every non-tail call, its op cell, its return offset and its base): a
@@ -39,6 +46,24 @@
 #include "wasm/exec.h"
 #include "wasm/snapshot.h"
 
+/* Whether a fuel check may stop code at offset off (code.h parks). */
+static bool park_point(const struct wasm_compiled *code, uint32_t off)
+{
+	uint32_t lo = 0, hi = code->nparks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (code->parks[mid] == off)
+			return true;
+		if (code->parks[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 /* The base slot of the call code returns to at offset off, or -1. */
 static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 {
@@ -56,6 +81,42 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 			hi = mid;
 	}
 	return -1;
+}
+
+/* The frame a fuel check stopped: at a park point, every slot. */
+static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
+				   const wasm_exec *e, char *why, size_t whylen)
+{
+	const struct wasm_compiled *code = e->code;
+	uint32_t ord, off;
+
+	if (!wasm_snap_instance_ordinal(m, e->inst, &ord))
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"a frame of an instance of another store");
+	if (code->holds_refs)
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a suspended frame of a "
+			"function that holds references (function %u "
+			"of core instance %u)",
+			code->funcidx, ord);
+	off = (uint32_t)(e->pc - code->code);
+	if (e->pc < code->code || e->pc >= code->code + code->ncode ||
+	    !park_point(code, off) ||
+	    e->fp + code->frame_slots > e->stack_cap)
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a thread stopped out of fuel at "
+			"a tail call (function %u of core instance %u)",
+			code->funcidx, ord);
+	wasm_snap_u32(b, ord);
+	wasm_snap_u32(b, code->funcidx);
+	wasm_snap_u32(b, off);
+	wasm_snap_u32(b, code->frame_slots);
+	for (size_t i = e->fp; i < e->fp + code->frame_slots; i++)
+		wasm_snap_u64(b, e->stack[i]);
+	return WASM_SNAP_OK;
 }
 
 static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
@@ -111,15 +172,32 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 		wasm_snap_u8(b, 0);
 		return WASM_SNAP_OK;
 	}
-	if (e->state != WASM_EXEC_STATE_BLOCKED || e->blocked == NULL)
-		return wasm_snap_fail(
-			why, whylen, WASM_SNAP_UNSUPPORTED,
-			"not supported yet: a thread stopped out of fuel "
-			"mid-code");
 	if (e->exn != NULL)
 		return wasm_snap_fail(why, whylen, WASM_SNAP_UNSUPPORTED,
 				      "not supported yet: a thread holding an "
 				      "exception");
+	if (e->state == WASM_EXEC_STATE_NO_FUEL && e->code != NULL) {
+		wasm_snap_u8(b, 2);
+		st = wasm_snap_put_func(m, b, e->entry, why, whylen);
+		if (st != WASM_SNAP_OK)
+			return st;
+		wasm_snap_u32(b, e->nframes);
+		for (uint32_t k = 0; k < e->nframes && st == WASM_SNAP_OK;
+		     k++) {
+			const struct wasm_frame *fr = &e->frames[k];
+			size_t next = k + 1 < e->nframes ? e->frames[k + 1].fp
+							 : e->fp;
+
+			st = put_frame(m, b, e, fr->pc, fr->fp, fr->code,
+				       fr->inst, next, why, whylen);
+		}
+		return st == WASM_SNAP_OK ? put_parked(m, b, e, why, whylen)
+					  : st;
+	}
+	if (e->state != WASM_EXEC_STATE_BLOCKED || e->blocked == NULL)
+		return wasm_snap_fail(why, whylen, WASM_SNAP_UNSUPPORTED,
+				      "not supported yet: a thread inside "
+				      "guest code");
 	wasm_snap_u8(b, 1);
 	st = wasm_snap_put_func(m, b, e->entry, why, whylen);
 	if (st == WASM_SNAP_OK)
@@ -156,8 +234,8 @@ typedef struct frame_in {
 } frame_in;
 
 static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
-				  frame_in *f, size_t fp, char *why,
-				  size_t whylen)
+				  frame_in *f, size_t fp, bool parked,
+				  char *why, size_t whylen)
 {
 	uint32_t ord, fi;
 	wasm_instance *inst;
@@ -182,10 +260,19 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 	f->fp = fp;
 	if (f->code->holds_refs)
 		return BAD("a frame of a function that holds references");
-	base = resume_base(f->code, f->off);
-	if (base < 0 || (uint32_t)base != f->base ||
-	    f->base > f->code->frame_slots)
-		return BAD("a frame that does not stand after a call");
+	if (parked) {
+		/* before a backward branch or a call, the whole frame */
+		if (!park_point(f->code, f->off) ||
+		    f->base != f->code->frame_slots)
+			return BAD("a stopped frame that does not stand at a "
+				   "fuel check");
+	} else {
+		base = resume_base(f->code, f->off);
+		if (base < 0 || (uint32_t)base != f->base ||
+		    f->base > f->code->frame_slots)
+			return BAD("a frame that does not stand after a "
+				   "call");
+	}
 	if (wasm_snap_left(r) / 8 < f->base)
 		return BAD("truncated frame");
 	f->slots = wasm_snap_take(r, (size_t)f->base * 8);
@@ -200,72 +287,60 @@ static bool grow_frames(wasm_exec *e, uint32_t n)
 	return true;
 }
 
-wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
-				   wasm_snap_reader *r, char *why,
-				   size_t whylen)
+/*
+ * u32 nframes, then nframes + 1 frames (the last stopped at a fuel
+ * check when parked, else in a host call) into *fs (malloc'd), the
+ * first the entry's; *fp the last frame's base, *need the slots they
+ * take.
+ */
+static wasm_snap_status read_frames(wasm_exec *e, wasm_snap_map *m,
+				    wasm_snap_reader *r, const wasm_func *entry,
+				    bool parked, frame_in **fsp,
+				    uint32_t *nframes, size_t *fp, size_t *need,
+				    char *why, size_t whylen)
 {
-	uint8_t kind, bentry;
-	wasm_func *entry, *blocked;
-	uint32_t nframes = 0;
-	frame_in *fs = NULL;
-	size_t need, fp = 0;
-	wasm_snap_status st;
+	frame_in *fs;
+	wasm_snap_status st = WASM_SNAP_OK;
 
-	if (e->state != WASM_EXEC_STATE_IDLE)
-		return BAD("a thread restored twice");
-	if (!wasm_snap_get_u8(r, &kind) || kind > 1)
-		return BAD("bad thread state");
-	if (kind == 0)
-		return WASM_SNAP_OK;
-	st = wasm_snap_get_func(m, r, &entry, why, whylen);
-	if (st == WASM_SNAP_OK)
-		st = wasm_snap_get_func(m, r, &blocked, why, whylen);
-	if (st != WASM_SNAP_OK)
+	if (entry->kind != WASM_FUNC_WASM || entry->u.wasm.code == NULL)
+		return BAD("bad entry function");
+	if (!wasm_snap_get_u32(r, nframes) || *nframes >= e->max_depth ||
+	    *nframes >= wasm_snap_left(r) / 16)
+		return BAD("bad frame count");
+	fs = calloc((size_t)*nframes + 1, sizeof *fs);
+	if (fs == NULL)
+		return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
+	*fp = *need = 0;
+	for (uint32_t k = 0; k <= *nframes && st == WASM_SNAP_OK; k++) {
+		st = get_frame(m, r, &fs[k], *fp, parked && k == *nframes, why,
+			       whylen);
+		if (st != WASM_SNAP_OK)
+			break;
+		if (*fp + fs[k].code->frame_slots > *need)
+			*need = *fp + fs[k].code->frame_slots;
+		if (k < *nframes)
+			*fp += fs[k].base;
+	}
+	if (st == WASM_SNAP_OK && (fs[0].code != entry->u.wasm.code ||
+				   fs[0].inst != entry->u.wasm.inst))
+		st = BAD("the first frame is not the entry's");
+	if (st != WASM_SNAP_OK) {
+		free(fs);
 		return st;
-	if (entry == NULL || blocked == NULL ||
-	    blocked->kind != WASM_FUNC_HOST || !wasm_snap_get_u8(r, &bentry) ||
-	    bentry > 1)
-		return BAD("bad blocked call");
-	if (bentry) {
-		if (entry != blocked)
-			return BAD("bad blocked call");
-		need = entry->type->nparams * 2 + blocked->type->nresults * 2;
-	} else {
-		if (entry->kind != WASM_FUNC_WASM || entry->u.wasm.code == NULL)
-			return BAD("bad entry function");
-		if (!wasm_snap_get_u32(r, &nframes) ||
-		    nframes >= e->max_depth ||
-		    nframes >= wasm_snap_left(r) / 16)
-			return BAD("bad frame count");
-		fs = calloc((size_t)nframes + 1, sizeof *fs);
-		if (fs == NULL)
-			return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
-					      "out of memory");
-		need = 0;
-		for (uint32_t k = 0; k <= nframes; k++) {
-			st = get_frame(m, r, &fs[k], fp, why, whylen);
-			if (st != WASM_SNAP_OK)
-				goto out;
-			if (fp + fs[k].code->frame_slots > need)
-				need = fp + fs[k].code->frame_slots;
-			fp += fs[k].base;
-		}
-		if (fs[0].code != entry->u.wasm.code ||
-		    fs[0].inst != entry->u.wasm.inst) {
-			st = BAD("the first frame is not the entry's");
-			goto out;
-		}
-		/* the host call's arguments, then its results, at fp */
-		need += blocked->type->nparams * 2 +
-			blocked->type->nresults * 2;
-		if (fp + blocked->type->nresults * 2 > need)
-			need = fp + blocked->type->nresults * 2;
 	}
-	if (wasm_exec_grow_stack(e, need) || !grow_frames(e, nframes)) {
-		st = wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
-				    "a thread's stack past its limit");
-		goto out;
-	}
+	*fsp = fs;
+	return WASM_SNAP_OK;
+}
+
+/* Grow e's stacks to need slots and nframes frames, then lay fs out. */
+static wasm_snap_status install_frames(wasm_exec *e, const frame_in *fs,
+				       uint32_t nframes, size_t need,
+				       char *why, size_t whylen)
+{
+	if (wasm_exec_grow_stack(e, need) || !grow_frames(e, nframes))
+		return wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
+				      "a thread's stack past its limit");
 	memset(e->stack, 0, e->stack_cap * sizeof *e->stack);
 	for (uint32_t k = 0; fs != NULL && k <= nframes; k++) {
 		wasm_snap_reader sr = {.p = fs[k].slots,
@@ -288,17 +363,97 @@ wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 		}
 	}
 	e->nframes = nframes;
-	e->entry = entry;
-	e->blocked = blocked;
-	e->blocked_entry = bentry;
-	e->blocked_base = bentry ? 0 : fp;
 	e->nresults = 0;
 	e->result_type = NULL;
 	e->trap = WASM_TRAP_NONE;
 	e->trap_msg[0] = 0;
 	e->exn = NULL;
-	e->state = WASM_EXEC_STATE_BLOCKED;
-out:
+	return WASM_SNAP_OK;
+}
+
+/* A thread a fuel check stopped (kind 2): wasm_exec_continue goes on. */
+static wasm_snap_status get_parked(wasm_exec *e, wasm_snap_map *m,
+				   wasm_snap_reader *r, char *why,
+				   size_t whylen)
+{
+	wasm_func *entry;
+	frame_in *fs = NULL;
+	uint32_t nframes;
+	size_t need, fp;
+	wasm_snap_status st = wasm_snap_get_func(m, r, &entry, why, whylen);
+
+	if (st != WASM_SNAP_OK)
+		return st;
+	if (entry == NULL)
+		return BAD("bad entry function");
+	st = read_frames(e, m, r, entry, true, &fs, &nframes, &fp, &need, why,
+			 whylen);
+	if (st == WASM_SNAP_OK)
+		st = install_frames(e, fs, nframes, need, why, whylen);
 	free(fs);
-	return st;
+	if (st != WASM_SNAP_OK)
+		return st;
+	e->entry = entry;
+	e->blocked = NULL;
+	e->blocked_entry = false;
+	e->blocked_base = 0;
+	e->state = WASM_EXEC_STATE_NO_FUEL;
+	return WASM_SNAP_OK;
+}
+
+wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
+				   wasm_snap_reader *r, char *why,
+				   size_t whylen)
+{
+	uint8_t kind, bentry;
+	wasm_func *entry, *blocked;
+	uint32_t nframes = 0;
+	frame_in *fs = NULL;
+	size_t need, fp = 0;
+	wasm_snap_status st;
+
+	if (e->state != WASM_EXEC_STATE_IDLE)
+		return BAD("a thread restored twice");
+	if (!wasm_snap_get_u8(r, &kind) || kind > 2)
+		return BAD("bad thread state");
+	if (kind == 0)
+		return WASM_SNAP_OK;
+	if (kind == 2)
+		return get_parked(e, m, r, why, whylen);
+	st = wasm_snap_get_func(m, r, &entry, why, whylen);
+	if (st == WASM_SNAP_OK)
+		st = wasm_snap_get_func(m, r, &blocked, why, whylen);
+	if (st != WASM_SNAP_OK)
+		return st;
+	if (entry == NULL || blocked == NULL ||
+	    blocked->kind != WASM_FUNC_HOST || !wasm_snap_get_u8(r, &bentry) ||
+	    bentry > 1)
+		return BAD("bad blocked call");
+	if (bentry) {
+		if (entry != blocked)
+			return BAD("bad blocked call");
+		need = entry->type->nparams * 2 + blocked->type->nresults * 2;
+	} else {
+		st = read_frames(e, m, r, entry, false, &fs, &nframes, &fp,
+				 &need, why, whylen);
+		if (st != WASM_SNAP_OK)
+			return st;
+		/* the host call's base is where its frame's slots end */
+		fp += fs[nframes].base;
+		/* the host call's arguments, then its results, at fp */
+		need += blocked->type->nparams * 2 +
+			blocked->type->nresults * 2;
+		if (fp + blocked->type->nresults * 2 > need)
+			need = fp + blocked->type->nresults * 2;
+	}
+	st = install_frames(e, fs, nframes, need, why, whylen);
+	free(fs);
+	if (st != WASM_SNAP_OK)
+		return st;
+	e->entry = entry;
+	e->blocked = blocked;
+	e->blocked_entry = bentry;
+	e->blocked_base = bentry ? 0 : fp;
+	e->state = WASM_EXEC_STATE_BLOCKED;
+	return WASM_SNAP_OK;
 }

@@ -25,8 +25,11 @@
  *             entry gate, which the restore cancels); with bit 6 set,
  *             4 tests/guests/exn (live exceptions: a chain of them in
  *             a global, each holding the one before, others in a
- *             table, one carrying a funcref; numbers past the last
- *             guest wrap around);
+ *             table, one carrying a funcref), 5 tests/guests/loop
+ *             (background work longer than a turn, stopped out of fuel
+ *             mid-code: its frames at a loop's back-edge or call);
+ *             numbers past
+ *             the last guest wrap around;
  *   bit 4     keep the checksum as the patches leave it (else it is
  *             fixed up, so the patches reach the sections' parsers).
  * A patch input: a little-endian u16 of bytes to cut from the end, then
@@ -77,7 +80,10 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, NGUESTS };
+enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, G_LOOP, NGUESTS };
+
+/* loop's turns: its crunch takes about 2 fuel a round */
+enum { LOOP_TURN_FUEL = 3001, LOOP_ROUNDS = 20000 };
 
 static guest guests[NGUESTS] = {
 	{.path = "tests/guests/values/values.wasm"},
@@ -85,6 +91,7 @@ static guest guests[NGUESTS] = {
 	{.path = "tests/guests/ticker/ticker.wasm"},
 	{.path = "tests/guests/async/gate.wasm"},
 	{.path = "tests/guests/exn/exn.wasm"},
+	{.path = "tests/guests/loop/loop.wasm"},
 };
 
 /* The ticker's clock: it moves only when the target moves it. */
@@ -228,6 +235,17 @@ static int start(live *v, const char *name, const cm_val *args,
 	return cm_store_service_turn(v->s, 0, &err) < 0;
 }
 
+/* n turns of loop's fuel (its crunch stops out of fuel in each). */
+static int loop_turns(live *v, int n)
+{
+	cm_error err;
+	int rc = 0;
+
+	for (int i = 0; i < n; i++)
+		rc |= cm_store_service_turn(v->s, LOOP_TURN_FUEL, &err) < 0;
+	return rc;
+}
+
 /* Calls that touch the guest's memory, globals, tables and tasks (and,
  * for calc, its WASI stdio: host resources). */
 static int exercise(live *v, int which, const char *word)
@@ -235,6 +253,25 @@ static int exercise(live *v, int which, const char *word)
 	bool calc = which == G_CALC;
 	cm_val a[2];
 	int rc;
+
+	if (which == G_LOOP) {
+		/* the seed starts background work a turn stops (a call
+		 * in flight stopped so is not written); after a restore,
+		 * what came back runs on to its end, and a new call runs */
+		if (strcmp(word, "seed") == 0) {
+			cm_func *f = cm_instance_export(v->inst, NULL,
+							"start-crunch");
+			cm_error err;
+
+			a[0] = cm_val_u32(LOOP_ROUNDS);
+			if (!f || cm_call_start(v->s, f, a, 1, 0, call_done,
+						NULL, NULL, &err))
+				return -1;
+			return loop_turns(v, 1);
+		}
+		rc = loop_turns(v, 20);
+		return rc | call(v, NULL, "runs", NULL, 0);
+	}
 
 	if (which == G_GATE) {
 		/* hold(300 ms) in flight, then work() at the gate; after a
@@ -295,6 +332,7 @@ static void make_snapshots(guest *g, int which)
 	cm_snap_base *base = cm_snap_base_new();
 	cm_error err;
 	live v;
+	int more;
 
 	g->c = load(g->path);
 	if (!base || !live_open(&v, g->c))
@@ -304,8 +342,13 @@ static void make_snapshots(guest *g, int which)
 	if (cm_store_snapshot_base(v.s, SHA, base, false, &g->full, &g->nfull,
 				   &err))
 		die("full snapshot", err.msg);
-	if (which == G_TICKER || which == G_GATE ? tick(&v, 1)
-						 : exercise(&v, which, "more"))
+	if (which == G_LOOP)
+		more = loop_turns(&v, 1);
+	else if (which == G_TICKER || which == G_GATE)
+		more = tick(&v, 1);
+	else
+		more = exercise(&v, which, "more");
+	if (more)
 		die(g->path, "the second calls failed");
 	if (cm_store_snapshot_base(v.s, SHA, base, true, &g->delta,
 				   &g->ndelta, &err))

@@ -423,15 +423,15 @@ START_TEST(test_not_supported_yet)
 	cm_error err;
 
 	live_open(&a, c);
-	/* the checks read the store's state: fake a thread parked out of
-	 * fuel (its frame's operand stack has no known height) */
-	a.s->fuel_parked = 1;
+	/* the checks read the store's state: fake a snapshot from inside
+	 * a turn (guest code on the C stack) */
+	a.s->in_turn = true;
 	ck_assert_int_ne(cm_store_snapshot(a.s, SHA_A, &out, &n, &err), 0);
 	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
-	ck_assert_str_eq(err.msg, "not supported yet: a thread stopped out "
-				  "of fuel mid-code");
+	ck_assert_str_eq(err.msg, "not supported yet: a snapshot inside "
+				  "guest code");
 	ck_assert_ptr_null(out);
-	a.s->fuel_parked = 0;
+	a.s->in_turn = false;
 	ck_assert_int_eq(cm_store_snapshot(a.s, SHA_A, &out, &n, &err), 0);
 	free(out);
 	live_close(&a);
@@ -914,6 +914,169 @@ static void sleep_start(live *v, uint32_t ms, sleep_done *d)
 		ck_abort_msg("cm_call_start: %s", err.msg);
 }
 
+/* ---- a thread stopped out of fuel mid-code (loop.wasm) ---------------- */
+
+#define LOOP_TURN_FUEL 20000
+
+static void crunch_start(live *v, const char *name, uint32_t n,
+			 sleep_done *d)
+{
+	cm_func *f = cm_instance_export(v->inst, NULL, name);
+	cm_val arg = cm_val_u32(n);
+	cm_error err;
+
+	ck_assert_ptr_nonnull(f);
+	if (cm_call_start(v->s, f, &arg, 1, 0, on_sleep_done, d, NULL, &err))
+		ck_abort_msg("cm_call_start: %s", err.msg);
+}
+
+/* Bounded turns until the store has nothing left to do; how many. */
+static int turns_to_quiet(live *v, int most)
+{
+	cm_error err;
+	int n = 0, rc;
+
+	do {
+		rc = cm_store_service_turn(v->s, LOOP_TURN_FUEL, &err);
+		ck_assert_msg(rc >= 0, "turn: %s", err.msg);
+		n++;
+	} while (rc == 1 && n < most);
+	ck_assert_int_eq(rc, 0);
+	return n;
+}
+
+/*
+ * Background work longer than a turn (it was refused "a thread stopped
+ * out of fuel mid-code", so under durability commit no commit had an
+ * image while such work ran): start-crunch returns at once and its
+ * task crunches on; its thread is written where the fuel check stopped
+ * it (a back-edge or a call of its loop, start-crunch's frame below),
+ * with every slot of that frame.  Restored, the image is the same
+ * bytes, and the thread goes on first and computes what the writer's
+ * does; the store then runs new calls.  Snapshots at several stops
+ * all restore right.  A host call stopped so is still refused (its
+ * fuel budget and deadline would not survive), until it ends.
+ */
+START_TEST(test_stopped_out_of_fuel)
+{
+	cm_component *c = load_guest("loop/loop.wasm");
+	live a, b;
+	sleep_done d = {0}, e = {0}, f = {0};
+	uint8_t *s1, *s2, *out = NULL;
+	size_t n1, n2;
+	uint32_t want;
+	cm_error err;
+
+	live_open(&a, c);
+	crunch_start(&a, "crunch", 200000, &f);
+	ck_assert_int_eq(cm_store_service_turn(a.s, LOOP_TURN_FUEL, &err), 1);
+	ck_assert(cm_store_stopped_mid_code(a.s));
+	ck_assert_int_ne(cm_store_snapshot(a.s, SHA_A, &out, &n1, &err), 0);
+	ck_assert_str_eq(err.msg, "not supported yet: a call in flight "
+				  "stopped out of fuel mid-code");
+	ck_assert_ptr_null(out);
+	turns_to_quiet(&a, 1000);
+	ck_assert_int_eq(f.n, 1);
+	ck_assert_int_eq(f.outcome, CM_CALL_RETURNED);
+	free(snap(&a, SHA_A, &n1));
+
+	crunch_start(&a, "start-crunch", 200000, &d);
+	for (int stop = 0; stop < 4; stop++) {
+		/* turns of odd and even fuel stop at the loop's call and
+		 * at its back-edge */
+		ck_assert_int_eq(cm_store_service_turn(
+					 a.s, LOOP_TURN_FUEL + (uint64_t)stop,
+					 &err),
+				 1);
+		ck_assert(cm_store_stopped_mid_code(a.s));
+		s1 = snap(&a, SHA_A, &n1);
+
+		live_open(&b, c);
+		if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
+			ck_abort_msg("restore at stop %d: %s", stop, err.msg);
+		ck_assert(cm_store_stopped_mid_code(b.s));
+		/* it returned: background work, not a call in flight */
+		ck_assert_int_eq(d.n, 1);
+		ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
+		s2 = snap(&b, SHA_A, &n2);
+		ck_assert_uint_eq(n1, n2);
+		ck_assert_mem_eq(s1, s2, n1);
+		ck_assert_int_gt(turns_to_quiet(&b, 1000), 1);
+		ck_assert(!cm_store_stopped_mid_code(b.s));
+		ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 2);
+		if (stop == 3) {
+			/* and it runs new calls to the end */
+			crunch_start(&b, "crunch", 200000, &e);
+			turns_to_quiet(&b, 1000);
+			ck_assert_int_eq(e.n, 1);
+			ck_assert_int_eq(e.outcome, CM_CALL_RETURNED);
+		}
+		want = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+		free(s1);
+		free(s2);
+		live_close(&b);
+	}
+	turns_to_quiet(&a, 1000);
+	ck_assert_int_eq(d.n, 1);
+	ck_assert_int_eq(d.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_eq(call(&a, NULL, "last", NULL, 0).u.u, want);
+	ck_assert_uint_eq(f.ns, want);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/*
+ * A forged stop: the image of a stopped thread with bits flipped in its
+ * async sections (frames, code offsets, slots) and the checksum fixed:
+ * refused, or a store whose turns run or trap, never worse (a code
+ * offset must be one of the function's fuel checks, a frame's slots
+ * its whole frame).
+ */
+START_TEST(test_stopped_out_of_fuel_forged)
+{
+	cm_component *c = load_guest("loop/loop.wasm");
+	live a, b;
+	sleep_done d = {0};
+	uint8_t *s1, *bad;
+	size_t n1;
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	int ok = 0;
+	cm_error err;
+
+	live_open(&a, c);
+	crunch_start(&a, "start-crunch", 200000, &d);
+	ck_assert_int_eq(cm_store_service_turn(a.s, LOOP_TURN_FUEL, &err), 1);
+	s1 = snap(&a, SHA_A, &n1);
+	bad = malloc(n1);
+	ck_assert_ptr_nonnull(bad);
+	for (int i = 0; i < 2000; i++) {
+		memcpy(bad, s1, n1);
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		/* the last 600 bytes: the threads, their frames, the tail */
+		bad[n1 - 8 - 1 - rng % (n1 < 608 ? n1 - 9 : 600)] ^=
+			(uint8_t)(1u << (rng >> 60 & 7));
+		fix_checksum(bad, n1);
+		live_open(&b, c);
+		if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+			ok++;
+			for (int t = 0; t < 50; t++)
+				if (cm_store_service_turn(b.s, LOOP_TURN_FUEL,
+							  &err) != 1)
+					break;
+		}
+		live_close(&b);
+	}
+	ck_assert_int_gt(ok, 0);
+	free(bad);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
 /*
  * A store with the host's calls in flight is written (it was refused
  * "a call in flight"): one begun comes back as a task whose caller is
@@ -1062,6 +1225,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_ticker_truncations_and_flips);
 	tcase_add_test(tc, test_park_settled_round_trip);
 	tcase_add_test(tc, test_calls_in_flight);
+	tcase_add_test(tc, test_stopped_out_of_fuel);
+	tcase_add_test(tc, test_stopped_out_of_fuel_forged);
 	tcase_add_test(tc, test_call_at_the_gate);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,65 @@
+;; loop.wat - a call longer than a service turn, for snapshots of a
+;; thread a fuel check stopped mid-code (runtime/wasm/snapshot_exec.c;
+;; tests/unit/run/test_snapshot.c test_stopped_out_of_fuel).
+;;
+;;   crunch(n: u32) -> u32  $work(n): n rounds of a loop that calls $mix
+;;                          (so a turn's fuel runs out at a back-edge or
+;;                          at a call, with crunch as a caller frame and
+;;                          values in locals and on the operand stack);
+;;                          the result goes to `last` and runs counts
+;;   start-crunch: async func(n: u32)  returns at once (task.return), then
+;;                          crunches as background work of its task
+;;                          (a stackful async lift: no callback)
+;;   last() -> u32          the last result
+;;   runs() -> u32          how many crunches ended
+;;
+;; Regenerate loop.wasm: tests/guests/build.sh wat.
+(component
+  (core func $task.return (canon task.return))
+  (core module $Loop
+    (import "" "task.return" (func $task.return))
+    (global $last (mut i32) (i32.const 0))
+    (global $runs (mut i32) (i32.const 0))
+    (func $mix (param $a i32) (param $i i32) (result i32)
+      (i32.add (i32.mul (local.get $a) (i32.const 31))
+               (i32.xor (local.get $i) (i32.const 0x5bd1e995))))
+    (func $work (param $n i32) (result i32)
+      (local $i i32) (local $acc i32) (local $wide i64)
+      (local.set $acc (i32.const 7))
+      (block $done
+        (loop $next
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          ;; a value on the operand stack across the call
+          (local.set $acc
+            (i32.add (i32.rotl (local.get $acc) (i32.const 3))
+                     (call $mix (local.get $acc) (local.get $i))))
+          (local.set $wide (i64.add (local.get $wide)
+            (i64.extend_i32_u (local.get $acc))))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $next)))
+      (i32.xor (local.get $acc) (i32.wrap_i64 (local.get $wide))))
+    (func (export "crunch") (param $n i32) (result i32)
+      (local $r i32)
+      (local.set $r (i32.add (call $work (local.get $n)) (i32.const 1)))
+      (global.set $last (local.get $r))
+      (global.set $runs (i32.add (global.get $runs) (i32.const 1)))
+      (local.get $r))
+    (func (export "start-crunch") (param $n i32)
+      (local $r i32)
+      (call $task.return)
+      (local.set $r (i32.add (call $work (local.get $n)) (i32.const 1)))
+      (global.set $last (local.get $r))
+      (global.set $runs (i32.add (global.get $runs) (i32.const 1))))
+    (func (export "last") (result i32) (global.get $last))
+    (func (export "runs") (result i32) (global.get $runs)))
+  (core instance $l (instantiate $Loop (with "" (instance
+    (export "task.return" (func $task.return))))))
+  (func (export "crunch") (param "n" u32) (result u32)
+    (canon lift (core func $l "crunch")))
+  (func (export "start-crunch") async (param "n" u32)
+    (canon lift (core func $l "start-crunch") async))
+  (func (export "last") (result u32)
+    (canon lift (core func $l "last")))
+  (func (export "runs") (result u32)
+    (canon lift (core func $l "runs")))
+)
