@@ -1,7 +1,7 @@
 /*
  * inspect.c - `hostel inspect FILE`: what a binary imports and exports.
  *
- *   hostel inspect [--world NAME] FILE.wasm
+ *   hostel inspect [--world NAME] FILE.wasm...
  *
  * Contract: a component is loaded (decoded and validated) and printed as
  * a WIT world (runtime/component/wit.h); a core module is loaded (decoded
@@ -13,7 +13,13 @@
  * core module (CM_CORE_MODULE_MSG).
  * Exit status: 0 on success; 2 on a usage error; 3 when the file cannot
  * be read or is not a valid module/component ("hostel inspect: FILE:
- * malformed|invalid at offset N: MESSAGE" on stderr).
+ * malformed|invalid at offset N: MESSAGE" on stderr).  With several
+ * files, each one's output follows a line "==> FILE <==" on standard
+ * output (as head(1) does), a file that fails says so on stderr and
+ * the others go on; the status is the worst one (a usage error stops
+ * at once).  One process for a whole suite: tests/inspect-exports.sh
+ * inspects 737 binaries, which took 21 minutes one process each under
+ * Valgrind and its start-up.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - none in the daemon: this is the `hostel` client.  The command
@@ -209,45 +215,22 @@ static int inspect_component(const char *path, const uint8_t *bytes, size_t len,
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: hostel inspect [--world NAME] FILE.wasm\n"
+	fprintf(f, "usage: hostel inspect [--world NAME] FILE.wasm...\n"
 		   "       hostel inspect SERVICE   (a service of hosteld)\n"
 		   "\n"
 		   "Prints a component's imports and exports as a WIT world, "
 		   "or a core module's\n"
-		   "imports and exports with their types.\n");
+		   "imports and exports with their types; several files one "
+		   "after the other,\n"
+		   "each after a line \"==> FILE <==\".\n");
 }
 
-int cmd_inspect(int argc, char **argv)
+static int inspect_file(const char *path, const char *world, bool world_given)
 {
-	const char *world = "root", *path = NULL;
-	bool world_given = false;
 	uint8_t *bytes;
 	size_t len = 0;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return HOSTEL_EXIT_OK;
-		}
-		if (!strcmp(argv[i], "--world") && i + 1 < argc) {
-			world = argv[++i];
-			world_given = true;
-			continue;
-		}
-		if (argv[i][0] == '-' || path != NULL) {
-			usage(stderr);
-			return HOSTEL_EXIT_USAGE;
-		}
-		path = argv[i];
-	}
-	if (path == NULL) {
-		usage(stderr);
-		return HOSTEL_EXIT_USAGE;
-	}
-	/* Not a file: a service of the daemon. */
-	if (access(path, F_OK) != 0 && errno == ENOENT && !strchr(path, '/'))
-		return cmd_inspect_service(path);
 	bytes = read_file(path, &len);
 	if (bytes == NULL) {
 		fprintf(stderr, "hostel inspect: %s: %s\n", path,
@@ -269,5 +252,69 @@ int cmd_inspect(int argc, char **argv)
 		rc = inspect_module(path, bytes, len);
 	}
 	free(bytes);
+	return rc;
+}
+
+/* The worse of two exit statuses (usage, then input, then failure). */
+static int worse(int a, int b)
+{
+	static const int order[] = {HOSTEL_EXIT_OK, HOSTEL_EXIT_FAILURE,
+				     HOSTEL_EXIT_INPUT, HOSTEL_EXIT_USAGE};
+	int ra = 0, rb = 0;
+
+	for (int i = 0; i < 4; i++) {
+		if (order[i] == a)
+			ra = i;
+		if (order[i] == b)
+			rb = i;
+	}
+	return ra >= rb ? a : b;
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	const char *world = "root";
+	bool world_given = false;
+	int first = 0, nfiles = 0, rc = HOSTEL_EXIT_OK;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return HOSTEL_EXIT_OK;
+		}
+		if (!strcmp(argv[i], "--world") && i + 1 < argc &&
+		    nfiles == 0) {
+			world = argv[++i];
+			world_given = true;
+			continue;
+		}
+		if (argv[i][0] == '-') {
+			usage(stderr);
+			return HOSTEL_EXIT_USAGE;
+		}
+		if (nfiles++ == 0)
+			first = i;
+	}
+	if (nfiles == 0) {
+		usage(stderr);
+		return HOSTEL_EXIT_USAGE;
+	}
+	/* Not a file: a service of the daemon. */
+	if (nfiles == 1 && access(argv[first], F_OK) != 0 && errno == ENOENT &&
+	    !strchr(argv[first], '/'))
+		return cmd_inspect_service(argv[first]);
+	if (nfiles == 1)
+		return inspect_file(argv[first], world, world_given);
+	for (int i = first; i < argc; i++) {
+		int r;
+
+		printf("==> %s <==\n", argv[i]);
+		fflush(stdout);
+		r = inspect_file(argv[i], world, world_given);
+		fflush(stdout);
+		if (r == HOSTEL_EXIT_USAGE)
+			return r;
+		rc = worse(rc, r);
+	}
 	return rc;
 }

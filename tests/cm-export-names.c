@@ -12,7 +12,8 @@
  * by their size.
  *
  * Contract: exit 0 with the list, 1 (and a message) on a file it cannot
- * read, 2 on usage.  It is a test helper, not a validator: it reads only
+ * read, 2 on usage.  Several files: each list after a line "==> FILE
+ * <==" (as hostel inspect prints them), 1 when any could not be read.  It is a test helper, not a validator: it reads only
  * what it needs and trusts the rest.
  */
 #include <stdint.h>
@@ -149,19 +150,16 @@ static int read_exports(const uint8_t *buf, size_t size)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* List one file's exports; 0, or 1 with a message. */
+static int list_file(const char *path)
 {
 	FILE *f;
 	uint8_t *buf = NULL;
 	size_t size = 0, cap = 0, got;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: cm-export-names COMPONENT.wasm\n");
-		return 2;
-	}
-	f = fopen(argv[1], "rb");
+	f = fopen(path, "rb");
 	if (f == NULL) {
-		perror(argv[1]);
+		perror(path);
 		return 1;
 	}
 	do {
@@ -181,17 +179,37 @@ int main(int argc, char **argv)
 		size += got;
 	} while (got > 0);
 	if (ferror(f)) {
-		perror(argv[1]);
+		perror(path);
 		fclose(f);
 		free(buf);
 		return 1;
 	}
 	fclose(f);
 	if (read_exports(buf, size) != 0) {
-		fprintf(stderr, "cm-export-names: %s: cannot read\n", argv[1]);
+		fprintf(stderr, "cm-export-names: %s: cannot read\n", path);
 		free(buf);
 		return 1;
 	}
 	free(buf);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: cm-export-names COMPONENT.wasm...\n");
+		return 2;
+	}
+	if (argc == 2)
+		return list_file(argv[1]);
+	/* several: each list after "==> FILE <==", as hostel inspect */
+	for (int i = 1; i < argc; i++) {
+		printf("==> %s <==\n", argv[i]);
+		fflush(stdout);
+		rc |= list_file(argv[i]);
+		fflush(stdout);
+	}
+	return rc;
 }
