@@ -83,14 +83,13 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 	return -1;
 }
 
-/* The frame a fuel check stopped: at a park point, every slot. */
-static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
-				   const wasm_exec *e, char *why, size_t whylen)
+/* Whether any frame of code in inst can be written: *ord its instance. */
+static wasm_snap_status frame_writable(wasm_snap_map *m,
+				       const wasm_instance *inst,
+				       const struct wasm_compiled *code,
+				       uint32_t *ord, char *why, size_t whylen)
 {
-	const struct wasm_compiled *code = e->code;
-	uint32_t ord, off;
-
-	if (!wasm_snap_instance_ordinal(m, e->inst, &ord))
+	if (!wasm_snap_instance_ordinal(m, inst, ord))
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"a frame of an instance of another store");
@@ -100,7 +99,21 @@ static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 			"not supported yet: a suspended frame of a "
 			"function that holds references (function %u "
 			"of core instance %u)",
-			code->funcidx, ord);
+			code->funcidx, *ord);
+	return WASM_SNAP_OK;
+}
+
+/* The frame a fuel check stopped: at a park point, every slot. */
+static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
+				   const wasm_exec *e, char *why, size_t whylen)
+{
+	const struct wasm_compiled *code = e->code;
+	uint32_t ord, off;
+	wasm_snap_status st = frame_writable(m, e->inst, code, &ord, why,
+					     whylen);
+
+	if (st != WASM_SNAP_OK)
+		return st;
 	off = (uint32_t)(e->pc - code->code);
 	if (e->pc < code->code || e->pc >= code->code + code->ncode ||
 	    !park_point(code, off) ||
@@ -127,18 +140,10 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 {
 	uint32_t ord, off;
 	int64_t base;
+	wasm_snap_status st = frame_writable(m, inst, code, &ord, why, whylen);
 
-	if (!wasm_snap_instance_ordinal(m, inst, &ord))
-		return wasm_snap_fail(
-			why, whylen, WASM_SNAP_UNSUPPORTED,
-			"a frame of an instance of another store");
-	if (code->holds_refs)
-		return wasm_snap_fail(
-			why, whylen, WASM_SNAP_UNSUPPORTED,
-			"not supported yet: a suspended frame of a "
-			"function that holds references (function %u "
-			"of core instance %u)",
-			code->funcidx, ord);
+	if (st != WASM_SNAP_OK)
+		return st;
 	if (pc < code->code || pc > code->code + code->ncode)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,

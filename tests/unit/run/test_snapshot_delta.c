@@ -271,6 +271,21 @@ static image fold(const image *full, const image *delta)
 	return out;
 }
 
+/* The full snapshot chain[0] with each of the n - 1 deltas after it
+ * folded in turn (n >= 2: a new image; the chain's are left alone). */
+static image fold_all(const image *chain, size_t n)
+{
+	image folded = chain[0], next;
+
+	for (size_t i = 1; i < n; i++) {
+		next = fold(&folded, &chain[i]);
+		if (i > 1)
+			free(folded.p);
+		folded = next;
+	}
+	return folded;
+}
+
 /*
  * Folding (the history's writer, issue 22 point 5): a full snapshot with
  * each delta of a chain folded in turn is, byte for byte, the full
@@ -281,7 +296,7 @@ START_TEST(test_fold_is_the_full_snapshot)
 {
 	cm_component *c = load_guest("values/values.wasm");
 	cm_snap_base *base = cm_snap_base_new(), *other = cm_snap_base_new();
-	image chain[5], folded, next, full;
+	image chain[5], folded, full;
 	live a, b;
 
 	ck_assert_ptr_nonnull(base);
@@ -298,15 +313,7 @@ START_TEST(test_fold_is_the_full_snapshot)
 				 WASM_PAGE_SIZE),
 	       0, WASM_PAGE_SIZE);
 	chain[4] = take(&a, base, true);
-	folded = chain[0];
-	for (size_t i = 1; i < 5; i++) {
-		next = fold(&folded, &chain[i]);
-		if (i > 1)
-			free(folded.p);
-		folded = next;
-		/* each step is the full snapshot of its moment: a chain
-		 * ending at it restores to the same store as the fold */
-	}
+	folded = fold_all(chain, 5);
 	full = take(&a, other, false);
 	ck_assert_uint_eq(folded.n, full.n);
 	ck_assert_mem_eq(folded.p, full.p, full.n);
@@ -348,7 +355,7 @@ START_TEST(test_exceptions_in_deltas)
 {
 	cm_component *c = load_guest("exn/exn.wasm");
 	cm_snap_base *base = cm_snap_base_new(), *other = cm_snap_base_new();
-	image chain[4], folded, next, full;
+	image chain[4], folded, full;
 	live a, b;
 
 	ck_assert_ptr_nonnull(base);
@@ -382,13 +389,7 @@ START_TEST(test_exceptions_in_deltas)
 	ck_assert_uint_eq(exn_call(&b, "call-kept", -1), 7);
 	ck_assert_uint_eq(exn_call(&b, "count", -1), 4);
 
-	folded = chain[0];
-	for (size_t i = 1; i < 4; i++) {
-		next = fold(&folded, &chain[i]);
-		if (i > 1)
-			free(folded.p);
-		folded = next;
-	}
+	folded = fold_all(chain, 4);
 	ck_assert_uint_eq(folded.n, full.n);
 	ck_assert_mem_eq(folded.p, full.p, full.n);
 	for (size_t i = 0; i < 4; i++)
