@@ -255,22 +255,6 @@ static int inspect_file(const char *path, const char *world, bool world_given)
 	return rc;
 }
 
-/* The worse of two exit statuses (usage, then input, then failure). */
-static int worse(int a, int b)
-{
-	static const int order[] = {HOSTEL_EXIT_OK, HOSTEL_EXIT_FAILURE,
-				     HOSTEL_EXIT_INPUT, HOSTEL_EXIT_USAGE};
-	int ra = 0, rb = 0;
-
-	for (int i = 0; i < 4; i++) {
-		if (order[i] == a)
-			ra = i;
-		if (order[i] == b)
-			rb = i;
-	}
-	return ra >= rb ? a : b;
-}
-
 int cmd_inspect(int argc, char **argv)
 {
 	const char *world = "root";
@@ -314,7 +298,9 @@ int cmd_inspect(int argc, char **argv)
 		fflush(stdout);
 		if (r == HOSTEL_EXIT_USAGE)
 			return r;
-		rc = worse(rc, r);
+		/* the worst: input (3) over failure (1) over success */
+		if (r > rc)
+			rc = r;
 	}
 	return rc;
 }

@@ -2832,7 +2832,6 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 		struct fix *fx = &c.fixes[k];
 		c.code[fx->cell] = c.labels[fx->label] - fx->insn;
 	}
-
 	for (uint32_t k = 0; k < c.ncatches; k++)
 		c.catches[k].target = c.labels[c.catches[k].target];
 

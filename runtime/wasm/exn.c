@@ -124,40 +124,56 @@ static void mark_exec(struct mark *m, const wasm_exec *e)
 	mark_value(m, (uint64_t)(uintptr_t)e->exn);
 }
 
-static void mark_global(struct mark *m, const wasm_global_inst *g)
+/* What each_exnref does with an exnref: the value it leaves there. */
+typedef uint64_t (*exnref_fn)(void *ctx, uint64_t ref);
+
+static void exnref_global(wasm_global_inst *g, exnref_fn fn, void *ctx)
 {
 	if ((uint8_t)g->type.type == WASM_EXNREF) /* nullable or not */
-		mark_value(m, g->slots[0]);
+		g->slots[0] = fn(ctx, g->slots[0]);
 }
 
 /*
- * Globals a host made, and the ones instances define (they live in the
- * instance's block; imported ones are some other object's).  Element
- * segments are left out: an exnref segment holds only nulls.
+ * Every exnref of the store's globals and tables: globals a host made,
+ * and the ones instances define (they live in the instance's block;
+ * imported ones are some other object's).  Element segments are left
+ * out: an exnref segment holds only nulls.  The collection's roots and
+ * what a restore nulls.
  */
-static void mark_objects(struct mark *m, const wasm_store *s)
+static void each_exnref(wasm_store *s, exnref_fn fn, void *ctx)
 {
 	for (size_t i = 0; i < s->nobjs; i++) {
 		const wasm_store_obj *o = &s->objs[i];
 
 		if (o->kind == WASM_OBJ_GLOBAL) {
-			mark_global(m, o->ptr);
+			exnref_global(o->ptr, fn, ctx);
 		} else if (o->kind == WASM_OBJ_INSTANCE) {
 			const wasm_instance *inst = o->ptr;
 			const wasm_module *mod = inst->module;
 			uint32_t n = wasm_module_nglobals(mod);
 
 			for (uint32_t k = mod->nimported_globals; k < n; k++)
-				mark_global(m, inst->globals[k]);
+				exnref_global(inst->globals[k], fn, ctx);
 		} else if (o->kind == WASM_OBJ_TABLE) {
-			const wasm_table_inst *t = o->ptr;
+			wasm_table_inst *t = o->ptr;
 
 			if ((uint8_t)t->type.elem != WASM_EXNREF)
 				continue;
-			for (uint64_t k = 0; k < t->size; k++)
-				mark_value(m, (uint64_t)t->elems[k]);
+			for (uint64_t k = 0; k < t->size; k++) {
+				uint64_t v = (uint64_t)t->elems[k];
+				uint64_t nv = fn(ctx, v);
+
+				if (nv != v)
+					t->elems[k] = (wasm_ref)nv;
+			}
 		}
 	}
+}
+
+static uint64_t mark_ref(void *ctx, uint64_t ref)
+{
+	mark_value(ctx, ref);
+	return ref;
 }
 
 /* The collection; *scanned: the stack slots it read. */
@@ -184,7 +200,7 @@ static size_t collect(wasm_store *s, size_t *scanned)
 		mark_exec(&m, e);
 		*scanned += e->stack_cap;
 	}
-	mark_objects(&m, s);
+	each_exnref(s, mark_ref, &m);
 	/* An exception's payload may hold exnrefs too. */
 	while (m.ntodo > 0) {
 		const wasm_exn *x = m.sorted[m.todo[--m.ntodo]];
@@ -313,35 +329,16 @@ wasm_exn *wasm_exn_restore(wasm_store *s, wasm_tag *tag, const uint64_t *slots,
 	return exn_add(s, tag, slots, nslots, size);
 }
 
-static void null_global(wasm_global_inst *g)
+static uint64_t null_ref(void *ctx, uint64_t ref)
 {
-	if ((uint8_t)g->type.type == WASM_EXNREF)
-		g->slots[0] = (uint64_t)WASM_REF_NULL;
+	(void)ctx;
+	(void)ref;
+	return (uint64_t)WASM_REF_NULL;
 }
 
-/* The same objects mark_objects reads, their exnrefs nulled. */
 void wasm_store_reset_exns(wasm_store *s)
 {
-	for (size_t i = 0; i < s->nobjs; i++) {
-		const wasm_store_obj *o = &s->objs[i];
-
-		if (o->kind == WASM_OBJ_GLOBAL) {
-			null_global(o->ptr);
-		} else if (o->kind == WASM_OBJ_INSTANCE) {
-			const wasm_instance *inst = o->ptr;
-			const wasm_module *mod = inst->module;
-			uint32_t n = wasm_module_nglobals(mod);
-
-			for (uint32_t k = mod->nimported_globals; k < n; k++)
-				null_global(inst->globals[k]);
-		} else if (o->kind == WASM_OBJ_TABLE) {
-			wasm_table_inst *t = o->ptr;
-
-			if ((uint8_t)t->type.elem == WASM_EXNREF)
-				for (uint64_t k = 0; k < t->size; k++)
-					t->elems[k] = WASM_REF_NULL;
-		}
-	}
+	each_exnref(s, null_ref, NULL);
 	for (size_t i = 0; i < s->nexns; i++)
 		free(s->exns[i]);
 	s->nexns = 0;

@@ -25,10 +25,10 @@
  *    one pointer per object the store owns (s->nobjs), which its
  *    instantiation bounded; the heap walk's: a few words per live
  *    exception (max_exception_bytes bounded them) and per tag.
- *  - restoring heap objects: one pointer per object the snapshot
- *    lists, which takes 17 bytes at least of what is left, and one
- *    payload buffer sized by the store's largest tag type; each
- *    exception counts against the store's max_exception_bytes.
+ *  - restoring heap objects: one pointer per exception made, which
+ *    counts against the store's max_exception_bytes (the list grows
+ *    with them, not with the count the image claims), and one payload
+ *    buffer sized by the store's largest tag type.
  *  - restore grows memories and tables to the snapshot's sizes only
  *    within the store's limits (max_pages, max); a table is grown only
  *    when the bytes left hold that many elements (one byte each at
@@ -393,11 +393,15 @@ static wasm_snap_status objmap_build(wasm_store *s, objmap *m, char *why,
 	return WASM_SNAP_OK;
 }
 
+/* (address, ordinal) pairs: an address shared by several (a tag that
+ * instances import) sorts by ordinal, the first one first. */
 static int cmp_addr(const void *a, const void *b)
 {
-	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+	const uintptr_t *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
 /* Sorted (address, ordinal) pairs packed as two parallel arrays. */
@@ -449,10 +453,12 @@ static bool lookup(const uintptr_t *sorted, const uint32_t *ord, uint32_t n,
 
 /* The store's exceptions a snapshot writes, each named by its index. */
 typedef struct heapmap {
-	uintptr_t *sorted; /* the store's exceptions by address */
-	uint32_t *index;   /* per sorted one: HEAP_UNSEEN, or its index */
-	wasm_exn **order;  /* the written ones, by index */
-	uint32_t *cursor;  /* heap_visit's stack: (exception, parameter, slot) */
+	wasm_exn *const *exns; /* the store's (s->exns) */
+	uintptr_t *sorted;     /* their addresses, sorted; ord: positions */
+	uint32_t *ord;
+	uint32_t *index;  /* per position: HEAP_UNSEEN, or its index */
+	wasm_exn **order; /* the written ones, by index */
+	uint32_t *cursor; /* heap_visit's stack: (position, parameter, slot) */
 	uint32_t n, nexns;
 	/* every instance's tags by address, for (instance, index) */
 	uintptr_t *tags;
@@ -475,21 +481,13 @@ typedef struct writer {
 } writer;
 
 /* The position of exception x among the store's, or HEAP_UNSEEN. */
-static uint32_t heap_slot(const heapmap *h, uintptr_t x)
+static uint32_t heap_slot(const heapmap *h, wasm_ref x)
 {
-	uint32_t lo = 0, hi = h->nexns;
+	uint32_t k;
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (h->sorted[mid] == x)
-			return mid;
-		if (h->sorted[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return HEAP_UNSEEN;
+	return lookup(h->sorted, h->ord, h->nexns, (const void *)x, &k)
+		       ? k
+		       : HEAP_UNSEEN;
 }
 
 static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
@@ -507,8 +505,8 @@ static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
 				      "not supported yet: an externref in %s",
 				      where);
 	if ((uint8_t)t == WASM_EXNREF) {
-		/* heap_walk gave every exception reached an index */
-		uint32_t k = heap_slot(&w->heap, (uintptr_t)r);
+		/* heap_roots gave every exception reached an index */
+		uint32_t k = heap_slot(&w->heap, r);
 
 		if (k == HEAP_UNSEEN || w->heap.index[k] >= HEAP_ON_STACK)
 			return wasm_snap_fail(
@@ -755,21 +753,12 @@ static wasm_snap_status put_instance(writer *w, uint32_t ord,
 static void heap_free(heapmap *h)
 {
 	free(h->sorted);
+	free(h->ord);
 	free(h->index);
 	free(h->order);
 	free(h->cursor);
 	free(h->tags);
 	free(h->tag_at);
-}
-
-static int cmp_tag(const void *a, const void *b)
-{
-	const uint32_t *x = a, *y = b;
-
-	for (int i = 0; i < 2; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return 0;
 }
 
 /*
@@ -805,8 +794,8 @@ static int heap_tags(writer *w)
 			k++;
 		}
 	}
-	/* sort_addrs keeps equal addresses in no set order: take the
-	 * least (instance, index) of each address below */
+	/* equal addresses sort in (instance, index) order: heap_tag takes
+	 * the first */
 	if (sort_addrs(ptrs, n, &h->tags, &ord)) {
 		free(ptrs);
 		free(at);
@@ -816,14 +805,6 @@ static int heap_tags(writer *w)
 		h->tag_at[i][0] = at[ord[i]][0];
 		h->tag_at[i][1] = at[ord[i]][1];
 	}
-	for (uint32_t i = 0; i < n;) {
-		uint32_t j = i + 1;
-
-		while (j < n && h->tags[j] == h->tags[i])
-			j++;
-		qsort(h->tag_at + i, j - i, sizeof *h->tag_at, cmp_tag);
-		i = j;
-	}
 	h->ntags = n;
 	free(ptrs);
 	free(at);
@@ -831,7 +812,8 @@ static int heap_tags(writer *w)
 	return 0;
 }
 
-/* The (instance, index) that names tag t; false: no instance has it. */
+/* The (instance, index) that names tag t, the first of its address;
+ * false: no instance has it. */
 static bool heap_tag(const heapmap *h, const wasm_tag *t, uint32_t at[2])
 {
 	uint32_t lo = 0, hi = h->ntags;
@@ -890,10 +872,10 @@ static wasm_snap_status heap_visit(writer *w, wasm_ref r, const char *where)
 
 	if (r == WASM_REF_NULL)
 		return WASM_SNAP_OK;
-	st = heap_push(w, heap_slot(h, (uintptr_t)r), &depth, where);
+	st = heap_push(w, heap_slot(h, r), &depth, where);
 	while (st == WASM_SNAP_OK && depth > 0) {
 		uint32_t *c = &h->cursor[3 * (depth - 1)];
-		wasm_exn *x = (wasm_exn *)h->sorted[c[0]];
+		wasm_exn *x = h->exns[c[0]];
 		const wasm_functype *ft = x->tag->type;
 		uint32_t slot = c[2];
 		wasm_valtype t;
@@ -908,8 +890,8 @@ static wasm_snap_status heap_visit(writer *w, wasm_ref r, const char *where)
 		c[2] += wasm_valtype_slots(t);
 		if ((uint8_t)t == WASM_EXNREF &&
 		    x->slots[slot] != (uint64_t)WASM_REF_NULL)
-			st = heap_push(w, heap_slot(h, x->slots[slot]), &depth,
-				       "an exception's payload");
+			st = heap_push(w, heap_slot(h, (wasm_ref)x->slots[slot]),
+				       &depth, "an exception's payload");
 	}
 	return st;
 }
@@ -968,7 +950,6 @@ static wasm_snap_status put_heap(writer *w, wasm_store *s)
 {
 	heapmap *h = &w->heap;
 	wasm_snap_status st;
-	uint32_t *ord = NULL;
 
 	if (s->nexns == 0) {
 		wasm_snap_u32(w->b, 0);
@@ -976,19 +957,19 @@ static wasm_snap_status put_heap(writer *w, wasm_store *s)
 	}
 	if (s->nexns >= HEAP_ON_STACK)
 		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-				      "%zu exceptions", s->nexns);
+				      "not supported yet: %zu live exceptions",
+				      s->nexns);
+	h->exns = s->exns;
 	h->nexns = (uint32_t)s->nexns;
 	h->index = malloc(h->nexns * sizeof *h->index);
 	h->order = malloc(h->nexns * sizeof *h->order);
 	h->cursor = malloc(3 * (size_t)h->nexns * sizeof *h->cursor);
 	if (h->index == NULL || h->order == NULL || h->cursor == NULL ||
-	    sort_addrs((void *const *)s->exns, h->nexns, &h->sorted, &ord) ||
-	    heap_tags(w)) {
-		free(ord);
+	    sort_addrs((void *const *)s->exns, h->nexns, &h->sorted,
+		       &h->ord) ||
+	    heap_tags(w))
 		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_NOMEM,
 				      "out of memory");
-	}
-	free(ord);
 	for (uint32_t i = 0; i < h->nexns; i++)
 		h->index[i] = HEAP_UNSEEN;
 	if ((st = heap_roots(w)))
@@ -1079,7 +1060,7 @@ typedef struct reader {
 	size_t whylen;
 	bool delta;	/* unlisted pages keep their contents */
 	wasm_exn **heap; /* the heap objects made so far */
-	uint32_t ready;	/* how many */
+	uint32_t ready, cap;
 } reader;
 
 #define TRUNCATED(rd)                                                          \
@@ -1436,6 +1417,18 @@ static wasm_snap_status get_exn(reader *rd, wasm_store *s, uint64_t *slots)
 			return st;
 		nslots += wasm_valtype_slots(vt);
 	}
+	/* grown with what was made, which the store's limit bounds, not
+	 * with the count the image claims */
+	if (rd->ready == rd->cap) {
+		uint32_t cap = rd->cap ? 2 * rd->cap : 64;
+		wasm_exn **v = realloc(rd->heap, (size_t)cap * sizeof *v);
+
+		if (v == NULL)
+			return wasm_snap_fail(rd->why, rd->whylen,
+					      WASM_SNAP_NOMEM, "out of memory");
+		rd->heap = v;
+		rd->cap = cap;
+	}
 	rd->heap[rd->ready] = wasm_exn_restore(s, tag, slots, nslots);
 	if (rd->heap[rd->ready] == NULL)
 		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_MISMATCH,
@@ -1459,8 +1452,7 @@ static wasm_snap_status get_heap(reader *rd, wasm_store *s)
 
 	if (!wasm_snap_get_u32(rd->r, &n))
 		return TRUNCATED(rd);
-	/* an object takes 17 bytes at least */
-	if (n > wasm_snap_left(rd->r) / 17)
+	if (n > wasm_snap_left(rd->r) / WASM_SNAP_HEAP_MIN_BYTES)
 		return TRUNCATED(rd);
 	wasm_store_reset_exns(s);
 	if (n == 0)
@@ -1473,13 +1465,10 @@ static wasm_snap_status get_heap(reader *rd, wasm_store *s)
 			if (inst->tags[j]->type->nparams > most)
 				most = inst->tags[j]->type->nparams;
 	}
-	rd->heap = malloc((size_t)n * sizeof *rd->heap);
 	slots = calloc(2 * (size_t)most + 2, sizeof *slots);
-	if (rd->heap == NULL || slots == NULL) {
-		free(slots);
+	if (slots == NULL)
 		return wasm_snap_fail(rd->why, rd->whylen, WASM_SNAP_NOMEM,
 				      "out of memory");
-	}
 	for (uint32_t k = 0; k < n && st == WASM_SNAP_OK; k++) {
 		uint8_t kind;
 

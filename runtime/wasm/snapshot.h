@@ -115,6 +115,9 @@ enum {
 enum {
 	WASM_SNAP_HEAP_EXN = 1,
 };
+/* The fewest bytes a heap object takes (an exception: kind, instance,
+ * tag, type id, value count): what a count is checked against. */
+#define WASM_SNAP_HEAP_MIN_BYTES 17u
 
 /* Whether a page (WASM_PAGE_SIZE bytes) is all zero. */
 bool wasm_snap_page_zero(const uint8_t *p);

@@ -2,7 +2,8 @@
  * snapshot_exec.c - a suspended execution context as plain data (store
  * snapshots, runtime/wasm/snapshot.h): the heap stack of a thread that
  * waits inside a host function (a canon built-in such as
- * waitable-set.wait, a sync lower), written and restored frame by frame.
+ * waitable-set.wait, a sync lower) or that a fuel check stopped,
+ * written and restored frame by frame.
  *
  * Encoding (after runtime/wasm/snapshot.h's integers and references):
  *   u8 0 idle (no call outstanding) | 1 blocked | 2 stopped out of fuel:
@@ -27,7 +28,8 @@
  * every non-tail call, its op cell, its return offset and its base): a
  * restored program counter is then always the continuation of a call,
  * each frame's base is its caller's call base, and the interpreter never
- * runs an operand cell as an op, whatever a forged snapshot says.  A
+ * runs an operand cell as an op, whatever a forged snapshot says; a
+ * stopped frame's counter must be one of its parks likewise.  A
  * frame of a function that may hold references (code.h holds_refs) is
  * refused both ways: its slots could hold host addresses, and a forged
  * number where typed code expects a reference would be trusted.

@@ -105,7 +105,8 @@ static bool skip_heap(wasm_snap_reader *r)
 	uint32_t n, nv, vt;
 	uint8_t kind;
 
-	if (!wasm_snap_get_u32(r, &n) || n > wasm_snap_left(r) / 17)
+	if (!wasm_snap_get_u32(r, &n) ||
+	    n > wasm_snap_left(r) / WASM_SNAP_HEAP_MIN_BYTES)
 		return false;
 	for (uint32_t k = 0; k < n; k++) {
 		if (!wasm_snap_get_u8(r, &kind) || kind != WASM_SNAP_HEAP_EXN ||
