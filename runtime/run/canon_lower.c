@@ -156,7 +156,10 @@ static wasm_host_status lower_trampoline(wasm_exec *e, void *env,
 		cabi_fail(&ce, CABI_ERR_TRAP, CABI_MSG_CANNOT_LEAVE);
 		return trap(e, s, &ce);
 	}
-	if (lw->opts.async || cm_func_is_async(lw->callee))
+	/* an async-typed host callee may defer its answer: only the full
+	 * path gives it a subtask to block the caller on (sync lower) */
+	if (lw->opts.async || cm_func_is_async(lw->callee) ||
+	    lw->callee->type->u.func.async)
 		return cm_canon_lower_call(e, lw, inst, lw->callee, lw->ft,
 					   &lw->opts, lw->ncore_params,
 					   lw->ncore_results, args, results);

@@ -408,6 +408,12 @@ struct wasm_handler {
 	uint32_t first, ncatches;
 };
 
+/* A slot of a frame that holds a reference of type `type`. */
+struct wasm_refslot {
+	uint32_t slot;
+	wasm_valtype type;
+};
+
 struct wasm_compiled {
 	uint32_t *code;
 	uint32_t ncode;
@@ -448,10 +454,29 @@ struct wasm_compiled {
 	uint32_t nparks;
 	/*
 	 * A local or an operand of a reference type: the frame's slots may
-	 * hold host addresses, so a snapshot refuses a frame of it.
+	 * hold host addresses, which a snapshot writes as references: the
+	 * ones listed for the point the frame stands at, below.
 	 */
 	bool holds_refs;
+	/*
+	 * Only when holds_refs (else NULL): which slots hold a reference
+	 * (in the module's types) where a frame can stand, ascending by
+	 * slot.  After resume k (the k-th call): refslots[resume_refs[2k]
+	 * .. resume_refs[2k + 1]), the locals and operands below the call's
+	 * base.  At parks[k]: refslots[park_refs[2k] .. park_refs[2k + 1]),
+	 * everything the frame holds there, what the op at the park reads
+	 * included; WASM_NO_REFMAP when the compiler recorded none (a stop
+	 * there is refused).  A slot not listed holds a number or nothing
+	 * live, so a snapshot writes it as one; a restored frame gets a
+	 * checked reference in every listed slot and numbers elsewhere,
+	 * which typed code never reads as references.
+	 */
+	struct wasm_refslot *refslots;
+	uint32_t *resume_refs;
+	uint32_t *park_refs;
 };
+
+#define WASM_NO_REFMAP UINT32_MAX
 
 /*
  * Validate and translate defined function `i` of `m` (0-based among the

@@ -247,6 +247,10 @@ static void add_fix(struct cc *c, uint32_t *cellp, uint32_t insn, uint32_t l)
 	c->nfixes++;
 }
 
+static int note_branch_park(struct cc *c, uint32_t insn, uint32_t ref_slot,
+			    wasm_valtype ref_type);
+static int note_loop_park(struct cc *c, uint32_t insn, const struct ctl *t);
+
 static void emit_jump(struct cc *c, uint32_t label)
 {
 	uint32_t *p = cc_emit(c, WASM_IOP_br, 1);
@@ -599,6 +603,8 @@ static void emit_br(struct cc *c, uint32_t depth)
 	}
 	emit_moves(c, t->label_slot, label_arity(t));
 	emit_jump(c, t->label);
+	if (t->kind == BK_LOOP && !c->oom)
+		note_loop_park(c, c->ncode - 2, t);
 }
 
 /* ---- conditions --------------------------------------------------------- */
@@ -612,6 +618,7 @@ static int pop_cond(struct cc *c, struct cond *cd)
 {
 	struct vent e;
 
+	cd->ref = T_UNKNOWN;
 	if (pop(c, WASM_I32, &e))
 		return -1;
 	cd->op_true = WASM_IOP_br_nz;
@@ -636,6 +643,9 @@ static void emit_cond_br(struct cc *c, const struct cond *cd, bool when,
 
 	memcpy(p, cd->cells, cd->n * sizeof(uint32_t));
 	add_fix(c, p + cd->n, insn, l);
+	/* back to a loop: a park point (code.h parks) */
+	if (p != c->scratch && l < c->nlabels && c->labels[l] != NONE)
+		note_branch_park(c, insn, cd->cells[0], cd->ref);
 }
 
 /* ---- control frames ----------------------------------------------------- */
@@ -1088,6 +1098,7 @@ static int op_br_on_null(struct cc *c, bool on_null)
 	cd.op_false = on_null ? WASM_IOP_br_nz64 : WASM_IOP_br_z64;
 	cd.n = 1;
 	cd.cells[0] = live(c) ? src_of(c, &r) : 0;
+	cd.ref = r.type;
 	if (pop_vals(c, nvals, ty_label, t))
 		return -1;
 	/* push back: same slots; unknown entries take the label's types */
@@ -1183,6 +1194,9 @@ static int op_br_table(struct cc *c)
 			}
 			if (!c->oom)
 				add_fix(c, &c->code[insn + 3 + i], insn, l);
+			/* straight back to a loop: a park point */
+			if (!c->oom && l < c->nlabels && c->labels[l] != NONE)
+				note_branch_park(c, insn, 0, T_UNKNOWN);
 		}
 		for (uint32_t d = 0; d < c->ncs; d++) {
 			if (stub[d] == 0)
@@ -1245,24 +1259,177 @@ static int same_results(const struct cc *c, const wasm_functype *a,
 	return 1;
 }
 
+/* ---- where a frame holds references (code.h refslots) ----------------- */
+
+static int add_refslot(struct cc *c, uint32_t slot, wasm_valtype t)
+{
+	if (GROW(c, refslots, crefslots, c->nrefslots + 1))
+		return -1;
+	c->refslots[c->nrefslots].slot = slot;
+	c->refslots[c->nrefslots].type = t;
+	c->nrefslots++;
+	return 0;
+}
+
+static int cmp_refslot(const void *a, const void *b)
+{
+	const struct wasm_refslot *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Of two types one slot is seen with, the one that says more. */
+static wasm_valtype stricter(wasm_valtype a, wasm_valtype b)
+{
+	if (wasm_ref_nullable(a) != wasm_ref_nullable(b))
+		a |= WASM_REF_NONNULL;
+	if (wasm_ref_heap(a) == WASM_HEAP_TOP)
+		a = (a & ~(~0u << WASM_HEAP_SHIFT)) |
+		    (wasm_ref_heap(b) << WASM_HEAP_SHIFT);
+	return a;
+}
+
+/*
+ * Record the references a frame holds now, as one list (ascending, one
+ * entry a slot): the ref locals, entries vs[0, n) of a reference type
+ * (a stack entry in its slot; an alias in the slot it reads: a local, or
+ * a frozen if-parameter no entry of its own names) and `extra` (what the
+ * op at the point reads from slots no entry owns any more).  Entries of
+ * other kinds (constants) hold nothing in a slot.  out: start, end.
+ */
+static int note_refs(struct cc *c, uint32_t n, const struct wasm_refslot *extra,
+		     uint32_t nextra, uint32_t out[2])
+{
+	uint32_t start = c->nrefslots, k = start;
+
+	for (uint32_t i = 0; i < c->nlrefs; i++)
+		if (add_refslot(c, c->lrefs[i].slot, c->lrefs[i].type))
+			return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct vent *e = &c->vs[i];
+
+		if (e->type == T_UNKNOWN || !wasm_valtype_is_ref(e->type))
+			continue;
+		if (e->kind == VK_STACK && add_refslot(c, e->slot, e->type))
+			return -1;
+		if (e->kind == VK_ALIAS &&
+		    add_refslot(c, (uint32_t)e->val, e->type))
+			return -1;
+	}
+	for (uint32_t i = 0; i < nextra; i++)
+		if (extra[i].type != T_UNKNOWN &&
+		    wasm_valtype_is_ref(extra[i].type) &&
+		    add_refslot(c, extra[i].slot, extra[i].type))
+			return -1;
+	qsort(c->refslots + start, c->nrefslots - start, sizeof *c->refslots,
+	      cmp_refslot);
+	for (uint32_t i = start; i < c->nrefslots; i++) {
+		if (k > start && c->refslots[k - 1].slot == c->refslots[i].slot)
+			c->refslots[k - 1].type = stricter(
+				c->refslots[k - 1].type, c->refslots[i].type);
+		else
+			c->refslots[k++] = c->refslots[i];
+	}
+	c->nrefslots = k;
+	out[0] = start;
+	out[1] = k;
+	return 0;
+}
+
+/* A park point at op cell insn with references refs (start, end). */
+static int add_park_map(struct cc *c, uint32_t insn, const uint32_t refs[2])
+{
+	if (c->npark_maps >= 3 && c->park_maps[c->npark_maps - 3] == insn)
+		return 0; /* a br_table's second target of the same loop */
+	if (GROW(c, park_maps, cpark_maps, c->npark_maps + 3))
+		return -1;
+	c->park_maps[c->npark_maps++] = insn;
+	c->park_maps[c->npark_maps++] = refs[0];
+	c->park_maps[c->npark_maps++] = refs[1];
+	return 0;
+}
+
+/*
+ * A backward branch at op cell insn that falls through or jumps with
+ * the current entries in place (conditional, or a br_table's direct
+ * target): what it holds is what the frame holds now, with the op's
+ * reference operand (br_on_null's, which is off the stack meanwhile).
+ */
+static int note_branch_park(struct cc *c, uint32_t insn, uint32_t ref_slot,
+			    wasm_valtype ref_type)
+{
+	struct wasm_refslot x = {ref_slot, ref_type};
+	uint32_t refs[2];
+
+	if (note_refs(c, c->nvs, &x, ref_type != T_UNKNOWN, refs))
+		return -1;
+	return add_park_map(c, insn, refs);
+}
+
+/*
+ * An unconditional branch back to loop t at op cell insn, after the
+ * moves of its values: the entries below the loop and its parameters
+ * in their slots are what is live (the moves overwrote the rest).
+ */
+static int note_loop_park(struct cc *c, uint32_t insn, const struct ctl *t)
+{
+	uint32_t n = label_arity(t), off = 0, refs[2];
+	struct wasm_refslot *x = n ? calloc(n, sizeof *x) : NULL;
+	int rc;
+
+	if (n && x == NULL)
+		return oom(c);
+	for (uint32_t i = 0; i < n; i++) {
+		x[i].slot = t->label_slot + off;
+		x[i].type = label_type(c, t, i);
+		off += tslots(x[i].type);
+	}
+	rc = note_refs(c, t->height, x, n, refs);
+	free(x);
+	return rc ? rc : add_park_map(c, insn, refs);
+}
+
 /*
  * A non-tail call at op cell p (n operand cells) with its arguments at
- * base: record where its callee returns to (code.h resumes).
+ * base, to a function of type ft, the callee's reference (call_ref) in
+ * slot fslot when ftype is not T_UNKNOWN: record where its callee
+ * returns to (code.h resumes), what the frame holds there (below base)
+ * and, a park point too, what it holds before the call (its arguments
+ * and the callee's reference as well).
  */
 static int note_resume(struct cc *c, const uint32_t *p, uint32_t n,
-		       uint32_t base)
+		       uint32_t base, const wasm_functype *ft, uint32_t fslot,
+		       wasm_valtype ftype)
 {
-	uint32_t at;
+	uint32_t at, refs[2], np = ft->nparams;
+	struct wasm_refslot *x;
+	int rc;
 
 	if (p == c->scratch)
 		return 0;
 	at = (uint32_t)(p - c->code) - 1;
-	if (GROW(c, resumes, cresumes, c->nresumes + 3))
+	if (GROW(c, resumes, cresumes, c->nresumes + 3) ||
+	    GROW(c, resume_refs, cresume_refs, c->nresume_refs + 2))
 		return -1;
 	c->resumes[c->nresumes++] = at;
 	c->resumes[c->nresumes++] = at + 1 + n;
 	c->resumes[c->nresumes++] = base;
-	return 0;
+	if (note_refs(c, c->nvs, NULL, 0, refs))
+		return -1;
+	c->resume_refs[c->nresume_refs++] = refs[0];
+	c->resume_refs[c->nresume_refs++] = refs[1];
+	x = calloc((size_t)np + 1, sizeof *x);
+	if (x == NULL)
+		return oom(c);
+	for (uint32_t i = 0; i < np; i++) {
+		x[i].slot = c->tmp[i].slot;
+		x[i].type = ft->params[i];
+	}
+	x[np].slot = fslot;
+	x[np].type = ftype;
+	rc = note_refs(c, c->nvs, x, np + 1, refs);
+	free(x);
+	return rc ? rc : add_park_map(c, at, refs);
 }
 
 static int op_call(struct cc *c, bool tail)
@@ -1290,13 +1457,14 @@ static int op_call(struct cc *c, bool tail)
 		p[1] = x - c->m->nimported_funcs;
 		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
 			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
-		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base))
+		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base, ft, 0,
+					 T_UNKNOWN))
 			return -1;
 	} else {
 		p = cc_emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
 		p[0] = x;
 		p[1] = base;
-		if (!tail && note_resume(c, p, 2, base))
+		if (!tail && note_resume(c, p, 2, base, ft, 0, T_UNKNOWN))
 			return -1;
 	}
 	if (tail) {
@@ -1353,7 +1521,7 @@ static int op_call_indirect(struct cc *c, bool tail)
 	p[1] = si;
 	p[2] = y;
 	p[3] = x;
-	if (!tail && note_resume(c, p, 4, base))
+	if (!tail && note_resume(c, p, 4, base, ft, 0, T_UNKNOWN))
 		return -1;
 	if (tail) {
 		set_unreachable(c);
@@ -1384,7 +1552,7 @@ static int op_call_ref(struct cc *c, bool tail)
 	p = cc_emit(c, tail ? WASM_IOP_return_call_ref : WASM_IOP_call_ref, 2);
 	p[0] = base;
 	p[1] = si;
-	if (!tail && note_resume(c, p, 2, base))
+	if (!tail && note_resume(c, p, 2, base, ft, si, f.type))
 		return -1;
 	if (tail) {
 		set_unreachable(c);
@@ -2700,6 +2868,50 @@ static int note_parks(struct cc *c)
 	return 0;
 }
 
+static int cmp_park_map(const void *a, const void *b)
+{
+	return cmp_u32(a, b);
+}
+
+/*
+ * Only for a function that holds references: each park point's list of
+ * them (code.h park_refs), from the maps recorded as it was compiled (a
+ * point none was recorded for gets WASM_NO_REFMAP).  *out: 2 per park.
+ */
+static int park_refs(struct cc *c, uint32_t **out)
+{
+	uint32_t n = c->npark_maps / 3, *v;
+
+	*out = NULL;
+	if (c->nparks == 0)
+		return 0;
+	v = malloc((size_t)c->nparks * 2 * sizeof *v);
+	if (v == NULL)
+		return -1;
+	qsort(c->park_maps, n, 3 * sizeof *c->park_maps, cmp_park_map);
+	for (uint32_t k = 0; k < c->nparks; k++) {
+		uint32_t lo = 0, hi = n;
+
+		v[2 * k] = v[2 * k + 1] = WASM_NO_REFMAP;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			const uint32_t *r = &c->park_maps[3 * mid];
+
+			if (r[0] == c->parks[k]) {
+				v[2 * k] = r[1];
+				v[2 * k + 1] = r[2];
+				break;
+			}
+			if (r[0] < c->parks[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 static void cc_free(struct cc *c)
 {
 	free(c->lslot);
@@ -2716,6 +2928,10 @@ static void cc_free(struct cc *c)
 	free(c->links);
 	free(c->resumes);
 	free(c->parks);
+	free(c->refslots);
+	free(c->resume_refs);
+	free(c->park_maps);
+	free(c->lrefs);
 }
 
 static int setup_locals(struct cc *c)
@@ -2741,8 +2957,14 @@ static int setup_locals(struct cc *c)
 			for (uint32_t k = 0; k < c->ft->nparams; k++)
 				c->linit[k] = true;
 		}
-		if (wasm_valtype_is_ref(t))
+		if (wasm_valtype_is_ref(t)) {
 			c->holds_refs = true;
+			if (GROW(c, lrefs, clrefs, c->nlrefs + 1))
+				return -1;
+			c->lrefs[c->nlrefs].slot = s;
+			c->lrefs[c->nlrefs].type = t & ~WASM_REF_NONNULL;
+			c->nlrefs++;
+		}
 		c->lslot[i] = s;
 		s += tslots(t);
 		if (s > MAX_SLOTS)
@@ -2869,7 +3091,8 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 			c.nresumes = 0;
 			break;
 		}
-	if (note_parks(&c)) {
+	if (c.oom || note_parks(&c) ||
+	    (c.holds_refs && park_refs(&c, &wc->park_refs))) {
 		free(wc);
 		cc_free(&c);
 		return wasm_error_set(err, WASM_ERR_RESOURCE, code->body_offset,
@@ -2879,6 +3102,17 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->nresumes = c.nresumes;
 	wc->parks = c.parks;
 	wc->nparks = c.nparks;
+	if (c.holds_refs && c.nresume_refs == c.nresumes / 3 * 2) {
+		wc->refslots = c.refslots;
+		wc->resume_refs = c.resume_refs;
+		c.refslots = NULL;
+		c.resume_refs = NULL;
+	} else if (c.holds_refs) {
+		/* no resumes (a rewrite moved a call): no frame stands */
+		free(wc->park_refs);
+		wc->park_refs = NULL;
+		wc->nparks = 0;
+	}
 	c.resumes = NULL;
 	c.parks = NULL;
 	c.code = NULL;
@@ -2900,6 +3134,9 @@ void wasm_compiled_free(struct wasm_compiled *c)
 	free(c->links);
 	free(c->resumes);
 	free(c->parks);
+	free(c->refslots);
+	free(c->resume_refs);
+	free(c->park_refs);
 	free(c);
 }
 

@@ -73,6 +73,8 @@ struct cond {
 	uint32_t op_true, op_false; /* branch when true / when false */
 	uint32_t n;
 	uint32_t cells[4];
+	/* br_on_null/br_on_non_null: the type of the reference in cells[0] */
+	wasm_valtype ref;
 };
 
 /*
@@ -142,6 +144,21 @@ struct cc {
 	uint32_t *parks;
 	uint32_t nparks;
 	bool holds_refs;
+	/*
+	 * The references a frame holds where it can stand (code.h
+	 * refslots): the lists of every point, one after the other; per
+	 * resume its (start, end) in them; per park point recorded, its
+	 * (op cell, start, end); the ref locals (nullable: a (ref ht)
+	 * local holds null until it is set).
+	 */
+	struct wasm_refslot *refslots;
+	uint32_t nrefslots, crefslots;
+	uint32_t *resume_refs;
+	uint32_t nresume_refs, cresume_refs;
+	uint32_t *park_maps;
+	uint32_t npark_maps, cpark_maps;
+	struct wasm_refslot *lrefs;
+	uint32_t nlrefs, clrefs;
 
 	uint32_t max_slot;
 	bool oom;

@@ -1532,6 +1532,11 @@ struct wasm_snap_map {
 	uint32_t nmems;
 	uintptr_t *mem_sorted;
 	uint32_t *mem_ord;
+	/* every function an instance has or the host made, sorted: a
+	 * frame's reference is checked against them (first use) */
+	uintptr_t *funcs;
+	size_t nfuncs;
+	bool have_funcs;
 };
 
 wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
@@ -1574,6 +1579,7 @@ void wasm_snap_map_free(wasm_snap_map *m)
 	if (m == NULL)
 		return;
 	objmap_free(&m->m);
+	free(m->funcs);
 	free(m->mems);
 	free(m->mem_sorted);
 	free(m->mem_ord);
@@ -1600,6 +1606,79 @@ wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
 			&ref, "a thread's state");
 
 	*f = (wasm_func *)ref;
+	return st;
+}
+
+static int cmp_uintptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool known_funcs(wasm_snap_map *m)
+{
+	size_t n = m->m.nhosts, k = 0;
+
+	if (m->have_funcs)
+		return true;
+	for (uint32_t i = 0; i < m->m.ninsts; i++)
+		n += wasm_module_nfuncs(m->m.insts[i]->module);
+	m->funcs = calloc(n ? n : 1, sizeof *m->funcs);
+	if (m->funcs == NULL)
+		return false;
+	for (uint32_t i = 0; i < m->m.ninsts; i++) {
+		const wasm_instance *inst = m->m.insts[i];
+
+		for (uint32_t f = 0; f < wasm_module_nfuncs(inst->module); f++)
+			m->funcs[k++] = (uintptr_t)inst->funcs[f];
+	}
+	for (uint32_t i = 0; i < m->m.nhosts; i++)
+		m->funcs[k++] = (uintptr_t)m->m.hosts[i];
+	qsort(m->funcs, k, sizeof *m->funcs, cmp_uintptr);
+	m->nfuncs = k;
+	m->have_funcs = true;
+	return true;
+}
+
+wasm_snap_status wasm_snap_put_slot_ref(wasm_snap_map *m, wasm_snap_buf *b,
+					wasm_valtype t, uint64_t v,
+					char *why, size_t whylen)
+{
+	writer w = {.b = b, .map = m->m, .why = why, .whylen = whylen};
+	uintptr_t key = (uintptr_t)v;
+
+	if (v == WASM_REF_NULL || (uint8_t)t != WASM_FUNCREF)
+		return (uint8_t)t == WASM_EXNREF && v != WASM_REF_NULL
+			       ? wasm_snap_fail(why, whylen,
+						WASM_SNAP_UNSUPPORTED,
+						"not supported yet: an "
+						"exception held by a "
+						"suspended frame")
+			       : put_ref(&w, t, (wasm_ref)v,
+					 "a suspended frame");
+	/* a slot the compiler lists holds a reference: checked all the same,
+	 * so that a wrong list is a refusal, not a wild read */
+	if (!known_funcs(m))
+		return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
+	if (bsearch(&key, m->funcs, m->nfuncs, sizeof *m->funcs,
+		    cmp_uintptr) == NULL)
+		return wasm_snap_fail(why, whylen, WASM_SNAP_UNSUPPORTED,
+				      "a suspended frame's reference slot "
+				      "holds no function of the store");
+	return put_ref(&w, t, (wasm_ref)v, "a suspended frame");
+}
+
+wasm_snap_status wasm_snap_get_slot_ref(wasm_snap_map *m, wasm_snap_reader *r,
+					wasm_valtype t, uint64_t *v,
+					char *why, size_t whylen)
+{
+	reader rd = {.r = r, .map = m->m, .why = why, .whylen = whylen};
+	wasm_ref ref = WASM_REF_NULL;
+	wasm_snap_status st = get_ref(&rd, t, &ref, "a suspended frame");
+
+	*v = (uint64_t)ref;
 	return st;
 }
 

@@ -249,6 +249,19 @@ wasm_snap_status wasm_snap_put_func(wasm_snap_map *m, wasm_snap_buf *b,
 				    size_t whylen);
 wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
 				    wasm_func **f, char *why, size_t whylen);
+/*
+ * A reference of type t (the store's form) held in a frame's slot, as
+ * the core section writes one (v the slot).  Refused: a non-null
+ * exnref or externref ("not supported yet"), and a funcref slot that
+ * holds no function of the store (so a wrong slot list is a refusal,
+ * never a read through a number).  get checks it against t.
+ */
+wasm_snap_status wasm_snap_put_slot_ref(wasm_snap_map *m, wasm_snap_buf *b,
+					wasm_valtype t, uint64_t v,
+					char *why, size_t whylen);
+wasm_snap_status wasm_snap_get_slot_ref(wasm_snap_map *m, wasm_snap_reader *r,
+					wasm_valtype t, uint64_t *v,
+					char *why, size_t whylen);
 bool wasm_snap_instance_ordinal(const wasm_snap_map *m,
 				const wasm_instance *inst, uint32_t *ord);
 wasm_instance *wasm_snap_instance_at(const wasm_snap_map *m, uint32_t ord);
@@ -265,8 +278,8 @@ wasm_memory *wasm_snap_memory_at(const wasm_snap_map *m, uint32_t ord);
  * blocked inside a host function with its wasm frames, or stopped by a
  * fuel check before a backward branch or a call (code.h parks).
  * Refused: an exec holding an exception, stopped at a tail call's fuel
- * check, inside guest code, or with a frame of a function that may
- * hold references.  Restoring needs an idle exec of
+ * check, inside guest code, or with a frame holding a non-null
+ * exnref or externref.  Restoring needs an idle exec of
  * the fresh store and checks every frame against the compiled code.
  */
 wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,

@@ -21,18 +21,21 @@
  *   fuel check stopped before (code.h parks: a backward branch or a
  *   call, which continuing runs again whole) and its slots are the
  *   whole frame (frame_slots): its operand stack's height there is not
- *   recorded, and the slots above it are dead numbers (a frame that may
- *   hold references is refused, as for every frame).
+ *   recorded, and the slots above it are dead numbers.
+ *   A frame of a function that holds references (code.h holds_refs)
+ *   writes the slots code.h lists for its point as references (the
+ *   core section's encoding), the others as u64.
  *
  * Why frames are accepted only where they can be (compile.c records, for
  * every non-tail call, its op cell, its return offset and its base): a
  * restored program counter is then always the continuation of a call,
  * each frame's base is its caller's call base, and the interpreter never
  * runs an operand cell as an op, whatever a forged snapshot says; a
- * stopped frame's counter must be one of its parks likewise.  A
- * frame of a function that may hold references (code.h holds_refs) is
- * refused both ways: its slots could hold host addresses, and a forged
- * number where typed code expects a reference would be trusted.
+ * stopped frame's counter must be one of its parks likewise.  A frame
+ * that holds references gets a checked reference in every slot its
+ * point lists and numbers elsewhere, which typed code never reads as
+ * references; a point with no list, and a non-null exnref or
+ * externref, are refused ("not supported yet").
  *
  * Allocations sized by a guest or a client (issue 18 audit): restoring
  * grows the exec's value and frame stacks to what the snapshot asks,
@@ -46,18 +49,23 @@
 #include <string.h>
 
 #include "wasm/exec.h"
+#include "wasm/instance.h"
 #include "wasm/snapshot.h"
 
-/* Whether a fuel check may stop code at offset off (code.h parks). */
-static bool park_point(const struct wasm_compiled *code, uint32_t off)
+/* Whether a fuel check may stop code at offset off (code.h parks): *k
+ * which park it is. */
+static bool park_point(const struct wasm_compiled *code, uint32_t off,
+		       uint32_t *k)
 {
 	uint32_t lo = 0, hi = code->nparks;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (code->parks[mid] == off)
+		if (code->parks[mid] == off) {
+			*k = mid;
 			return true;
+		}
 		if (code->parks[mid] < off)
 			lo = mid + 1;
 		else
@@ -66,8 +74,10 @@ static bool park_point(const struct wasm_compiled *code, uint32_t off)
 	return false;
 }
 
-/* The base slot of the call code returns to at offset off, or -1. */
-static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
+/* The base slot of the call code returns to at offset off, or -1: *k
+ * which resume it is. */
+static int64_t resume_base(const struct wasm_compiled *code, uint32_t off,
+			   uint32_t *k)
 {
 	uint32_t lo = 0, hi = code->nresumes / 3;
 
@@ -75,8 +85,10 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 		uint32_t mid = lo + (hi - lo) / 2;
 		uint32_t at = code->resumes[3 * mid + 1];
 
-		if (at == off)
+		if (at == off) {
+			*k = mid;
 			return code->resumes[3 * mid + 2];
+		}
 		if (at < off)
 			lo = mid + 1;
 		else
@@ -85,23 +97,66 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off)
 	return -1;
 }
 
+/*
+ * The references of a frame standing at resume k (parked: park k), as
+ * refslots[r[0] .. r[1]); both 0 when the function holds none.  False
+ * when the compiler recorded no list for the point.
+ */
+static bool frame_refs(const struct wasm_compiled *code, bool parked,
+		       uint32_t k, uint32_t r[2])
+{
+	const uint32_t *v = parked ? code->park_refs : code->resume_refs;
+
+	r[0] = r[1] = 0;
+	if (!code->holds_refs)
+		return true;
+	if (v == NULL || v[2 * k] == WASM_NO_REFMAP)
+		return false;
+	r[0] = v[2 * k];
+	r[1] = v[2 * k + 1];
+	return true;
+}
+
+/* n slots of a frame of code in inst, those r lists as references. */
+static wasm_snap_status put_slots(wasm_snap_map *m, wasm_snap_buf *b,
+				  const wasm_instance *inst,
+				  const struct wasm_compiled *code,
+				  const uint64_t *slots, uint32_t n,
+				  const uint32_t r[2], char *why,
+				  size_t whylen)
+{
+	uint32_t k = r[0];
+
+	for (uint32_t i = 0; i < n; i++) {
+		wasm_snap_status st;
+
+		if (k < r[1] && code->refslots[k].slot == i) {
+			st = wasm_snap_put_slot_ref(
+				m, b,
+				wasm_instance_valtype(inst,
+						      code->refslots[k].type),
+				slots[i], why, whylen);
+			if (st != WASM_SNAP_OK)
+				return st;
+			k++;
+			continue;
+		}
+		wasm_snap_u64(b, slots[i]);
+	}
+	return WASM_SNAP_OK;
+}
+
 /* Whether any frame of code in inst can be written: *ord its instance. */
 static wasm_snap_status frame_writable(wasm_snap_map *m,
 				       const wasm_instance *inst,
 				       const struct wasm_compiled *code,
 				       uint32_t *ord, char *why, size_t whylen)
 {
+	(void)code;
 	if (!wasm_snap_instance_ordinal(m, inst, ord))
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"a frame of an instance of another store");
-	if (code->holds_refs)
-		return wasm_snap_fail(
-			why, whylen, WASM_SNAP_UNSUPPORTED,
-			"not supported yet: a suspended frame of a "
-			"function that holds references (function %u "
-			"of core instance %u)",
-			code->funcidx, *ord);
 	return WASM_SNAP_OK;
 }
 
@@ -110,7 +165,7 @@ static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 				   const wasm_exec *e, char *why, size_t whylen)
 {
 	const struct wasm_compiled *code = e->code;
-	uint32_t ord, off;
+	uint32_t ord, off, k, r[2];
 	wasm_snap_status st = frame_writable(m, e->inst, code, &ord, why,
 					     whylen);
 
@@ -118,20 +173,26 @@ static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 		return st;
 	off = (uint32_t)(e->pc - code->code);
 	if (e->pc < code->code || e->pc >= code->code + code->ncode ||
-	    !park_point(code, off) ||
+	    !park_point(code, off, &k) ||
 	    e->fp + code->frame_slots > e->stack_cap)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a thread stopped out of fuel at "
 			"a tail call (function %u of core instance %u)",
 			code->funcidx, ord);
+	if (!frame_refs(code, true, k, r))
+		return wasm_snap_fail(
+			why, whylen, WASM_SNAP_UNSUPPORTED,
+			"not supported yet: a thread stopped out of fuel "
+			"where its frame's references are not known "
+			"(function %u of core instance %u)",
+			code->funcidx, ord);
 	wasm_snap_u32(b, ord);
 	wasm_snap_u32(b, code->funcidx);
 	wasm_snap_u32(b, off);
 	wasm_snap_u32(b, code->frame_slots);
-	for (size_t i = e->fp; i < e->fp + code->frame_slots; i++)
-		wasm_snap_u64(b, e->stack[i]);
-	return WASM_SNAP_OK;
+	return put_slots(m, b, e->inst, code, e->stack + e->fp,
+			 code->frame_slots, r, why, whylen);
 }
 
 static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
@@ -140,7 +201,7 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 				  const wasm_instance *inst, size_t next_fp,
 				  char *why, size_t whylen)
 {
-	uint32_t ord, off;
+	uint32_t ord, off, k = 0, r[2];
 	int64_t base;
 	wasm_snap_status st = frame_writable(m, inst, code, &ord, why, whylen);
 
@@ -154,8 +215,9 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 			"instance %u)",
 			code->funcidx, ord);
 	off = (uint32_t)(pc - code->code);
-	base = resume_base(code, off);
-	if (base < 0 || fp + (size_t)base != next_fp)
+	base = resume_base(code, off, &k);
+	if (base < 0 || fp + (size_t)base != next_fp ||
+	    !frame_refs(code, false, k, r))
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a frame stopped outside of a "
@@ -165,9 +227,8 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 	wasm_snap_u32(b, code->funcidx);
 	wasm_snap_u32(b, off);
 	wasm_snap_u32(b, (uint32_t)base);
-	for (size_t i = fp; i < next_fp; i++)
-		wasm_snap_u64(b, e->stack[i]);
-	return WASM_SNAP_OK;
+	return put_slots(m, b, inst, code, e->stack + fp, (uint32_t)base, r,
+			 why, whylen);
 }
 
 wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
@@ -238,13 +299,57 @@ typedef struct frame_in {
 	uint32_t off, base;
 	size_t fp;
 	const uint8_t *slots; /* base x u64, read later */
+	uint64_t *vals;	      /* or, with references, read now (malloc'd) */
 } frame_in;
+
+static void free_frames(frame_in *fs, uint32_t n)
+{
+	for (uint32_t k = 0; fs != NULL && k < n; k++)
+		free(fs[k].vals);
+	free(fs);
+}
+
+/* A frame's slots that hold references: each checked against its type. */
+static wasm_snap_status get_ref_slots(wasm_snap_map *m, wasm_snap_reader *r,
+				      frame_in *f, const uint32_t refs[2],
+				      char *why, size_t whylen)
+{
+	const struct wasm_compiled *code = f->code;
+	uint32_t k = refs[0], nrefs = 0;
+
+	for (uint32_t i = refs[0]; i < refs[1]; i++)
+		nrefs += code->refslots[i].slot < f->base;
+	/* a reference takes a byte at least, a number eight */
+	if (wasm_snap_left(r) / 8 < f->base - nrefs)
+		return BAD("truncated frame");
+	f->vals = calloc(f->base ? f->base : 1, sizeof *f->vals);
+	if (f->vals == NULL)
+		return wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM,
+				      "out of memory");
+	for (uint32_t i = 0; i < f->base; i++) {
+		wasm_snap_status st;
+
+		if (k < refs[1] && code->refslots[k].slot == i) {
+			st = wasm_snap_get_slot_ref(
+				m, r,
+				wasm_instance_valtype(f->inst,
+						      code->refslots[k].type),
+				&f->vals[i], why, whylen);
+			if (st != WASM_SNAP_OK)
+				return st;
+			k++;
+		} else if (!wasm_snap_get_u64(r, &f->vals[i])) {
+			return BAD("truncated frame");
+		}
+	}
+	return WASM_SNAP_OK;
+}
 
 static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 				  frame_in *f, size_t fp, bool parked,
 				  char *why, size_t whylen)
 {
-	uint32_t ord, fi;
+	uint32_t ord, fi, k = 0, refs[2];
 	wasm_instance *inst;
 	const wasm_func *fn;
 	int64_t base;
@@ -265,21 +370,23 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 	f->code = fn->u.wasm.code;
 	f->inst = inst;
 	f->fp = fp;
-	if (f->code->holds_refs)
-		return BAD("a frame of a function that holds references");
 	if (parked) {
 		/* before a backward branch or a call, the whole frame */
-		if (!park_point(f->code, f->off) ||
+		if (!park_point(f->code, f->off, &k) ||
 		    f->base != f->code->frame_slots)
 			return BAD("a stopped frame that does not stand at a "
 				   "fuel check");
 	} else {
-		base = resume_base(f->code, f->off);
+		base = resume_base(f->code, f->off, &k);
 		if (base < 0 || (uint32_t)base != f->base ||
 		    f->base > f->code->frame_slots)
 			return BAD("a frame that does not stand after a "
 				   "call");
 	}
+	if (!frame_refs(f->code, parked, k, refs))
+		return BAD("a frame where its references are not known");
+	if (f->code->holds_refs)
+		return get_ref_slots(m, r, f, refs, why, whylen);
 	if (wasm_snap_left(r) / 8 < f->base)
 		return BAD("truncated frame");
 	f->slots = wasm_snap_take(r, (size_t)f->base * 8);
@@ -328,12 +435,17 @@ static wasm_snap_status read_frames(wasm_exec *e, wasm_snap_map *m,
 			*need = *fp + fs[k].code->frame_slots;
 		if (k < *nframes)
 			*fp += fs[k].base;
+		/* frames read now take memory: no further than the stack's
+		 * limit lets them go */
+		if (*need > e->max_bytes / sizeof *e->stack)
+			st = wasm_snap_fail(why, whylen, WASM_SNAP_MISMATCH,
+					    "a thread's stack past its limit");
 	}
 	if (st == WASM_SNAP_OK && (fs[0].code != entry->u.wasm.code ||
 				   fs[0].inst != entry->u.wasm.inst))
 		st = BAD("the first frame is not the entry's");
 	if (st != WASM_SNAP_OK) {
-		free(fs);
+		free_frames(fs, *nframes + 1);
 		return st;
 	}
 	*fsp = fs;
@@ -353,8 +465,13 @@ static wasm_snap_status install_frames(wasm_exec *e, const frame_in *fs,
 		wasm_snap_reader sr = {.p = fs[k].slots,
 				       .len = (size_t)fs[k].base * 8};
 
-		for (size_t i = 0; i < fs[k].base; i++)
-			wasm_snap_get_u64(&sr, &e->stack[fs[k].fp + i]);
+		if (fs[k].vals != NULL)
+			memcpy(&e->stack[fs[k].fp], fs[k].vals,
+			       (size_t)fs[k].base * sizeof *e->stack);
+		else
+			for (size_t i = 0; i < fs[k].base; i++)
+				wasm_snap_get_u64(&sr,
+						  &e->stack[fs[k].fp + i]);
 		if (k < nframes) {
 			struct wasm_frame *fr = &e->frames[k];
 
@@ -385,7 +502,7 @@ static wasm_snap_status get_parked(wasm_exec *e, wasm_snap_map *m,
 {
 	wasm_func *entry;
 	frame_in *fs = NULL;
-	uint32_t nframes;
+	uint32_t nframes = 0;
 	size_t need, fp;
 	wasm_snap_status st = wasm_snap_get_func(m, r, &entry, why, whylen);
 
@@ -397,7 +514,7 @@ static wasm_snap_status get_parked(wasm_exec *e, wasm_snap_map *m,
 			 whylen);
 	if (st == WASM_SNAP_OK)
 		st = install_frames(e, fs, nframes, need, why, whylen);
-	free(fs);
+	free_frames(fs, nframes + 1);
 	if (st != WASM_SNAP_OK)
 		return st;
 	e->entry = entry;
@@ -454,7 +571,7 @@ wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 			need = fp + blocked->type->nresults * 2;
 	}
 	st = install_frames(e, fs, nframes, need, why, whylen);
-	free(fs);
+	free_frames(fs, nframes + 1);
 	if (st != WASM_SNAP_OK)
 		return st;
 	e->entry = entry;

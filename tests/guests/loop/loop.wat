@@ -10,14 +10,24 @@
 ;;   start-crunch: async func(n: u32)  returns at once (task.return), then
 ;;                          crunches as background work of its task
 ;;                          (a stackful async lift: no callback)
+;;   start-crunch-refs: async func(n: u32)  the same with $work-refs, whose
+;;                          frame holds references all along: the function
+;;                          it calls in locals (a (ref null $t), a (ref $t),
+;;                          a funcref), one on the operand stack across its
+;;                          calls and the loop's parameter; it yields every
+;;                          64th round (a frame blocked in a host call) and
+;;                          spins in an inner loop (a conditional back-edge)
 ;;   last() -> u32          the last result
 ;;   runs() -> u32          how many crunches ended
 ;;
 ;; Regenerate loop.wasm: tests/guests/build.sh wat.
 (component
   (core func $task.return (canon task.return))
+  (core func $yield (canon thread.yield))
   (core module $Loop
     (import "" "task.return" (func $task.return))
+    (import "" "yield" (func $yield (result i32)))
+    (type $mixty (func (param i32 i32) (result i32)))
     (global $last (mut i32) (i32.const 0))
     (global $runs (mut i32) (i32.const 0))
     (func $mix (param $a i32) (param $i i32) (result i32)
@@ -38,6 +48,61 @@
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br $next)))
       (i32.xor (local.get $acc) (i32.wrap_i64 (local.get $wide))))
+    (func $mix2 (param $a i32) (param $i i32) (result i32)
+      (i32.xor (i32.mul (local.get $a) (i32.const 0x01000193))
+               (local.get $i)))
+    (elem declare func $mix $mix2)
+    (func $work-refs (param $n i32) (result i32)
+      (local $i i32) (local $k i32) (local $acc i32)
+      (local $f (ref null $mixty)) (local $g (ref $mixty))
+      (local $tmp (ref null $mixty)) (local $any funcref)
+      (local.set $acc (i32.const 7))
+      (local.set $f (ref.func $mix))
+      (local.set $g (ref.func $mix2))
+      (local.set $any (ref.func $mix2))
+      (block $done
+        (ref.func $mix2)
+        ;; the loop's parameter: the function a round ends with
+        (loop $next (param (ref $mixty))
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          ;; [p]: a reference below every call of the round
+          local.get $acc
+          i32.const 3
+          i32.rotl
+          local.get $acc
+          local.get $i
+          local.get $f
+          call_ref $mixty
+          i32.add
+          local.get $i
+          local.get $g
+          call_ref $mixty
+          local.set $acc
+          (if (i32.eqz (i32.and (local.get $i) (i32.const 63)))
+            (then (drop (call $yield))))
+          ;; a few turns of a loop that holds nothing of its own
+          (local.set $k (i32.const 0))
+          (loop $spin
+            (local.set $acc (i32.add (local.get $acc) (local.get $k)))
+            (br_if $spin (i32.lt_u
+              (local.tee $k (i32.add (local.get $k) (i32.const 1)))
+              (i32.const 3))))
+          ;; f, g and the parameter change places
+          (local.set $tmp (local.get $f))
+          (local.set $f (local.get $g))
+          (local.set $g)
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (ref.as_non_null (local.get $tmp))
+          ;; odd rounds go back with br_if, even ones with br
+          (br_if $next (i32.and (local.get $i) (i32.const 1)))
+          (br $next)))
+      (i32.add (local.get $acc) (ref.is_null (local.get $any))))
+    (func (export "start-crunch-refs") (param $n i32)
+      (local $r i32)
+      (call $task.return)
+      (local.set $r (i32.add (call $work-refs (local.get $n)) (i32.const 1)))
+      (global.set $last (local.get $r))
+      (global.set $runs (i32.add (global.get $runs) (i32.const 1))))
     (func (export "crunch") (param $n i32) (result i32)
       (local $r i32)
       (local.set $r (i32.add (call $work (local.get $n)) (i32.const 1)))
@@ -53,11 +118,14 @@
     (func (export "last") (result i32) (global.get $last))
     (func (export "runs") (result i32) (global.get $runs)))
   (core instance $l (instantiate $Loop (with "" (instance
-    (export "task.return" (func $task.return))))))
+    (export "task.return" (func $task.return))
+    (export "yield" (func $yield))))))
   (func (export "crunch") (param "n" u32) (result u32)
     (canon lift (core func $l "crunch")))
   (func (export "start-crunch") async (param "n" u32)
     (canon lift (core func $l "start-crunch") async))
+  (func (export "start-crunch-refs") async (param "n" u32)
+    (canon lift (core func $l "start-crunch-refs") async))
   (func (export "last") (result u32)
     (canon lift (core func $l "last")))
   (func (export "runs") (result u32)

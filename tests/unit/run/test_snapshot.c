@@ -1078,6 +1078,91 @@ START_TEST(test_stopped_out_of_fuel_forged)
 END_TEST
 
 /*
+ * Frames that hold references (issue 22 point 1): $work-refs keeps the
+ * functions it calls in locals ((ref null $t), (ref $t), funcref), one
+ * on the operand stack below its calls and one as its loop's
+ * parameter.  Stopped by turns of many sizes (at its calls, its
+ * back-edges or an inner loop's), each image
+ * restores, is written again byte for byte, and the restored store
+ * ends with the writer's result.  Then 2000 forged flips of one image:
+ * refused, or a store whose turns run or trap.
+ */
+START_TEST(test_refs_in_frames)
+{
+	cm_component *c = load_guest("loop/loop.wasm");
+	live a, b;
+	sleep_done d = {0};
+	uint8_t *s1, *s2, *bad;
+	size_t n1, n2;
+	uint32_t want = 0, got;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	int stopped = 0, ok = 0;
+	cm_error err;
+
+	live_open(&a, c);
+	crunch_start(&a, "start-crunch-refs", 40000, &d);
+	for (int stop = 0; stop < 24; stop++) {
+		ck_assert_int_eq(cm_store_service_turn(
+					 a.s, 997 + 61 * (uint64_t)stop, &err),
+				 1);
+		stopped += cm_store_stopped_mid_code(a.s);
+		s1 = snap(&a, SHA_A, &n1);
+		live_open(&b, c);
+		if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
+			ck_abort_msg("restore at stop %d: %s", stop, err.msg);
+		s2 = snap(&b, SHA_A, &n2);
+		ck_assert_uint_eq(n1, n2);
+		ck_assert_mem_eq(s1, s2, n1);
+		turns_to_quiet(&b, 100000);
+		ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 1);
+		got = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+		if (stop == 0)
+			want = got;
+		ck_assert_uint_eq(got, want);
+		free(s2);
+		live_close(&b);
+		if (stop < 23) {
+			free(s1);
+			continue;
+		}
+		bad = malloc(n1);
+		ck_assert_ptr_nonnull(bad);
+		for (int i = 0; i < 2000; i++) {
+			memcpy(bad, s1, n1);
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			/* the threads, their frames, the tail */
+			bad[n1 - 8 - 1 - rng % (n1 < 608 ? n1 - 9 : 600)] ^=
+				(uint8_t)(1u << (rng >> 60 & 7));
+			fix_checksum(bad, n1);
+			live_open(&b, c);
+			if (cm_store_restore(b.s, SHA_A, bad, n1, &err) == 0) {
+				ok++;
+				for (int t = 0; t < 50; t++)
+					if (cm_store_service_turn(
+						    b.s, LOOP_TURN_FUEL,
+						    &err) != 1)
+						break;
+			}
+			live_close(&b);
+		}
+		ck_assert_int_gt(ok, 0);
+		free(bad);
+		free(s1);
+	}
+	/* it returned at once; most turns stopped it mid-code (the rest
+	 * between a yield and its next turn) */
+	ck_assert_int_eq(d.n, 1);
+	ck_assert_int_gt(stopped, 12);
+	turns_to_quiet(&a, 100000);
+	ck_assert_uint_eq(call(&a, NULL, "last", NULL, 0).u.u, want);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/*
  * A store with the host's calls in flight is written (it was refused
  * "a call in flight"): one begun comes back as a task whose caller is
  * gone and goes on (its timer waits on, it finishes, nobody is told),
@@ -1148,6 +1233,53 @@ static void start_call(live *v, const char *name, const cm_val *args,
 			  &err))
 		ck_abort_msg("cm_call_start: %s", err.msg);
 }
+
+/*
+ * A thread blocked in a host call (a sync-lowered wait-for) under frames
+ * that hold references (waitrefs.wasm: a (ref $t) on the operand stack
+ * across the wait, a (ref null $t) and a funcref in locals): written,
+ * restored, written again byte for byte; the restored task wakes when
+ * its wait fires, calls through those references and ends (a broken one
+ * would trap and poison the instance), and the store runs new calls.
+ */
+START_TEST(test_refs_in_blocked_frames)
+{
+	cm_component *c = load_guest("async/waitrefs.wasm");
+	live a, b;
+	sleep_done d1 = {0}, d2 = {0};
+	cm_val arg = cm_val_u32(500);
+	uint8_t *s1;
+	size_t n1;
+	cm_error err;
+
+	live_open_timed(&a, c);
+	start_call(&a, "sleep-refs", &arg, 1, &d1);
+	ck_assert_int_ge(cm_store_service_turn(a.s, 0, &err), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(a.s), 1);
+	s1 = snap(&a, SHA_A, &n1);
+	restore_waiting(&b, c, s1, n1);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 1);
+
+	tick(&a, 6);
+	ck_assert_int_eq(d1.n, 1);
+	ck_assert_int_eq(d1.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_ge(d1.ns, 500000000ull);
+
+	tick(&b, 6);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
+	ck_assert_uint_eq(cm_store_pending_host_calls(b.s), 0);
+	arg = cm_val_u32(100);
+	start_call(&b, "sleep-refs", &arg, 1, &d2);
+	tick(&b, 2);
+	ck_assert_int_eq(d2.n, 1);
+	ck_assert_int_eq(d2.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_ge(d2.ns, 100000000ull);
+	live_close(&b);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
 
 /*
  * A call still at its instance's entry gate (gate.wasm: `hold` keeps
@@ -1227,6 +1359,8 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_calls_in_flight);
 	tcase_add_test(tc, test_stopped_out_of_fuel);
 	tcase_add_test(tc, test_stopped_out_of_fuel_forged);
+	tcase_add_test(tc, test_refs_in_frames);
+	tcase_add_test(tc, test_refs_in_blocked_frames);
 	tcase_add_test(tc, test_call_at_the_gate);
 	suite_add_tcase(s, tc);
 	return s;
