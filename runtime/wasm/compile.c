@@ -1301,6 +1301,19 @@ static int note_refs(struct cc *c, uint32_t n, const struct wasm_refslot *extra,
 		     uint32_t nextra, uint32_t out[2])
 {
 	uint32_t start = c->nrefslots, k = start;
+	/*
+	 * Every point repeats the ref locals and the entries below it, so
+	 * the lists could grow with the product of a body's locals, depth
+	 * and calls: past four entries a byte of body the points get no
+	 * list (a snapshot refuses a frame standing there), which keeps the
+	 * compiler's memory linear in what the guest sent.
+	 */
+	uint64_t cap = 4 * (uint64_t)c->code_entry->body_len + 4096;
+
+	if ((uint64_t)start + c->nlrefs + n + nextra > cap) {
+		out[0] = out[1] = WASM_NO_REFMAP;
+		return 0;
+	}
 
 	for (uint32_t i = 0; i < c->nlrefs; i++)
 		if (add_refslot(c, c->lrefs[i].slot, c->lrefs[i].type))
