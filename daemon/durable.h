@@ -37,8 +37,8 @@
  *    nobody (the history recovered it as call.interrupted); background
  *    work longer than a turn is written where the fuel stopped it.  A
  *    store the format cannot represent at that moment (a call in
- *    flight stopped out of fuel mid-code, a suspended frame of a
- *    function that holds references: "not supported yet") is captured
+ *    flight stopped out of fuel mid-code, an exception held by a
+ *    suspended frame: "not supported yet") is captured
  *    at the next commit that finds it representable; the first refusal
  *    of a run of them is logged and recorded (store.snapshot_failed,
  *    trigger "commit"; while a thread is stopped out of fuel, only a

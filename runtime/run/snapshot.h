@@ -71,7 +71,8 @@
  *    new store).  And with "not supported yet: <what>":
  *    a snapshot from inside guest code (a host function's, or a sync
  *    call waiting on the C stack), a call in flight stopped out of
- *    fuel mid-code, a frame of a function that holds references, a thread blocked in a tail call of a host function
+ *    fuel mid-code, an exception held by a suspended frame, a thread
+ *    blocked in a tail call of a host function
  *    or stopped out of fuel at a tail call, handles of a host resource type no one
  *    registered ("a handle of host resource type <name> (component
  *    instance N, handle M)"), ends the host holds, non-null externref
@@ -203,7 +204,7 @@ uint32_t cm_store_restored_calls(const cm_store *s);
 /*
  * Is a thread of s stopped out of fuel mid-code (a call or task longer
  * than a turn)?  A snapshot writes it where it stopped; one refused
- * then (at a tail call, a frame holding references) may pass with its
+ * then (at a tail call, a frame holding an exception) may pass with its
  * next turns (the daemon's IMAGE_TRANSIENT_MS).
  */
 bool cm_store_stopped_mid_code(const cm_store *s);

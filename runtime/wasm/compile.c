@@ -1334,8 +1334,9 @@ static int note_refs(struct cc *c, uint32_t n, const struct wasm_refslot *extra,
 		    wasm_valtype_is_ref(extra[i].type) &&
 		    add_refslot(c, extra[i].slot, extra[i].type))
 			return -1;
-	qsort(c->refslots + start, c->nrefslots - start, sizeof *c->refslots,
-	      cmp_refslot);
+	if (c->nrefslots > start) /* else refslots may still be NULL */
+		qsort(c->refslots + start, c->nrefslots - start,
+		      sizeof *c->refslots, cmp_refslot);
 	for (uint32_t i = start; i < c->nrefslots; i++) {
 		if (k > start && c->refslots[k - 1].slot == c->refslots[i].slot)
 			c->refslots[k - 1].type = stricter(
@@ -2901,7 +2902,9 @@ static int park_refs(struct cc *c, uint32_t **out)
 	v = malloc((size_t)c->nparks * 2 * sizeof *v);
 	if (v == NULL)
 		return -1;
-	qsort(c->park_maps, n, 3 * sizeof *c->park_maps, cmp_park_map);
+	if (n > 0) /* none recorded: park_maps is NULL */
+		qsort(c->park_maps, n, 3 * sizeof *c->park_maps,
+		      cmp_park_map);
 	for (uint32_t k = 0; k < c->nparks; k++) {
 		uint32_t lo = 0, hi = n;
 
