@@ -382,12 +382,18 @@ enum wasm_iop {
 /* Cells a pointer takes in the code. */
 #define WASM_PTR_CELLS (sizeof(void *) / sizeof(uint32_t))
 
-/* Catch clause kinds, as encoded in try_table. */
+/*
+ * Catch clause kinds: 0..3 as encoded in try_table; the legacy ones are
+ * a legacy try's `catch x` and `catch_all` clauses, which find the
+ * exception (for `rethrow`) at dst and the payload after it.
+ */
 enum wasm_catch_kind {
 	WASM_CATCH = 0,
 	WASM_CATCH_REF = 1,
 	WASM_CATCH_ALL = 2,
 	WASM_CATCH_ALL_REF = 3,
+	WASM_CATCH_LEGACY = 4,
+	WASM_CATCH_ALL_LEGACY = 5,
 };
 
 /* One catch clause of a try_table, resolved to a code position. */
@@ -399,13 +405,18 @@ struct wasm_catch {
 };
 
 /*
- * A try_table: while the code at cells [start, end) runs (in this frame),
- * an exception is offered to catches[first .. first + ncatches).  Inner
- * try_tables come after the ones that enclose them.
+ * A try_table, or a legacy try's body: while the code at cells [start,
+ * end) runs (in this frame), an exception is offered to catches[first ..
+ * first + ncatches).  Inner ones come after the ones that enclose them,
+ * so the handlers whose range holds a position, from the last, are its
+ * enclosing ones from the innermost out.  A legacy `try ... delegate l`
+ * has no catches and skip > 0: an exception in its range passes over
+ * the next skip - 1 enclosing handlers (those between it and label l).
  */
 struct wasm_handler {
 	uint32_t start, end;
 	uint32_t first, ncatches;
+	uint32_t skip;
 };
 
 /* A slot of a frame that holds a reference of type `type`. */
@@ -446,7 +457,9 @@ struct wasm_compiled {
 	/*
 	 * Where a fuel check may stop the function (interp.c FUEL, before
 	 * the op runs: continuing runs the whole op): the op cells of its
-	 * backward branches and non-tail calls, ascending.  A snapshot of a
+	 * backward branches, non-tail calls and throws (throw, throw_ref,
+	 * rethrow: a try_table catching to a loop's label closes a loop
+	 * with no branch), ascending.  A snapshot of a
 	 * thread stopped out of fuel is accepted only at one of them.  A
 	 * tail call's fuel check is not among them (such a stop is refused).
 	 */

@@ -900,9 +900,200 @@ static int op_try_table(struct cc *c)
 	c->handlers[h].end = c->ncode;
 	c->handlers[h].first = first;
 	c->handlers[h].ncatches = n;
+	c->handlers[h].skip = 0;
 	top(c)->handler = h;
 	forget(c); /* the handler range starts here */
 	c->nld = 0;
+	return 0;
+}
+
+static void forget_inits(struct cc *c, uint32_t h);
+static void set_unreachable(struct cc *c);
+
+/*
+ * Legacy exception handling (the exception-handling proposal's first
+ * form, which LLVM and Emscripten still emit for -fwasm-exceptions):
+ * `try bt` opens a block whose body is a handler range, as try_table's;
+ * each `catch x` / `catch_all` ends the current part and starts a
+ * clause, reached only from the unwinder, with the caught exception
+ * kept below the clause's values for `rethrow`; `delegate l` ends the
+ * try with a handler that sends its exceptions past the handlers
+ * between it and label l (code.h wasm_handler.skip).
+ */
+static int op_try(struct cc *c)
+{
+	struct ctl nf;
+	uint32_t h;
+
+	memset(&nf, 0, sizeof nf);
+	nf.kind = BK_LTRY;
+	if (read_blocktype(c, &nf))
+		return -1;
+	if (live(c))
+		materialize_locals(c);
+	if (enter_block(c, &nf))
+		return -1;
+	if (GROW(c, handlers, chandlers, c->nhandlers + 1))
+		return -1;
+	h = c->nhandlers++;
+	c->handlers[h].start = c->ncode;
+	c->handlers[h].end = c->ncode;
+	c->handlers[h].first = 0;
+	c->handlers[h].ncatches = 0;
+	c->handlers[h].skip = 0;
+	top(c)->handler = h;
+	top(c)->phase = LT_BODY;
+	top(c)->pend = c->nlpend;
+	forget(c);
+	c->nld = 0;
+	return 0;
+}
+
+/*
+ * End the current part of legacy try f (its body or a clause): its
+ * values go to the label, the body's handler range ends, a clause's
+ * exception entry is dropped.  The stack is then the try's at entry.
+ */
+static int ltry_close_part(struct cc *c, struct ctl *f)
+{
+	if (pop_vals(c, f->nr, ty_bresults, f))
+		return -1;
+	if (c->nvs != f->height)
+		return type_mismatch(c);
+	if (live(c)) {
+		c->nvs += f->nr;
+		emit_moves(c, f->label_slot, f->nr);
+		c->nvs -= f->nr;
+	}
+	if (f->phase == LT_BODY) {
+		if (f->handler != NONE)
+			c->handlers[f->handler].end = c->ncode;
+	} else {
+		/* the exception entry, below the clause's height */
+		c->nvs--;
+		f->height--;
+		f->min_slot = f->label_slot;
+	}
+	return 0;
+}
+
+/* catch x (tagged) or catch_all: the next clause of the legacy try. */
+static int op_catch(struct cc *c, bool tagged)
+{
+	struct ctl *f = top(c);
+	const wasm_functype *tt = NULL;
+	struct wasm_catch *k;
+	uint32_t tag = 0, l;
+
+	if (f->kind != BK_LTRY || f->phase == LT_CATCH_ALL)
+		return malformed(c, c->op_off,
+				 tagged ? "catch without a try"
+					: "catch_all without a try");
+	if (tagged) {
+		if (read_tag(c, &tag))
+			return -1;
+		tt = tag_type(c, tag);
+	}
+	if (ltry_close_part(c, f))
+		return -1;
+	if (live(c))
+		emit_jump(c, f->label);
+	f->phase = tagged ? LT_CATCH : LT_CATCH_ALL;
+	f->unreachable = false;
+	forget_inits(c, f->init_height);
+	l = new_label(c);
+	place_label(c, l);
+	if (GROW(c, lpend, clpend, c->nlpend + 1))
+		return -1;
+	k = &c->lpend[c->nlpend++];
+	k->kind = tagged ? WASM_CATCH_LEGACY : WASM_CATCH_ALL_LEGACY;
+	k->tagidx = tag;
+	k->target = l;
+	k->dst = f->label_slot;
+	/* the exception, in label_slot, under the clause's values */
+	if (push_ent(c, wasm_reftype(WASM_EXNREF, false, WASM_HEAP_TOP),
+		     VK_STACK, 0))
+		return -1;
+	f->height++;
+	f->min_slot = f->label_slot + 1;
+	for (uint32_t i = 0; tt && i < tt->nparams; i++)
+		if (cc_push(c, tt->params[i]))
+			return -1;
+	return 0;
+}
+
+/*
+ * At a legacy try's end: its clauses' catches join c->catches in order,
+ * contiguous, as its handler's.
+ */
+static int ltry_flush(struct cc *c, const struct ctl *f)
+{
+	uint32_t n = c->nlpend - f->pend;
+
+	if (n == 0) /* a catchless try, or a delegate: lpend may be NULL */
+		return 0;
+	if (GROW(c, catches, ccatches, c->ncatches + n))
+		return -1;
+	if (f->handler != NONE) {
+		c->handlers[f->handler].first = c->ncatches;
+		c->handlers[f->handler].ncatches = n;
+	}
+	memcpy(c->catches + c->ncatches, c->lpend + f->pend,
+	       (size_t)n * sizeof *c->catches);
+	c->ncatches += n;
+	c->nlpend = f->pend;
+	return 0;
+}
+
+/* Does frame f's handler range hold the code being compiled? */
+static bool in_handler_range(const struct ctl *f)
+{
+	return f->handler != NONE &&
+	       (f->kind == BK_TRY || (f->kind == BK_LTRY && f->phase == LT_BODY));
+}
+
+static int op_end(struct cc *c);
+
+/*
+ * delegate l: ends a legacy try (in its body) whose exceptions go to the
+ * handlers of label l's block, counted from outside the try: the ranges
+ * of the blocks between are passed over.  The function's label means
+ * the caller.
+ */
+static int op_delegate(struct cc *c)
+{
+	struct ctl *f = top(c);
+	uint32_t depth, skip = 1;
+
+	if (f->kind != BK_LTRY || f->phase != LT_BODY)
+		return malformed(c, c->op_off, "delegate without a try");
+	if (wasm_read_u32(&c->r, &depth))
+		return -1;
+	if (depth >= c->ncs - 1)
+		return invalidx(c, "unknown label %u", depth);
+	for (uint32_t i = c->ncs - 1; i-- > c->ncs - 1 - depth;)
+		skip += in_handler_range(&c->cs[i]);
+	if (f->handler != NONE)
+		c->handlers[f->handler].skip = skip;
+	return op_end(c);
+}
+
+static int emit_throw_ref(struct cc *c, uint32_t s);
+
+/* rethrow l: throws again the exception label l's clause caught. */
+static int op_rethrow(struct cc *c)
+{
+	uint32_t depth;
+	const struct ctl *t;
+
+	if (read_label(c, &depth))
+		return -1;
+	t = &c->cs[c->ncs - 1 - depth];
+	if (t->kind != BK_LTRY || t->phase == LT_BODY)
+		return invalid(c, "invalid rethrow label");
+	if (live(c))
+		return emit_throw_ref(c, t->label_slot);
+	set_unreachable(c);
 	return 0;
 }
 
@@ -951,6 +1142,12 @@ static int op_end(struct cc *c)
 	struct ctl *f = top(c);
 	struct ctl saved;
 
+	if (f->kind == BK_LTRY) {
+		/* the values are at the label once the part is closed */
+		if (ltry_close_part(c, f))
+			return -1;
+		goto placed;
+	}
 	if (pop_vals(c, f->nr, ty_bresults, f))
 		return -1;
 	if (c->nvs != f->height)
@@ -981,8 +1178,11 @@ static int op_end(struct cc *c)
 		emit_moves(c, f->label_slot, f->nr);
 		c->nvs -= f->nr;
 	}
+placed:
 	if (f->kind == BK_TRY && f->handler != NONE)
 		c->handlers[f->handler].end = c->ncode;
+	if (f->kind == BK_LTRY && ltry_flush(c, f))
+		return -1;
 	if (f->kind != BK_LOOP)
 		place_label(c, f->label);
 	if (f->kind == BK_IF && !f->has_else)
@@ -1575,17 +1775,69 @@ static int op_call_ref(struct cc *c, bool tail)
 	return push_results(c, ft);
 }
 
+/*
+ * A throw (throw, throw_ref, rethrow) at op cell insn is a park point:
+ * it takes fuel, since a try_table may catch to a loop's label and
+ * branch back without a branch op (an endless throw that no fuel check
+ * saw).  What the frame holds there: the entries, and the n operands
+ * of `extra` the op reads from slots no entry owns any more.
+ */
+static int note_throw_park(struct cc *c, uint32_t insn,
+			   const struct wasm_refslot *extra, uint32_t n)
+{
+	uint32_t refs[2];
+
+	if (GROW(c, tparks, ctparks, c->ntparks + 1))
+		return -1;
+	c->tparks[c->ntparks++] = insn;
+	if (note_refs(c, c->nvs, extra, n, refs))
+		return -1;
+	return add_park_map(c, insn, refs);
+}
+
 static int op_throw(struct cc *c)
 {
-	uint32_t x, base, *p;
+	const wasm_functype *tt;
+	struct wasm_refslot *x = NULL;
+	uint32_t t, base, *p;
+	int rc;
 
-	if (read_tag(c, &x))
+	if (read_tag(c, &t))
 		return -1;
-	if (pop_args(c, tag_type(c, x), &base))
+	tt = tag_type(c, t);
+	if (pop_args(c, tt, &base))
 		return -1;
 	p = cc_emit(c, WASM_IOP_throw, 2);
-	p[0] = x;
+	p[0] = t;
 	p[1] = base;
+	if (p == c->scratch) {
+		set_unreachable(c);
+		return 0;
+	}
+	/* the payload, materialised at base: its references are live */
+	if (tt->nparams > 0 && (x = calloc(tt->nparams, sizeof *x)) == NULL)
+		return oom(c);
+	for (uint32_t i = 0; i < tt->nparams; i++) {
+		x[i].slot = c->tmp[i].slot;
+		x[i].type = tt->params[i];
+	}
+	rc = note_throw_park(c, (uint32_t)(p - c->code) - 1, x, tt->nparams);
+	free(x);
+	set_unreachable(c);
+	return rc;
+}
+
+/* throw_ref of the exnref in slot s (rethrow: a clause's exception). */
+static int emit_throw_ref(struct cc *c, uint32_t s)
+{
+	struct wasm_refslot x = {
+		s, wasm_reftype(WASM_EXNREF, true, WASM_HEAP_TOP)};
+	uint32_t *p = cc_emit(c, WASM_IOP_throw_ref, 1);
+
+	p[0] = s;
+	if (p != c->scratch &&
+	    note_throw_park(c, (uint32_t)(p - c->code) - 1, &x, 1))
+		return -1;
 	set_unreachable(c);
 	return 0;
 }
@@ -2725,7 +2977,6 @@ static int op_simd(struct cc *c)
 static int compile_instr(struct cc *c, uint8_t op)
 {
 	struct vent e;
-	uint32_t *p;
 
 	switch (op) {
 	case WASM_OP_unreachable:
@@ -2747,11 +2998,8 @@ static int compile_instr(struct cc *c, uint8_t op)
 	case WASM_OP_throw_ref:
 		if (pop(c, WASM_EXNREF, &e))
 			return -1;
-		if (live(c)) {
-			uint32_t s = src_of(c, &e);
-			p = cc_emit(c, WASM_IOP_throw_ref, 1);
-			p[0] = s;
-		}
+		if (live(c))
+			return emit_throw_ref(c, src_of(c, &e));
 		set_unreachable(c);
 		return 0;
 	case WASM_OP_end:
@@ -2788,6 +3036,16 @@ static int compile_instr(struct cc *c, uint8_t op)
 		return op_select(c, true);
 	case WASM_OP_try_table:
 		return op_try_table(c);
+	case WASM_OP_try:
+		return op_try(c);
+	case WASM_OP_catch:
+		return op_catch(c, true);
+	case WASM_OP_catch_all:
+		return op_catch(c, false);
+	case WASM_OP_delegate:
+		return op_delegate(c);
+	case WASM_OP_rethrow:
+		return op_rethrow(c);
 	case WASM_OP_local_get:
 	case WASM_OP_local_set:
 	case WASM_OP_local_tee:
@@ -2855,7 +3113,8 @@ static int cmp_u32(const void *a, const void *b)
  * Where a fuel check can stop the function (code.h parks): the op cell
  * of every backward branch, which every branch's fix names (its offset
  * is relative to that cell, so the cell is an op's whatever the
- * peephole pass did), and of every non-tail call (its resume point's).
+ * peephole pass did), of every non-tail call (its resume point's) and
+ * of every throw (note_throw_park).
  */
 static int note_parks(struct cc *c)
 {
@@ -2863,7 +3122,7 @@ static int note_parks(struct cc *c)
 
 	for (uint32_t i = 0; i < c->nfixes; i++)
 		n += c->labels[c->fixes[i].label] <= c->fixes[i].insn;
-	n += c->nresumes / 3;
+	n += c->nresumes / 3 + c->ntparks;
 	if (n == 0)
 		return 0;
 	c->parks = malloc((size_t)n * sizeof *c->parks);
@@ -2874,6 +3133,8 @@ static int note_parks(struct cc *c)
 			c->parks[k++] = c->fixes[i].insn;
 	for (uint32_t i = 0; i < c->nresumes; i += 3)
 		c->parks[k++] = c->resumes[i];
+	for (uint32_t i = 0; i < c->ntparks; i++)
+		c->parks[k++] = c->tparks[i];
 	qsort(c->parks, n, sizeof *c->parks, cmp_u32);
 	c->nparks = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -2941,9 +3202,11 @@ static void cc_free(struct cc *c)
 	free(c->fixes);
 	free(c->handlers);
 	free(c->catches);
+	free(c->lpend);
 	free(c->links);
 	free(c->resumes);
 	free(c->parks);
+	free(c->tparks);
 	free(c->refslots);
 	free(c->resume_refs);
 	free(c->park_maps);

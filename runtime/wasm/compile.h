@@ -44,7 +44,12 @@ struct vent {
 	uint64_t val;
 };
 
-enum { BK_FUNC, BK_BLOCK, BK_LOOP, BK_IF, BK_TRY };
+/* BK_TRY: try_table; BK_LTRY: a legacy try (exception handling 1.0's
+ * try, catch, catch_all, delegate; its clauses are struct ctl's phase) */
+enum { BK_FUNC, BK_BLOCK, BK_LOOP, BK_IF, BK_TRY, BK_LTRY };
+
+/* A legacy try's phase: its body, a catch x clause, its catch_all. */
+enum { LT_BODY, LT_CATCH, LT_CATCH_ALL };
 
 struct ctl {
 	uint8_t kind;
@@ -60,7 +65,16 @@ struct ctl {
 	wasm_valtype single;
 	uint32_t label;	     /* branch target (loop: start, else: end) */
 	uint32_t else_label; /* if: target of the false branch */
-	uint32_t handler;    /* try_table: index into handlers */
+	uint32_t handler;    /* try_table, legacy try: index into handlers */
+	/*
+	 * Legacy try: its phase, and where its clauses' catches wait in
+	 * lpend until its end (clauses come after the inner trys' catches,
+	 * and a handler's catches must be contiguous).  In a clause the
+	 * caught exception is an entry below `height`, in label_slot (where
+	 * rethrow reads it), and the clause's values start above it.
+	 */
+	uint8_t phase;
+	uint32_t pend;
 	uint32_t init_height; /* linit_set's height at entry */
 };
 
@@ -135,6 +149,8 @@ struct cc {
 	uint32_t nhandlers, chandlers;
 	struct wasm_catch *catches;
 	uint32_t ncatches, ccatches;
+	struct wasm_catch *lpend; /* legacy clauses not placed yet */
+	uint32_t nlpend, clpend;
 	uint32_t *links;
 	uint32_t nlinks, clinks;
 	/* resume points of non-tail calls (code.h wasm_compiled.resumes) */
@@ -143,6 +159,9 @@ struct cc {
 	/* where a fuel check may stop it (code.h wasm_compiled.parks) */
 	uint32_t *parks;
 	uint32_t nparks;
+	/* the throws among them (no fix or resume names their cells) */
+	uint32_t *tparks;
+	uint32_t ntparks, ctparks;
 	bool holds_refs;
 	/*
 	 * The references a frame holds where it can stand (code.h

@@ -1085,8 +1085,13 @@ dispatch:
 
 		/* ---- exceptions ---- */
 
+		/*
+		 * A throw takes fuel (compile.c note_throw_park): a catch
+		 * to a loop's label branches back with no branch op.
+		 */
 		OP(throw)
 		{
+			FUEL();
 			wasm_tag *tag = inst->tags[pc[1]];
 			uint32_t n = wasm_types_slots(tag->type->params,
 						      tag->type->nparams);
@@ -1102,6 +1107,7 @@ dispatch:
 		}
 		OP(throw_ref)
 		{
+			FUEL();
 			exn = (wasm_exn *)(uintptr_t)S(1);
 			if (exn == NULL)
 				TRAP(WASM_TRAP_NULL_REFERENCE);
@@ -1643,24 +1649,43 @@ dispatch:
 
 	/* ---- leaving the loop ------------------------------------------- */
 
-	/* Offer exn to the try_tables around pc, frame by frame. */
+	/*
+	 * Offer exn to the try_tables (and legacy trys) around pc, frame by
+	 * frame, the innermost first; a delegate's passes over the next
+	 * skip - 1 of them (code.h wasm_handler).
+	 */
 do_unwind:
 	if (1) {
 		uint32_t off = (uint32_t)(pc - code->code);
 		for (;;) {
+			uint32_t pass = 0;
+
 			for (uint32_t h = code->nhandlers; h-- > 0;) {
 				const struct wasm_handler *hd =
 					&code->handlers[h];
 				if (off < hd->start || off >= hd->end)
 					continue;
+				if (pass > 0) {
+					pass--;
+					continue;
+				}
+				if (hd->skip > 0) {
+					pass = hd->skip - 1;
+					continue;
+				}
 				for (uint32_t k = 0; k < hd->ncatches; k++) {
 					const struct wasm_catch *c =
 						&code->catches[hd->first + k];
 					uint64_t *d = fp + c->dst;
-					if (c->kind <= WASM_CATCH_REF &&
+					bool tagged =
+						c->kind <= WASM_CATCH_REF ||
+						c->kind == WASM_CATCH_LEGACY;
+					if (tagged &&
 					    inst->tags[c->tagidx] != exn->tag)
 						continue;
-					if (c->kind <= WASM_CATCH_REF) {
+					if (c->kind >= WASM_CATCH_LEGACY)
+						*d++ = (uint64_t)(uintptr_t)exn;
+					if (tagged) {
 						memcpy(d, exn->slots,
 						       exn->nslots * sizeof *d);
 						d += exn->nslots;

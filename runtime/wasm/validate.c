@@ -13,7 +13,9 @@
  * depend on); when one is invalid, the later ones are still scanned for
  * an encoding error.  The rest of the module is checked afterwards.
  * Features: Wasm 2.0, multi-memory, memory64 and table64, extended
- * constant expressions, tail calls, exception handling (try_table), SIMD
+ * constant expressions, tail calls, exception handling (try_table, and
+ * the legacy try/catch/catch_all/rethrow/delegate that LLVM and
+ * Emscripten emit for C++ exceptions), SIMD
  * and relaxed SIMD, typed function references (subtyping:
  * wasm_valtype_sub).  GC is rejected at decoding ("GC not supported").
  *

@@ -21,6 +21,9 @@
 ;;       it answers -1; returns table.size
 ;;   export throws: func(n: u32) -> u32 throws and catches n exceptions,
 ;;       keeping none: the engine must collect them; returns n
+;;   export spin-catch: func()          throws for ever, each caught by a
+;;       try_table whose label is its loop's: no branch op ever runs, so
+;;       the throw's own fuel stops it
 ;;
 ;; Regenerate hostile.wasm: tests/guests/build.sh wat.
 (component
@@ -84,6 +87,11 @@
           (local.set $i (i32.add (local.get $i) (i32.const 1)))
           (br $l)))
       (local.get $i))
+
+    (tag $again)
+    (func (export "spin-catch")
+      (loop $l
+        (try_table (catch $again $l) (throw $again))))
 
     (func $recurse (export "recurse") (param $n i32) (result i32)
       (i32.add (call $recurse (i32.add (local.get $n) (i32.const 1)))
@@ -163,4 +171,6 @@
     (canon lift (core func $hostile "tables")))
   (func (export "throws") (param "n" u32) (result u32)
     (canon lift (core func $hostile "throws")))
+  (func (export "spin-catch")
+    (canon lift (core func $hostile "spin-catch")))
 )
