@@ -46,6 +46,20 @@ build_qjs_guest() {
 	node_modules/.bin/componentize-qjs --wit "$scratch/qjs-guest-wit" \
 		--js "$here/qjs/guest.js" -o "$here/qjs/guest.component.wasm"
 	$JCO wit "$here/qjs/guest.component.wasm" >/dev/null
+	# the shapes componentize-qjs's flags give (tests/qjs-guest.sh):
+	# --opt-size (tail calls), --sync, --sync --stub-wasi --opt-size
+	node_modules/.bin/componentize-qjs --wit "$scratch/qjs-guest-wit" \
+		--js "$here/qjs/guest.js" --opt-size \
+		-o "$here/qjs/guest-opt.component.wasm"
+	node_modules/.bin/componentize-qjs --wit "$here/qjs/sync.wit" \
+		--js "$here/qjs/sync.js" --sync \
+		-o "$here/qjs/sync.component.wasm"
+	node_modules/.bin/componentize-qjs --wit "$here/qjs/sync.wit" \
+		--js "$here/qjs/sync.js" --sync --stub-wasi --opt-size \
+		-o "$here/qjs/sync-stub-opt.component.wasm"
+	for g in guest-opt sync sync-stub-opt; do
+		$JCO wit "$here/qjs/$g.component.wasm" >/dev/null
+	done
 }
 if [ "${1:-}" = qjs ]; then
 	build_qjs_guest

@@ -5,13 +5,15 @@
 // fed from an async generator; a returned stream is drained into a list.
 // Needs Node >= 24 (JSPI).  Run by jco.sh, beside a node_modules with
 // @bytecodealliance/jco:
-//   node jco.mjs COMPONENT.wasm CALLS.tsv OUTDIR
+//   node jco.mjs COMPONENT.wasm CALLS.tsv OUTDIR [INTERFACE]
+// (INTERFACE: the export's name, default hostel:qjs/api@0.1.0)
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { transpile } from '@bytecodealliance/jco';
 
-const [file, table, dir] = process.argv.slice(2);
+const [file, table, dir, iface = 'hostel:qjs/api@0.1.0'] =
+	process.argv.slice(2);
 const { files } = await transpile(await readFile(file),
 	{ name: 'guest', quiet: true });
 for (const [p, data] of Object.entries(files)) {
@@ -19,7 +21,7 @@ for (const [p, data] of Object.entries(files)) {
 	await writeFile(join(dir, p), data);
 }
 const mod = await import(pathToFileURL(join(dir, 'guest.js')).href);
-const api = mod.api ?? mod['hostel:qjs/api@0.1.0'];
+const api = mod.api ?? mod[iface];
 
 const esc = (s) => '"' + [...s].map((ch) => {
 	switch (ch) {

@@ -1,5 +1,6 @@
 #!/bin/sh
-# jco.sh - the calls of tests/guests/qjs/calls.tsv under jco, the
+# jco.sh - the calls of tests/guests/qjs/calls.tsv (on guest and
+# guest-opt) and sync-calls.tsv (on sync and sync-stub-opt) under jco, the
 # reference host (jco 1.35.0 transpile + Node >= 24 for JSPI), checked
 # against the results the table expects, which tests/qjs-guest.sh checks
 # hostel against: so both hosts give the same.  Not part of make check
@@ -41,24 +42,34 @@ fi
 cp "$here/jco.mjs" "$scratch/qjs-jco.mjs"
 out=$(mktemp -d "$scratch/qjs-ref.XXXXXX") || exit 1
 trap 'rm -rf "$out"' EXIT
-"$NODE_ASYNC" "$scratch/qjs-jco.mjs" "$here/guest.component.wasm" \
-	"$here/calls.tsv" "$out" >"$out/got" || exit 1
 
 n=0
 nfailed=0
 TAB=$(printf '\t')
-while IFS="$TAB" read -r fn args streams want; do
-	case $fn in '#'* | '') continue ;; esac
-	n=$((n + 1))
-	got=$(sed -n "${n}p" "$out/got")
-	if test "$got" = "$fn($args)$TAB$want"; then
-		printf 'ok %d - %s(%s) = %s\n' $n "$fn" "$args" "$want"
-	else
-		nfailed=$((nfailed + 1))
-		printf 'not ok %d - %s(%s): jco gives %s, expected %s\n' \
-			$n "$fn" "$args" "${got#*"$TAB"}" "$want"
-	fi
-done <"$here/calls.tsv"
+# check GUEST TABLE INTERFACE: every call of TABLE on GUEST under jco
+check() {
+	rm -rf "$out/t"
+	"$NODE_ASYNC" "$scratch/qjs-jco.mjs" "$here/$1.component.wasm" \
+		"$here/$2" "$out/t" "$3" >"$out/got" || exit 1
+	k=0
+	while IFS="$TAB" read -r fn args streams want; do
+		case $fn in '#'* | '') continue ;; esac
+		n=$((n + 1))
+		k=$((k + 1))
+		got=$(sed -n "${k}p" "$out/got")
+		if test "$got" = "$fn($args)$TAB$want"; then
+			printf 'ok %d - %s: %s(%s) = %s\n' $n "$1" "$fn" "$args" "$want"
+		else
+			nfailed=$((nfailed + 1))
+			printf 'not ok %d - %s: %s(%s): jco gives %s, expected %s\n' \
+				$n "$1" "$fn" "$args" "${got#*"$TAB"}" "$want"
+		fi
+	done <"$here/$2"
+}
+check guest calls.tsv hostel:qjs/api@0.1.0
+check guest-opt calls.tsv hostel:qjs/api@0.1.0
+check sync sync-calls.tsv hostel:qjssync/api@0.1.0
+check sync-stub-opt sync-calls.tsv hostel:qjssync/api@0.1.0
 echo "1..$n"
 echo "$((n - nfailed)) passed, $nfailed failed"
 test $nfailed = 0
