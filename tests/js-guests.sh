@@ -115,6 +115,50 @@ else
 	fi
 fi
 
+# every call of the table again with each guest as a service (what a
+# guest writes to stdout goes to its history there, not to the client)
+HOSTELD=$B/daemon/hosteld
+SOCK=$T/h.sock
+if ! test -x "$HOSTELD"; then
+	bad "services: $HOSTELD is not built"
+else
+	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" \
+		2>>"$T/log" &
+	DPID=$!
+	i=0
+	while ! "$HOSTEL" --socket "$SOCK" ps >/dev/null 2>&1; do
+		i=$((i + 1))
+		test $i -lt $((100 * ${HOSTEL_SLOW:-1})) || break
+		sleep 0.1
+	done
+	deployed=" "
+	while IFS="$TAB" read -r guest iface fn args want pre; do
+		case $guest in '#'* | '') continue ;; esac
+		test "$args" = - && args=
+		svc=$(basename "$guest" .component.wasm)
+		case $deployed in
+		*" $svc "*) ;;
+		*)
+			if "$HOSTEL" --socket "$SOCK" deploy "$G/$guest" \
+				--name "$svc" >"$T/d.out" 2>&1; then
+				ok "$svc deploys as a service"
+			else
+				bad "$svc: deploy: $(cat "$T/d.out")"
+			fi
+			deployed="$deployed$svc "
+			;;
+		esac
+		got=$("$HOSTEL" --socket "$SOCK" call "$svc" "$iface#$fn($args)" 2>&1)
+		if test "$got" = "$want"; then
+			ok "as a service: $svc $fn($args) = $got"
+		else
+			bad "as a service: $svc $fn($args): got $got, expected $want"
+		fi
+	done <"$G/calls.tsv"
+	kill -TERM $DPID 2>/dev/null
+	wait $DPID
+fi
+
 echo "1..$n"
 echo "$((n - nfailed - nskipped)) passed, $nfailed failed, $nskipped skipped"
 test $nfailed = 0
