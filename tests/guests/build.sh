@@ -137,7 +137,8 @@ fi
 # reactor exports its own cabi_realloc, so the adapter takes it.  V8 is
 # the peer (jco refuses exceptions): node's WASI runs the command, and
 # node-check.mjs the reactor's core module on calls.tsv.
-#   apt-get install -y emscripten
+#   apt-get install -y emscripten clang-19 lld-19 libc++-19-dev-wasm32 \
+#     libc++abi-19-dev-wasm32 libclang-rt-19-dev-wasm32
 build_cxx_guests() {
 	cx=$here/cxx
 	em++ -O2 -sSTANDALONE_WASM -fwasm-exceptions "$cx/exceptions.cpp" \
@@ -148,6 +149,14 @@ build_cxx_guests() {
 	node "$scratch/componentize.mjs" "$scratch/cxx-calc-core.wasm" \
 		"$cx/calc.wit" calc "$cx/calc.component.wasm" --wasi-reactor
 	$JCO wit "$cx/calc.component.wasm" >/dev/null
+	# C++ with Debian's clang-19 and libc++ (no exceptions: its
+	# libc++abi for wasm32 has none); jco runs it (compare-jco.sh)
+	clang++-19 --target=wasm32-wasi --sysroot=/usr -O2 -fno-exceptions \
+		-mexec-model=reactor -Wl,--strip-all "$cx/words.cpp" \
+		-o "$scratch/cxx-words-core.wasm"
+	node "$scratch/componentize.mjs" "$scratch/cxx-words-core.wasm" \
+		"$cx/words.wit" words "$cx/words.component.wasm" --wasi-reactor
+	$JCO wit "$cx/words.component.wasm" >/dev/null
 	node "$cx/node-wasi.mjs" "$cx/exceptions.wasm" >"$scratch/cxx-v8.out"
 	cmp "$scratch/cxx-v8.out" "$cx/exceptions.expected"
 	node "$cx/node-check.mjs" "$scratch/cxx-calc-core.wasm" "$cx/calls.tsv"
