@@ -362,6 +362,21 @@ static int starter_wake(cm_thread *t, bool cancelled, cabi_error *err)
 	s->next_root_tag = c->tag;
 	rc = cm_canon_lift(s, c->func, NULL, NULL, &cbs, &c->task, &ce);
 	s->next_root = s->next_root_tag = 0;
+	if (rc && c->resolved) {
+		/*
+		 * It returned (task.return), then its task trapped in the
+		 * same run: the result stands, and the trap is the turn's,
+		 * as background work's is (cm_store_service_turn poisons
+		 * and reports it).  Reported as the call's, after_turn
+		 * decided the call returned and the trap was lost.
+		 */
+		rc = cm_thread_exit(t, err);
+		if (rc == 0) {
+			*err = ce;
+			rc = -1;
+		}
+		return rc;
+	}
 	if (rc) {
 		/* the turn goes on; the call reports its own trap */
 		c->failed = true;
