@@ -111,6 +111,17 @@ static int32_t divide(int32_t a, int32_t b)
 	return a / b;
 }
 
+// result<s32, string>'s err: the payload is 4-byte aligned
+static uint32_t *err_string4(const std::string &msg)
+{
+	char *p = static_cast<char *>(std::malloc(msg.size() + 1));
+	std::memcpy(p, msg.data(), msg.size());
+	ret_area[0] = 1;
+	ret_area[1] = (uint32_t)(uintptr_t)p;
+	ret_area[2] = (uint32_t)msg.size();
+	return ret_area;
+}
+
 EXPORT("hostel:cxx/api@0.1.0#checked-div")
 uint32_t *cxx_checked_div(int32_t a, int32_t b)
 {
@@ -120,21 +131,9 @@ uint32_t *cxx_checked_div(int32_t a, int32_t b)
 		ret_area[1] = (uint32_t)q;
 		return ret_area;
 	} catch (const std::domain_error &e) {
-		std::string msg = std::string("domain: ") + e.what();
-		ret_area[0] = 1;
-		char *p = static_cast<char *>(std::malloc(msg.size()));
-		std::memcpy(p, msg.data(), msg.size());
-		ret_area[1] = (uint32_t)(uintptr_t)p;
-		ret_area[2] = (uint32_t)msg.size();
-		return ret_area;
+		return err_string4(std::string("domain: ") + e.what());
 	} catch (const std::exception &e) {
-		std::string msg = std::string("other: ") + e.what();
-		ret_area[0] = 1;
-		char *p = static_cast<char *>(std::malloc(msg.size()));
-		std::memcpy(p, msg.data(), msg.size());
-		ret_area[1] = (uint32_t)(uintptr_t)p;
-		ret_area[2] = (uint32_t)msg.size();
-		return ret_area;
+		return err_string4(std::string("other: ") + e.what());
 	}
 }
 
