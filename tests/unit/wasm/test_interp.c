@@ -916,6 +916,70 @@ START_TEST(fuel_exhaustion_and_continue)
 }
 END_TEST
 
+/*
+ * A bulk op's work takes fuel by its size (interp.c BULK: one per 16
+ * bytes, a table element counting 8): a fill of a whole page costs at
+ * least 4096 more than a fill of nothing, and under a budget below that
+ * a loop of fills stops after its first round.
+ */
+START_TEST(bulk_ops_take_fuel_by_size)
+{
+	static const sig t[] = {{"i", ""}};
+	/* clang-format off */
+	static const uint8_t fill[] = {	/* memory.fill(0, 7, n) */
+		0x41, 0, 0x41, 7, LOCAL_GET(0), 0xfc, 11, 0
+	};
+	static const uint8_t copy[] = {	/* memory.copy(0, 0, n) */
+		0x41, 0, 0x41, 0, LOCAL_GET(0), 0xfc, 10, 0, 0
+	};
+	static const uint8_t spin[] = {	/* loop: memory.fill(0, 1, n) */
+		0x03, 0x40, 0x41, 0, 0x41, 1, LOCAL_GET(0), 0xfc, 11, 0,
+		0x0c, 0, END
+	};
+	/* clang-format on */
+	static const fdef fs[] = {FN(0, NULL, fill, "fill"),
+				  FN(0, NULL, copy, "copy"),
+				  FN(0, NULL, spin, "spin")};
+	static const mdef d = {.types = t,
+			       .ntypes = 1,
+			       .funcs = fs,
+			       .nfuncs = 3,
+			       .mem_pages = 1};
+	const char *ops[] = {"fill", "copy"};
+	wasm_val zero = i32v(0), page = i32v(65536);
+	env e;
+
+	setup(&e, &d, NULL, NULL);
+	for (int k = 0; k < 2; k++) {
+		uint64_t small, big;
+
+		wasm_exec_set_fuel(e.exec, 1000000);
+		ck_assert_int_eq(wasm_exec_call(e.exec,
+						export_func(&e, ops[k]),
+						&zero, 1),
+				 WASM_EXEC_DONE);
+		small = 1000000 - wasm_exec_fuel(e.exec);
+		wasm_exec_set_fuel(e.exec, 1000000);
+		ck_assert_int_eq(wasm_exec_call(e.exec,
+						export_func(&e, ops[k]),
+						&page, 1),
+				 WASM_EXEC_DONE);
+		big = 1000000 - wasm_exec_fuel(e.exec);
+		ck_assert_msg(big >= small + 65536 / 16,
+			      "%s of a page took %llu fuel, of nothing %llu",
+			      ops[k], (unsigned long long)big,
+			      (unsigned long long)small);
+	}
+	/* 1000 fuel: one round of page fills, then the back-edge stops it */
+	wasm_exec_set_fuel(e.exec, 1000);
+	ck_assert_int_eq(wasm_exec_call(e.exec, export_func(&e, "spin"),
+					&page, 1),
+			 WASM_EXEC_OUT_OF_FUEL);
+	ck_assert_uint_eq(wasm_exec_fuel(e.exec), 0);
+	teardown(&e, true);
+}
+END_TEST
+
 /* ---- host functions that block ---- */
 
 struct host_state {
@@ -1565,6 +1629,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, folded_addresses_survive_later_pushes);
 	tcase_add_test(tc, float_read_modify_write);
 	tcase_add_test(tc, fuel_exhaustion_and_continue);
+	tcase_add_test(tc, bulk_ops_take_fuel_by_size);
 	tcase_add_test(tc, host_block_and_resume);
 	tcase_add_test(tc, host_trap_message);
 	tcase_add_test(tc, deep_suspension);
