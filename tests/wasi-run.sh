@@ -210,6 +210,21 @@ mkdir -p "$T/p1files"
 : >"$T/want"
 check "preview1: long paths refused, open files stop at 1024 (mfile)" 33 \
 	"$T/want" -- --dir "$T/p1files::/p1" "$S/tests/guests/hostile/p1files.wasm"
+# a preview1 call's work in guest memory is the guest's to pay in fuel:
+# two random_get of 64 MiB take 2 x 4 Mi units (runtime/wasi/preview1.c)
+P1R=$S/tests/guests/hostile/p1random.wasm
+"$HOSTEL" run --fuel 100000 --invoke 'rounds(2)' "$P1R" >/dev/null 2>"$T/err"
+if test $? = 1 && grep -q 'out of fuel' "$T/err"; then
+	ok "preview1: two 64 MiB random_get under --fuel 100000: out of fuel"
+else
+	bad "preview1: random_get took no fuel: $(cat "$T/err")"
+fi
+got=$("$HOSTEL" run --fuel 100000000 --invoke 'rounds(2)' "$P1R" 2>&1)
+if test "$got" = 2; then
+	ok "preview1: under --fuel 100000000 both rounds run"
+else
+	bad "preview1: rounds(2) under enough fuel: $got"
+fi
 # a core module without WASI imports takes no arguments or preopens
 "$HOSTEL" run "$S/tests/guests/core/demo.wasm" extra >/dev/null 2>"$T/err"
 if test $? = 2 && grep -q 'need a WASI' "$T/err"; then

@@ -165,7 +165,18 @@ struct wasi_p1 {
 	uint32_t nfiles; /* path_open'ed, open now (WASI_MAX_OPEN_FILES) */
 	p1_slot *slots;	 /* one per linked import (their host fn env) */
 	uint32_t nslots;
+	/* the call in progress (dispatch): the guest bytes it touched */
+	uint64_t touched;
 };
+
+/*
+ * The guest pays for the host's work in its memory: a unit of fuel per
+ * P1_BYTES_PER_FUEL bytes a call touched (gmem), the rate of the core
+ * bulk ops (wasm/interp.c BULK_BYTES) and of the Component Model's host
+ * work (run/store.h CM_HOST_WORK_BYTES_PER_FUEL).  One random_get of 64
+ * MiB a fuel unit was 128 GB of getrandom under `hostel run --fuel 2000`.
+ */
+#define P1_BYTES_PER_FUEL 16u
 
 /* ---- memory ------------------------------------------------------------- */
 
@@ -174,6 +185,7 @@ static uint8_t *gmem(wasi_p1 *p, uint32_t off, uint64_t len)
 	if (p->mem == NULL ||
 	    (uint64_t)off + len > wasm_memory_size_bytes(p->mem))
 		return NULL;
+	p->touched += len;
 	/* marked written whether the caller reads or writes (a snapshot's
 	 * delta then reads those pages too: no more) */
 	return wasm_memory_write(p->mem, off, len);
@@ -1512,8 +1524,15 @@ static wasm_host_status dispatch(wasm_exec *x, void *env, const wasm_val *args,
 				 wasm_val *results)
 {
 	const p1_slot *s = env;
-	uint32_t e = s->impl(s->p, x, args);
+	uint32_t e;
+	uint64_t fuel, owed;
 
+	s->p->touched = 0;
+	e = s->impl(s->p, x, args);
+	fuel = wasm_exec_fuel(x);
+	owed = s->p->touched / P1_BYTES_PER_FUEL;
+	if (fuel != UINT64_MAX && owed > 0)
+		wasm_exec_set_fuel(x, fuel > owed ? fuel - owed : 0);
 	if (e == P1_TRAPPED)
 		return WASM_HOST_TRAP;
 	if (s->has_result) {

@@ -179,6 +179,7 @@ for w in ticker/ticker async/sleep async/park async/gate async/churn \
 done
 # Core module WAT (hostile/p1files, preview1): no WIT to check.
 $JCO parse "$here/hostile/p1files.wat" -o "$here/hostile/p1files.wasm"
+$JCO parse "$here/hostile/p1random.wat" -o "$here/hostile/p1random.wasm"
 # tests/wasm/legacy-mixed (legacy try beside try_table; wabt 1.0.32 has
 # no try_table for the rest of tests/wasm)
 $JCO parse "$here/../wasm/legacy-mixed.wat" -o "$here/../wasm/legacy-mixed.wasm"
