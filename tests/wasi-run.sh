@@ -225,6 +225,21 @@ if test "$got" = 2; then
 else
 	bad "preview1: rounds(2) under enough fuel: $got"
 fi
+# and a lowered WASI 0.2 call's result written into guest memory too:
+# three get-random-bytes of 1 MiB take 3 x 64 Ki units (cabi/cx.c)
+RW=$S/tests/guests/hostile/randomwork.wasm
+"$HOSTEL" run --fuel 100000 --invoke 'spin(3)' "$RW" >/dev/null 2>"$T/err"
+if test $? = 1 && grep -q 'all fuel consumed' "$T/err"; then
+	ok "wasi 0.2: three 1 MiB get-random-bytes under --fuel 100000: out of fuel"
+else
+	bad "wasi 0.2: the lowered results took no fuel: $(cat "$T/err")"
+fi
+got=$("$HOSTEL" run --fuel 100000000 --invoke 'spin(3)' "$RW" 2>&1)
+if test "$got" = 3; then
+	ok "wasi 0.2: under --fuel 100000000 the three rounds run"
+else
+	bad "wasi 0.2: spin(3) under enough fuel: $got"
+fi
 # a core module without WASI imports takes no arguments or preopens
 "$HOSTEL" run "$S/tests/guests/core/demo.wasm" extra >/dev/null 2>"$T/err"
 if test $? = 2 && grep -q 'need a WASI' "$T/err"; then

@@ -268,6 +268,12 @@ int cabi_realloc_checked(cabi_cx *cx, uint64_t old_ptr, uint64_t old_size,
 		return cabi_trap(cx, "%s", cabi_msg_realloc_oob(cx, oob_msg));
 	/* the host writes its string or list there (internal.h cabi_mem) */
 	wasm_memory_mark(cx->opts.memory, p, new_size);
+	/* and that writing is work for the guest to pay for (billed as
+	 * fuel with the rest, cm_store_bill_host_work): a lowered host
+	 * call returning 1 MiB lists a fuel unit each wrote 1 GB for
+	 * 100000 units */
+	if (cx->budget != NULL)
+		cx->budget->work += new_size;
 	*out = p;
 	return 0;
 }
