@@ -583,7 +583,7 @@ static int cancel_complete(cm_thread *t, bool cancelled, cabi_error *err)
 	cm_event ev;
 
 	st->w.sync_waiter = false;
-	st->w.pending = false;
+	cm_waitable_clear_pending(&st->w);
 	cm_subtask_event(st, &ev);
 	t->nres = 1;
 	set_i32(&t->res[0], ev.p2);
@@ -635,7 +635,7 @@ static wasm_host_status subtask_cancel(wasm_exec *e, const cm_builtin *b,
 		return cm_thread_block(t, true, subtask_resolved,
 				       cancel_complete, false);
 	}
-	st->w.pending = false;
+	cm_waitable_clear_pending(&st->w);
 	cm_subtask_event(st, &ev);
 	set_i32(&results[0], ev.p2);
 	return WASM_HOST_OK;

@@ -187,21 +187,35 @@ struct cm_waitable {
 	uint32_t index;			    /* 0: not in a table */
 	bool pending;			    /* an event is armed */
 	bool sync_waiter;
+	bool queued; /* in its set's queue of pending members */
 	cm_waitable_set *set;
 	cm_waitable *sprev, *snext;
+	cm_waitable *pprev, *pnext; /* the set's pending queue */
 };
 
+/*
+ * Members in join order (first .. last), and those with an event armed
+ * in the order they were armed (pfirst .. plast): a set with an event,
+ * and its next one, in constant time, whatever its size (scanning the
+ * members was work in proportion to them for each wait, poll and
+ * scheduling check: a guest's large set multiplied every fuel unit).
+ */
 struct cm_waitable_set {
 	cm_store_obj obj; /* tracked */
 	uint32_t index;
 	uint32_t num_waiting;
 	cm_waitable *first, *last;
+	cm_waitable *pfirst, *plast;
 };
 
 void cm_waitable_set_pending(cm_waitable *w);
+/* Disarm w's event (delivered, or consumed by its own operation). */
+void cm_waitable_clear_pending(cm_waitable *w);
+/* Put w, armed and in a set, in its set's pending queue (a restore). */
+void cm_waitable_queue(cm_waitable *w);
 void cm_waitable_join(cm_waitable *w, cm_waitable_set *s);
 bool cm_waitable_set_has_event(const cm_waitable_set *s);
-/* Take the first pending event of s (join order). */
+/* Take the pending event armed first among s's members. */
 int cm_waitable_set_take(cm_store *st, cm_waitable_set *s, cm_event *ev,
 			 cabi_error *err);
 /* Evaluate and clear w's pending event. */

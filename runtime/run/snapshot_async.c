@@ -1509,6 +1509,7 @@ static bool get_set(rd *d, cm_waitable_set *ws)
 		else
 			ws->first = w;
 		ws->last = w;
+		cm_waitable_queue(w); /* armed: in the pending queue */
 	}
 	return true;
 }

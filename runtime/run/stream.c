@@ -460,7 +460,7 @@ static int end_complete(cm_thread *t, bool cancelled, cabi_error *err)
 	cm_event ev;
 
 	e->w.sync_waiter = false;
-	e->w.pending = false;
+	cm_waitable_clear_pending(&e->w);
 	if (cm_stream_event(&e->w, &ev, err))
 		return -1;
 	t->nres = 1;
@@ -482,7 +482,7 @@ static wasm_host_status finish(wasm_exec *x, cm_component_instance *inst,
 
 	memset(&ce, 0, sizeof ce);
 	if (e->w.pending) {
-		e->w.pending = false;
+		cm_waitable_clear_pending(&e->w);
 		cm_stream_event(&e->w, &ev, &ce);
 		set_u32(&results[0], cn, ev.p2);
 		return WASM_HOST_OK;

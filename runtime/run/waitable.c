@@ -5,7 +5,9 @@
  * Contract (sched.h): a waitable holds at most one pending event, armed
  * by cm_waitable_set_pending and evaluated only when delivered; it is in
  * at most one set, members kept in join order, and a set delivers the
- * first member with an event (join order: a policy, digest 4.1).
+ * member whose event was armed first (definitions.py shuffles the
+ * members before it looks, so any order is the spec's; this one is
+ * fair, and constant time: sched.h cm_waitable_set).
  *
  * Allocations sized by a guest or a client (issue 18 audit): none: a
  * waitable joins a set through links inside itself.
@@ -15,9 +17,50 @@
 #include "run/rt.h"
 #include "run/sched.h"
 
+void cm_waitable_queue(cm_waitable *w)
+{
+	cm_waitable_set *s = w->set;
+
+	if (s == NULL || !w->pending || w->queued)
+		return;
+	w->pnext = NULL;
+	w->pprev = s->plast;
+	if (s->plast != NULL)
+		s->plast->pnext = w;
+	else
+		s->pfirst = w;
+	s->plast = w;
+	w->queued = true;
+}
+
+static void unqueue(cm_waitable *w)
+{
+	cm_waitable_set *s = w->set;
+
+	if (!w->queued)
+		return;
+	if (w->pprev != NULL)
+		w->pprev->pnext = w->pnext;
+	else
+		s->pfirst = w->pnext;
+	if (w->pnext != NULL)
+		w->pnext->pprev = w->pprev;
+	else
+		s->plast = w->pprev;
+	w->pprev = w->pnext = NULL;
+	w->queued = false;
+}
+
+void cm_waitable_clear_pending(cm_waitable *w)
+{
+	unqueue(w);
+	w->pending = false;
+}
+
 void cm_waitable_set_pending(cm_waitable *w)
 {
 	w->pending = true;
+	cm_waitable_queue(w);
 	/* a waiter may now be ready: ask for service */
 	if (w->inst != NULL && w->inst->store->wfirst != NULL) {
 		cm_store *s = w->inst->store;
@@ -34,6 +77,7 @@ void cm_waitable_join(cm_waitable *w, cm_waitable_set *s)
 	cm_waitable_set *old = w->set;
 
 	if (old != NULL) {
+		unqueue(w);
 		if (w->sprev != NULL)
 			w->sprev->snext = w->snext;
 		else
@@ -54,22 +98,19 @@ void cm_waitable_join(cm_waitable *w, cm_waitable_set *s)
 	else
 		s->first = w;
 	s->last = w;
+	cm_waitable_queue(w);
 }
 
 bool cm_waitable_set_has_event(const cm_waitable_set *s)
 {
-	for (const cm_waitable *w = s->first; w != NULL; w = w->snext)
-		if (w->pending)
-			return true;
-	return false;
+	return s->pfirst != NULL;
 }
 
 int cm_waitable_set_take(cm_store *st, cm_waitable_set *s, cm_event *ev,
 			 cabi_error *err)
 {
-	for (cm_waitable *w = s->first; w != NULL; w = w->snext)
-		if (w->pending)
-			return cm_waitable_deliver(w, ev, err);
+	if (s->pfirst != NULL)
+		return cm_waitable_deliver(s->pfirst, ev, err);
 	ev->code = CM_EVENT_NONE;
 	ev->p1 = ev->p2 = 0;
 	return 0;
@@ -95,7 +136,7 @@ int cm_subtask_event(cm_subtask *st, cm_event *ev)
 
 int cm_waitable_deliver(cm_waitable *w, cm_event *ev, cabi_error *err)
 {
-	w->pending = false;
+	cm_waitable_clear_pending(w);
 	switch (w->kind) {
 	case CABI_ELEM_SUBTASK:
 		return cm_subtask_event((cm_subtask *)w, ev);
