@@ -210,36 +210,31 @@ mkdir -p "$T/p1files"
 : >"$T/want"
 check "preview1: long paths refused, open files stop at 1024 (mfile)" 33 \
 	"$T/want" -- --dir "$T/p1files::/p1" "$S/tests/guests/hostile/p1files.wasm"
-# a preview1 call's work in guest memory is the guest's to pay in fuel:
-# two random_get of 64 MiB take 2 x 4 Mi units (runtime/wasi/preview1.c)
-P1R=$S/tests/guests/hostile/p1random.wasm
-"$HOSTEL" run --fuel 100000 --invoke 'rounds(2)' "$P1R" >/dev/null 2>"$T/err"
-if test $? = 1 && grep -q 'out of fuel' "$T/err"; then
-	ok "preview1: two 64 MiB random_get under --fuel 100000: out of fuel"
-else
-	bad "preview1: random_get took no fuel: $(cat "$T/err")"
-fi
-got=$("$HOSTEL" run --fuel 100000000 --invoke 'rounds(2)' "$P1R" 2>&1)
-if test "$got" = 2; then
-	ok "preview1: under --fuel 100000000 both rounds run"
-else
-	bad "preview1: rounds(2) under enough fuel: $got"
-fi
-# and a lowered WASI 0.2 call's result written into guest memory too:
-# three get-random-bytes of 1 MiB take 3 x 64 Ki units (cabi/cx.c)
-RW=$S/tests/guests/hostile/randomwork.wasm
-"$HOSTEL" run --fuel 100000 --invoke 'spin(3)' "$RW" >/dev/null 2>"$T/err"
-if test $? = 1 && grep -q 'all fuel consumed' "$T/err"; then
-	ok "wasi 0.2: three 1 MiB get-random-bytes under --fuel 100000: out of fuel"
-else
-	bad "wasi 0.2: the lowered results took no fuel: $(cat "$T/err")"
-fi
-got=$("$HOSTEL" run --fuel 100000000 --invoke 'spin(3)' "$RW" 2>&1)
-if test "$got" = 3; then
-	ok "wasi 0.2: under --fuel 100000000 the three rounds run"
-else
-	bad "wasi 0.2: spin(3) under enough fuel: $got"
-fi
+# paid WHAT GUEST CALL N TRAP: the host's work for GUEST's CALL (N rounds
+# of it) is paid in fuel: under --fuel 100000 it traps TRAP, under
+# 100000000 it returns N
+paid() {
+	"$HOSTEL" run --fuel 100000 --invoke "$3" "$2" >/dev/null 2>"$T/err"
+	if test $? = 1 && grep -q "$5" "$T/err"; then
+		ok "$1 under --fuel 100000: $5"
+	else
+		bad "$1 took no fuel: $(cat "$T/err")"
+	fi
+	got=$("$HOSTEL" run --fuel 100000000 --invoke "$3" "$2" 2>&1)
+	if test "$got" = "$4"; then
+		ok "$1 under --fuel 100000000: all $4 rounds run"
+	else
+		bad "$1 under enough fuel: $got"
+	fi
+}
+# a preview1 call's work in guest memory: two random_get of 64 MiB take
+# 2 x 4 Mi units (runtime/wasi/preview1.c)
+paid "preview1: two 64 MiB random_get" \
+	"$S/tests/guests/hostile/p1random.wasm" 'rounds(2)' 2 'out of fuel'
+# a lowered WASI 0.2 call's result written into guest memory: three
+# get-random-bytes of 1 MiB take 3 x 64 Ki units (cabi/cx.c)
+paid "wasi 0.2: three 1 MiB get-random-bytes" \
+	"$S/tests/guests/hostile/randomwork.wasm" 'spin(3)' 3 'all fuel consumed'
 # a core module without WASI imports takes no arguments or preopens
 "$HOSTEL" run "$S/tests/guests/core/demo.wasm" extra >/dev/null 2>"$T/err"
 if test $? = 2 && grep -q 'need a WASI' "$T/err"; then
