@@ -330,7 +330,8 @@ typedef struct cabi_budget {
 	uint64_t used;
 	/*
 	 * Bytes of host work ever done for the store's guests: every byte
-	 * charged, and every byte a copy moved without lifting.  It only
+	 * charged, every byte a copy moved without lifting, and every byte
+	 * of guest memory a lowering wrote (cabi_realloc_checked).  It only
 	 * grows; the built-ins that do the work bill its growth to the
 	 * calling guest as fuel (cm_store_bill_host_work, run/store.h).
 	 */

@@ -115,7 +115,8 @@ static inline const char *cabi_msg_string_oob(const cabi_cx *cx)
 /*
  * realloc(old, oldsz, align, newsz), then the reference's result checks:
  * aligned (when align > 1) and ptr + newsz within memory; `oob_msg` is the
- * guest-peer wording for the bounds trap.
+ * guest-peer wording for the bounds trap.  The range is marked written
+ * and its newsz bytes counted as host work (cabi_budget.work).
  */
 int cabi_realloc_checked(cabi_cx *cx, uint64_t old_ptr, uint64_t old_size,
 			 uint32_t align, uint64_t new_size, const char *oob_msg,

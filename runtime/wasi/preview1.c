@@ -34,6 +34,9 @@
  *  - wasi_p1_new: the stdio and preopen entries, the embedder's count.
  *  No call copies a guest buffer: reads, writes, readdir, readlink,
  *  random_get and poll_oneoff work in guest memory (bounds-checked).
+ *
+ * Host work: every guest range a call touches (gmem) is billed to the
+ * calling exec's fuel after the call, P1_BYTES_PER_FUEL bytes a unit.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

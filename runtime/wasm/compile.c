@@ -828,10 +828,36 @@ static const wasm_functype *tag_type(struct cc *c, uint32_t x)
 	return &c->m->types[wasm_module_tag_type(c->m, x)->typeidx];
 }
 
+/*
+ * Enter the block nf of a try_table or a legacy try, whose handler
+ * (catches[first .. first + n)) covers the code from here to its end.
+ */
+static int open_handler(struct cc *c, struct ctl *nf, uint32_t first,
+			uint32_t n)
+{
+	struct wasm_handler *h;
+
+	if (live(c))
+		materialize_locals(c);
+	if (enter_block(c, nf))
+		return -1;
+	if (GROW(c, handlers, chandlers, c->nhandlers + 1))
+		return -1;
+	h = &c->handlers[c->nhandlers];
+	h->start = h->end = c->ncode;
+	h->first = first;
+	h->ncatches = n;
+	h->skip = 0;
+	top(c)->handler = c->nhandlers++;
+	forget(c); /* the handler range starts here */
+	c->nld = 0;
+	return 0;
+}
+
 static int op_try_table(struct cc *c)
 {
 	struct ctl nf;
-	uint32_t n, first, h;
+	uint32_t n, first;
 
 	memset(&nf, 0, sizeof nf);
 	nf.kind = BK_TRY;
@@ -889,22 +915,7 @@ static int op_try_table(struct cc *c)
 			k->dst = t->label_slot;
 		}
 	}
-	if (live(c))
-		materialize_locals(c);
-	if (enter_block(c, &nf))
-		return -1;
-	if (GROW(c, handlers, chandlers, c->nhandlers + 1))
-		return -1;
-	h = c->nhandlers++;
-	c->handlers[h].start = c->ncode;
-	c->handlers[h].end = c->ncode;
-	c->handlers[h].first = first;
-	c->handlers[h].ncatches = n;
-	c->handlers[h].skip = 0;
-	top(c)->handler = h;
-	forget(c); /* the handler range starts here */
-	c->nld = 0;
-	return 0;
+	return open_handler(c, &nf, first, n);
 }
 
 static void forget_inits(struct cc *c, uint32_t h);
@@ -923,29 +934,16 @@ static void set_unreachable(struct cc *c);
 static int op_try(struct cc *c)
 {
 	struct ctl nf;
-	uint32_t h;
 
 	memset(&nf, 0, sizeof nf);
 	nf.kind = BK_LTRY;
 	if (read_blocktype(c, &nf))
 		return -1;
-	if (live(c))
-		materialize_locals(c);
-	if (enter_block(c, &nf))
+	/* its catches are placed at its end (ltry_flush) */
+	if (open_handler(c, &nf, 0, 0))
 		return -1;
-	if (GROW(c, handlers, chandlers, c->nhandlers + 1))
-		return -1;
-	h = c->nhandlers++;
-	c->handlers[h].start = c->ncode;
-	c->handlers[h].end = c->ncode;
-	c->handlers[h].first = 0;
-	c->handlers[h].ncatches = 0;
-	c->handlers[h].skip = 0;
-	top(c)->handler = h;
 	top(c)->phase = LT_BODY;
 	top(c)->pend = c->nlpend;
-	forget(c);
-	c->nld = 0;
 	return 0;
 }
 
@@ -1787,9 +1785,6 @@ static int note_throw_park(struct cc *c, uint32_t insn,
 {
 	uint32_t refs[2];
 
-	if (GROW(c, tparks, ctparks, c->ntparks + 1))
-		return -1;
-	c->tparks[c->ntparks++] = insn;
 	if (note_refs(c, c->nvs, extra, n, refs))
 		return -1;
 	return add_park_map(c, insn, refs);
@@ -3114,7 +3109,7 @@ static int cmp_u32(const void *a, const void *b)
  * of every backward branch, which every branch's fix names (its offset
  * is relative to that cell, so the cell is an op's whatever the
  * peephole pass did), of every non-tail call (its resume point's) and
- * of every throw (note_throw_park).
+ * of every throw (note_throw_park: its park map is what names it).
  */
 static int note_parks(struct cc *c)
 {
@@ -3122,7 +3117,7 @@ static int note_parks(struct cc *c)
 
 	for (uint32_t i = 0; i < c->nfixes; i++)
 		n += c->labels[c->fixes[i].label] <= c->fixes[i].insn;
-	n += c->nresumes / 3 + c->ntparks;
+	n += c->nresumes / 3 + c->npark_maps / 3;
 	if (n == 0)
 		return 0;
 	c->parks = malloc((size_t)n * sizeof *c->parks);
@@ -3133,8 +3128,9 @@ static int note_parks(struct cc *c)
 			c->parks[k++] = c->fixes[i].insn;
 	for (uint32_t i = 0; i < c->nresumes; i += 3)
 		c->parks[k++] = c->resumes[i];
-	for (uint32_t i = 0; i < c->ntparks; i++)
-		c->parks[k++] = c->tparks[i];
+	/* every park map names a park point (the throws only so) */
+	for (uint32_t i = 0; i < c->npark_maps; i += 3)
+		c->parks[k++] = c->park_maps[i];
 	qsort(c->parks, n, sizeof *c->parks, cmp_u32);
 	c->nparks = 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -3206,7 +3202,6 @@ static void cc_free(struct cc *c)
 	free(c->links);
 	free(c->resumes);
 	free(c->parks);
-	free(c->tparks);
 	free(c->refslots);
 	free(c->resume_refs);
 	free(c->park_maps);

@@ -159,9 +159,6 @@ struct cc {
 	/* where a fuel check may stop it (code.h wasm_compiled.parks) */
 	uint32_t *parks;
 	uint32_t nparks;
-	/* the throws among them (no fix or resume names their cells) */
-	uint32_t *tparks;
-	uint32_t ntparks, ctparks;
 	bool holds_refs;
 	/*
 	 * The references a frame holds where it can stand (code.h
