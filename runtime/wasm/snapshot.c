@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "wasm/exec.h"
 #include "wasm/snapshot.h"
 #include "wasm/store.h"
 
@@ -896,8 +897,21 @@ static wasm_snap_status heap_visit(writer *w, wasm_ref r, const char *where)
 	return st;
 }
 
-/* Index every exception the instances' globals and tables reach. */
-static wasm_snap_status heap_roots(writer *w)
+static wasm_snap_status visit_frame_ref(void *ctx, wasm_valtype t,
+				       uint64_t v)
+{
+	return (uint8_t)t == WASM_EXNREF
+		       ? heap_visit(ctx, (wasm_ref)v, "a suspended frame")
+		       : WASM_SNAP_OK;
+}
+
+/*
+ * Index every exception the instances' globals and tables and the
+ * suspended frames reach, in that order: the run-level sections write
+ * the frames' exnrefs by these indices (wasm_snap_put_slot_ref walks
+ * the same store again).
+ */
+static wasm_snap_status heap_roots(writer *w, const wasm_store *s)
 {
 	char where[64];
 	wasm_snap_status st = WASM_SNAP_OK;
@@ -934,27 +948,19 @@ static wasm_snap_status heap_roots(writer *w)
 					st = heap_visit(w, t->elems[j], where);
 		}
 	}
+	for (const wasm_exec *e = s->execs; e != NULL && st == WASM_SNAP_OK;
+	     e = e->store_next)
+		st = wasm_exec_each_ref(e, visit_frame_ref, w);
 	return st;
 }
 
-/*
- * The heap objects (exceptions) the store's globals and tables reach,
- * in the order heap_visit gives them: u32 count, then each
- *   u8 kind (WASM_SNAP_HEAP_EXN), u32 instance, u32 tag index, u32 the
- *   tag's type id, u32 nvalues, nvalues x (u32 valtype, value).
- * Exceptions nothing reaches (the collector's garbage, a conservative
- * stack slot's) are left out: the frames a snapshot writes hold no
- * references (snapshot_exec.c).
- */
-static wasm_snap_status put_heap(writer *w, wasm_store *s)
+/* Give the exceptions heap_roots reaches their indices (w->heap). */
+static wasm_snap_status heap_build(writer *w, const wasm_store *s)
 {
 	heapmap *h = &w->heap;
-	wasm_snap_status st;
 
-	if (s->nexns == 0) {
-		wasm_snap_u32(w->b, 0);
+	if (s->nexns == 0)
 		return WASM_SNAP_OK;
-	}
 	if (s->nexns >= HEAP_ON_STACK)
 		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
 				      "not supported yet: %zu live exceptions",
@@ -972,7 +978,23 @@ static wasm_snap_status put_heap(writer *w, wasm_store *s)
 				      "out of memory");
 	for (uint32_t i = 0; i < h->nexns; i++)
 		h->index[i] = HEAP_UNSEEN;
-	if ((st = heap_roots(w)))
+	return heap_roots(w, s);
+}
+
+/*
+ * The heap objects (exceptions) heap_roots reaches, in the order
+ * heap_visit gives them: u32 count, then each
+ *   u8 kind (WASM_SNAP_HEAP_EXN), u32 instance, u32 tag index, u32 the
+ *   tag's type id, u32 nvalues, nvalues x (u32 valtype, value).
+ * Exceptions nothing reaches (the collector's garbage, a conservative
+ * stack slot's) are left out.
+ */
+static wasm_snap_status put_heap(writer *w, wasm_store *s)
+{
+	heapmap *h = &w->heap;
+	wasm_snap_status st = heap_build(w, s);
+
+	if (st != WASM_SNAP_OK)
 		return st;
 	wasm_snap_u32(w->b, h->n);
 	for (uint32_t i = 0; i < h->n && !w->b->failed; i++) {
@@ -1528,6 +1550,11 @@ wasm_snap_status wasm_store_restore_delta(wasm_store *s, wasm_snap_reader *r,
 
 struct wasm_snap_map {
 	objmap m;
+	wasm_store *s;
+	/* the core section's indices of the exceptions, made again by the
+	 * same walk on the frames' first exnref (writing) */
+	heapmap heap;
+	bool have_heap;
 	wasm_memory **mems; /* every memory of the store, in its order */
 	uint32_t nmems;
 	uintptr_t *mem_sorted;
@@ -1549,6 +1576,7 @@ wasm_snap_map *wasm_snap_map_new(wasm_store *s, char *why, size_t whylen,
 		wasm_snap_fail(why, whylen, WASM_SNAP_NOMEM, "out of memory");
 		return NULL;
 	}
+	m->s = s;
 	*st = objmap_build(s, &m->m, why, whylen);
 	if (*st != WASM_SNAP_OK) {
 		wasm_snap_map_free(m);
@@ -1579,6 +1607,7 @@ void wasm_snap_map_free(wasm_snap_map *m)
 	if (m == NULL)
 		return;
 	objmap_free(&m->m);
+	heap_free(&m->heap);
 	free(m->funcs);
 	free(m->mems);
 	free(m->mem_sorted);
@@ -1641,6 +1670,28 @@ static bool known_funcs(wasm_snap_map *m)
 	return true;
 }
 
+/* An exception in a frame's slot: by the index the core section gave it. */
+static wasm_snap_status put_slot_exn(wasm_snap_map *m, wasm_snap_buf *b,
+				     wasm_valtype t, wasm_ref x, char *why,
+				     size_t whylen)
+{
+	writer w = {.map = m->m, .why = why, .whylen = whylen};
+
+	if (!m->have_heap) {
+		wasm_snap_status st = heap_build(&w, m->s);
+
+		m->heap = w.heap; /* freed with the map, built or not */
+		m->have_heap = true;
+		if (st != WASM_SNAP_OK) {
+			m->heap.nexns = 0; /* what it holds is no map */
+			return st;
+		}
+	}
+	w.b = b;
+	w.heap = m->heap;
+	return put_ref(&w, t, x, "a suspended frame");
+}
+
 wasm_snap_status wasm_snap_put_slot_ref(wasm_snap_map *m, wasm_snap_buf *b,
 					wasm_valtype t, uint64_t v,
 					char *why, size_t whylen)
@@ -1648,15 +1699,10 @@ wasm_snap_status wasm_snap_put_slot_ref(wasm_snap_map *m, wasm_snap_buf *b,
 	writer w = {.b = b, .map = m->m, .why = why, .whylen = whylen};
 	uintptr_t key = (uintptr_t)v;
 
+	if (v != WASM_REF_NULL && (uint8_t)t == WASM_EXNREF)
+		return put_slot_exn(m, b, t, (wasm_ref)v, why, whylen);
 	if (v == WASM_REF_NULL || (uint8_t)t != WASM_FUNCREF)
-		return (uint8_t)t == WASM_EXNREF && v != WASM_REF_NULL
-			       ? wasm_snap_fail(why, whylen,
-						WASM_SNAP_UNSUPPORTED,
-						"not supported yet: an "
-						"exception held by a "
-						"suspended frame")
-			       : put_ref(&w, t, (wasm_ref)v,
-					 "a suspended frame");
+		return put_ref(&w, t, (wasm_ref)v, "a suspended frame");
 	/* a slot the compiler lists holds a reference: checked all the same,
 	 * so that a wrong list is a refusal, not a wild read */
 	if (!known_funcs(m))
@@ -1674,7 +1720,14 @@ wasm_snap_status wasm_snap_get_slot_ref(wasm_snap_map *m, wasm_snap_reader *r,
 					wasm_valtype t, uint64_t *v,
 					char *why, size_t whylen)
 {
-	reader rd = {.r = r, .map = m->m, .why = why, .whylen = whylen};
+	/* the core section made the image's exceptions in index order */
+	reader rd = {.r = r,
+		     .map = m->m,
+		     .why = why,
+		     .whylen = whylen,
+		     .heap = m->s->exns,
+		     .ready = m->s->nexns < UINT32_MAX ? (uint32_t)m->s->nexns
+						       : UINT32_MAX};
 	wasm_ref ref = WASM_REF_NULL;
 	wasm_snap_status st = get_ref(&rd, t, &ref, "a suspended frame");
 

@@ -19,13 +19,16 @@
  *    built-ins, which instantiation also makes in a fixed order), each
  *    with its store type id as a check.
  *  - Heap objects, before the instances: the exceptions (exnref) the
- *    instances' globals and tables reach, directly or through other
- *    exceptions' payloads, each as its tag (the first instance and tag
- *    index that has it) and its payload as typed values, in an order
- *    where a payload only names earlier ones (exceptions never change
- *    once made); an exnref is the index of its object.  Exceptions
- *    nothing reaches are not written.  The kinds are tagged, so a GC
- *    heap's objects can join them (since format 5).
+ *    instances' globals and tables and the frames of the store's
+ *    suspended execs (the slots the compiler lists as references at
+ *    the point each stands, which wasm_exec_snapshot writes:
+ *    wasm_exec_each_ref) reach, directly or through other exceptions'
+ *    payloads, each as its tag (the first instance and tag index that
+ *    has it) and its payload as typed values, in an order where a
+ *    payload only names earlier ones (exceptions never change once
+ *    made); an exnref is the index of its object.  Exceptions nothing
+ *    reaches are not written.  The kinds are tagged, so a GC heap's
+ *    objects can join them (since format 5).
  *  - What is refused ("not supported yet: ..."): a non-null externref in
  *    a global or a table, an exception of a tag no instance has, core
  *    objects the host made outside of an instance (wasm_memory_new and
@@ -41,7 +44,10 @@
  *    made before it, the store's max_exception_bytes); a bad snapshot
  *    is an error, never an abort.  The fresh store's own exceptions are
  *    dropped first (wasm_store_reset_exns): every exnref is written
- *    again.  On an error the store is left partly
+ *    again, and the store's exceptions are then exactly the image's, in
+ *    the order of their indices (s->exns), which is how the run-level
+ *    sections' frames name them (wasm_snap_get_slot_ref) until guest
+ *    code runs.  On an error the store is left partly
  *    overwritten: the caller must free it.
  *
  *  - Deltas (durability "commit"): the same section written against a
@@ -251,10 +257,14 @@ wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
 				    wasm_func **f, char *why, size_t whylen);
 /*
  * A reference of type t (the store's form) held in a frame's slot, as
- * the core section writes one (v the slot).  Refused: a non-null
- * exnref or externref ("not supported yet"), and a funcref slot that
- * holds no function of the store (so a wrong slot list is a refusal,
- * never a read through a number).  get checks it against t.
+ * the core section writes one (v the slot): an exception by the index
+ * the core section gave it, as the same walk over the same store gives
+ * it again here.  Refused: a non-null externref ("not supported yet"),
+ * a funcref slot that holds no function of the store and an exnref one
+ * that holds no exception the walk reached (so a wrong slot list is a
+ * refusal, never a read through a number).  get checks it against t;
+ * an exception is one of the store's (the core section's, just
+ * restored).
  */
 wasm_snap_status wasm_snap_put_slot_ref(wasm_snap_map *m, wasm_snap_buf *b,
 					wasm_valtype t, uint64_t v,
@@ -279,7 +289,7 @@ wasm_memory *wasm_snap_memory_at(const wasm_snap_map *m, uint32_t ord);
  * fuel check before a backward branch or a call (code.h parks).
  * Refused: an exec holding an exception, stopped at a tail call's fuel
  * check, inside guest code, or with a frame holding a non-null
- * exnref or externref.  Restoring needs an idle exec of
+ * externref.  Restoring needs an idle exec of
  * the fresh store and checks every frame against the compiled code.
  */
 wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
@@ -288,5 +298,15 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 				   wasm_snap_reader *r, char *why,
 				   size_t whylen);
+/*
+ * Every reference slot of the frames wasm_exec_snapshot writes of e
+ * (none of an exec it refuses or of a frame it refuses), bottom frame
+ * first, each as its type and value; a status other than WASM_SNAP_OK
+ * ends the walk and is returned.
+ */
+typedef wasm_snap_status (*wasm_exec_ref_fn)(void *ctx, wasm_valtype t,
+					     uint64_t v);
+wasm_snap_status wasm_exec_each_ref(const wasm_exec *e, wasm_exec_ref_fn fn,
+				    void *ctx);
 
 #endif

@@ -160,27 +160,60 @@ static wasm_snap_status frame_writable(wasm_snap_map *m,
 	return WASM_SNAP_OK;
 }
 
+/*
+ * What the writer takes of a frame of code standing at pc, whose slots
+ * begin at fp: parked (stopped by a fuel check), a park point and its
+ * whole frame; else the continuation of a call whose base is next - fp.
+ * *n the slots written, r the references among them (frame_refs).
+ * FRAME_AT_CALL: pc is no such point; FRAME_NO_REFS: the compiler
+ * recorded no list for it.
+ */
+enum { FRAME_OK, FRAME_AT_CALL, FRAME_NO_REFS };
+
+static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
+		       const uint32_t *pc, size_t fp, size_t next, bool parked,
+		       uint32_t *n, uint32_t r[2])
+{
+	uint32_t off, k = 0;
+	int64_t base;
+
+	if (pc < code->code || pc > code->code + code->ncode)
+		return FRAME_AT_CALL;
+	off = (uint32_t)(pc - code->code);
+	if (parked) {
+		if (pc == code->code + code->ncode || !park_point(code, off, &k) ||
+		    fp + code->frame_slots > e->stack_cap)
+			return FRAME_AT_CALL;
+		*n = code->frame_slots;
+	} else {
+		base = resume_base(code, off, &k);
+		if (base < 0 || fp + (size_t)base != next)
+			return FRAME_AT_CALL;
+		*n = (uint32_t)base;
+	}
+	return frame_refs(code, parked, k, r) ? FRAME_OK : FRAME_NO_REFS;
+}
+
 /* The frame a fuel check stopped: at a park point, every slot. */
 static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 				   const wasm_exec *e, char *why, size_t whylen)
 {
 	const struct wasm_compiled *code = e->code;
-	uint32_t ord, off, k, r[2];
+	uint32_t ord, n = 0, r[2];
 	wasm_snap_status st = frame_writable(m, e->inst, code, &ord, why,
 					     whylen);
+	int shape;
 
 	if (st != WASM_SNAP_OK)
 		return st;
-	off = (uint32_t)(e->pc - code->code);
-	if (e->pc < code->code || e->pc >= code->code + code->ncode ||
-	    !park_point(code, off, &k) ||
-	    e->fp + code->frame_slots > e->stack_cap)
+	shape = frame_shape(e, code, e->pc, e->fp, 0, true, &n, r);
+	if (shape == FRAME_AT_CALL)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a thread stopped out of fuel at "
 			"a tail call (function %u of core instance %u)",
 			code->funcidx, ord);
-	if (!frame_refs(code, true, k, r))
+	if (shape == FRAME_NO_REFS)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a thread stopped out of fuel "
@@ -189,10 +222,10 @@ static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 			code->funcidx, ord);
 	wasm_snap_u32(b, ord);
 	wasm_snap_u32(b, code->funcidx);
-	wasm_snap_u32(b, off);
-	wasm_snap_u32(b, code->frame_slots);
-	return put_slots(m, b, e->inst, code, e->stack + e->fp,
-			 code->frame_slots, r, why, whylen);
+	wasm_snap_u32(b, (uint32_t)(e->pc - code->code));
+	wasm_snap_u32(b, n);
+	return put_slots(m, b, e->inst, code, e->stack + e->fp, n, r, why,
+			 whylen);
 }
 
 static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
@@ -201,9 +234,9 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 				  const wasm_instance *inst, size_t next_fp,
 				  char *why, size_t whylen)
 {
-	uint32_t ord, off, k = 0, r[2];
-	int64_t base;
+	uint32_t ord, n = 0, r[2];
 	wasm_snap_status st = frame_writable(m, inst, code, &ord, why, whylen);
+	int shape;
 
 	if (st != WASM_SNAP_OK)
 		return st;
@@ -214,10 +247,8 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 			"call of a host function (function %u of core "
 			"instance %u)",
 			code->funcidx, ord);
-	off = (uint32_t)(pc - code->code);
-	base = resume_base(code, off, &k);
-	if (base < 0 || fp + (size_t)base != next_fp ||
-	    !frame_refs(code, false, k, r))
+	shape = frame_shape(e, code, pc, fp, next_fp, false, &n, r);
+	if (shape != FRAME_OK)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a frame stopped outside of a "
@@ -225,15 +256,103 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 			code->funcidx, ord);
 	wasm_snap_u32(b, ord);
 	wasm_snap_u32(b, code->funcidx);
-	wasm_snap_u32(b, off);
-	wasm_snap_u32(b, (uint32_t)base);
-	return put_slots(m, b, inst, code, e->stack + fp, (uint32_t)base, r,
-			 why, whylen);
+	wasm_snap_u32(b, (uint32_t)(pc - code->code));
+	wasm_snap_u32(b, n);
+	return put_slots(m, b, inst, code, e->stack + fp, n, r, why, whylen);
+}
+
+/*
+ * The frames wasm_exec_snapshot writes of e, bottom first, each as
+ * (pc, fp, code, inst, where its live slots end, parked); fn's status
+ * ends the walk.  An exec it would not write has none.
+ */
+typedef wasm_snap_status (*frame_fn)(void *ctx, const wasm_exec *e,
+				     const uint32_t *pc, size_t fp,
+				     const struct wasm_compiled *code,
+				     const wasm_instance *inst, size_t next,
+				     bool parked);
+
+static wasm_snap_status each_frame(const wasm_exec *e, frame_fn fn, void *ctx)
+{
+	bool parked = e->state == WASM_EXEC_STATE_NO_FUEL && e->code != NULL;
+	wasm_snap_status st = WASM_SNAP_OK;
+
+	if (e->exn != NULL ||
+	    (!parked && (e->state != WASM_EXEC_STATE_BLOCKED ||
+			 e->blocked == NULL || e->blocked_entry)))
+		return WASM_SNAP_OK;
+	for (uint32_t k = 0; k < e->nframes && st == WASM_SNAP_OK; k++) {
+		const struct wasm_frame *fr = &e->frames[k];
+		size_t next = k + 1 < e->nframes ? e->frames[k + 1].fp : e->fp;
+
+		st = fn(ctx, e, fr->pc, fr->fp, fr->code, fr->inst, next,
+			false);
+	}
+	if (st == WASM_SNAP_OK)
+		st = fn(ctx, e, e->pc, e->fp, e->code, e->inst,
+			parked ? 0 : e->blocked_base, parked);
+	return st;
+}
+
+typedef struct ref_walk {
+	wasm_exec_ref_fn fn;
+	void *ctx;
+} ref_walk;
+
+static wasm_snap_status frame_each_ref(void *ctx, const wasm_exec *e,
+				       const uint32_t *pc, size_t fp,
+				       const struct wasm_compiled *code,
+				       const wasm_instance *inst, size_t next,
+				       bool parked)
+{
+	const ref_walk *w = ctx;
+	uint32_t n = 0, r[2];
+	wasm_snap_status st = WASM_SNAP_OK;
+
+	/* a frame the writer refuses holds nothing it writes */
+	if (frame_shape(e, code, pc, fp, next, parked, &n, r) != FRAME_OK)
+		return WASM_SNAP_OK;
+	for (uint32_t k = r[0]; k < r[1] && st == WASM_SNAP_OK; k++)
+		if (code->refslots[k].slot < n)
+			st = w->fn(w->ctx,
+				   wasm_instance_valtype(
+					   inst, code->refslots[k].type),
+				   e->stack[fp + code->refslots[k].slot]);
+	return st;
+}
+
+wasm_snap_status wasm_exec_each_ref(const wasm_exec *e, wasm_exec_ref_fn fn,
+				    void *ctx)
+{
+	ref_walk w = {fn, ctx};
+
+	return each_frame(e, frame_each_ref, &w);
+}
+
+typedef struct put_walk {
+	wasm_snap_map *m;
+	wasm_snap_buf *b;
+	char *why;
+	size_t whylen;
+} put_walk;
+
+static wasm_snap_status frame_put(void *ctx, const wasm_exec *e,
+				  const uint32_t *pc, size_t fp,
+				  const struct wasm_compiled *code,
+				  const wasm_instance *inst, size_t next,
+				  bool parked)
+{
+	put_walk *w = ctx;
+
+	return parked ? put_parked(w->m, w->b, e, w->why, w->whylen)
+		      : put_frame(w->m, w->b, e, pc, fp, code, inst, next,
+				  w->why, w->whylen);
 }
 
 wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 				    wasm_snap_buf *b, char *why, size_t whylen)
 {
+	put_walk w = {m, b, why, whylen};
 	wasm_snap_status st;
 
 	if (e->state == WASM_EXEC_STATE_IDLE) {
@@ -250,17 +369,7 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 		if (st != WASM_SNAP_OK)
 			return st;
 		wasm_snap_u32(b, e->nframes);
-		for (uint32_t k = 0; k < e->nframes && st == WASM_SNAP_OK;
-		     k++) {
-			const struct wasm_frame *fr = &e->frames[k];
-			size_t next = k + 1 < e->nframes ? e->frames[k + 1].fp
-							 : e->fp;
-
-			st = put_frame(m, b, e, fr->pc, fr->fp, fr->code,
-				       fr->inst, next, why, whylen);
-		}
-		return st == WASM_SNAP_OK ? put_parked(m, b, e, why, whylen)
-					  : st;
+		return each_frame(e, frame_put, &w);
 	}
 	if (e->state != WASM_EXEC_STATE_BLOCKED || e->blocked == NULL)
 		return wasm_snap_fail(why, whylen, WASM_SNAP_UNSUPPORTED,
@@ -276,17 +385,7 @@ wasm_snap_status wasm_exec_snapshot(const wasm_exec *e, wasm_snap_map *m,
 	if (e->blocked_entry)
 		return WASM_SNAP_OK;
 	wasm_snap_u32(b, e->nframes);
-	for (uint32_t k = 0; k < e->nframes && st == WASM_SNAP_OK; k++) {
-		const struct wasm_frame *fr = &e->frames[k];
-		size_t next = k + 1 < e->nframes ? e->frames[k + 1].fp : e->fp;
-
-		st = put_frame(m, b, e, fr->pc, fr->fp, fr->code, fr->inst,
-			       next, why, whylen);
-	}
-	if (st == WASM_SNAP_OK)
-		st = put_frame(m, b, e, e->pc, e->fp, e->code, e->inst,
-			       e->blocked_base, why, whylen);
-	return st;
+	return each_frame(e, frame_put, &w);
 }
 
 /* ---- restoring ---------------------------------------------------------- */

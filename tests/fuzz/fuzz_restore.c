@@ -27,7 +27,9 @@
  *             a global, each holding the one before, others in a
  *             table, one carrying a funcref), 5 tests/guests/loop
  *             (background work longer than a turn, stopped out of fuel
- *             mid-code: its frames at a loop's back-edge or call);
+ *             mid-code: its frames at a loop's back-edge or call), 6
+ *             the same guest's start-crunch-exn (frames that hold
+ *             exceptions no global holds: written as heap objects);
  *             numbers past
  *             the last guest wrap around;
  *   bit 4     keep the checksum as the patches leave it (else it is
@@ -80,7 +82,7 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, G_LOOP, NGUESTS };
+enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, G_LOOP, G_LOOP_EXN, NGUESTS };
 
 /* loop's turns: its crunch takes about 2 fuel a round */
 enum { LOOP_TURN_FUEL = 3001, LOOP_ROUNDS = 20000 };
@@ -91,6 +93,7 @@ static guest guests[NGUESTS] = {
 	{.path = "tests/guests/ticker/ticker.wasm"},
 	{.path = "tests/guests/async/gate.wasm"},
 	{.path = "tests/guests/exn/exn.wasm"},
+	{.path = "tests/guests/loop/loop.wasm"},
 	{.path = "tests/guests/loop/loop.wasm"},
 };
 
@@ -254,13 +257,15 @@ static int exercise(live *v, int which, const char *word)
 	cm_val a[2];
 	int rc;
 
-	if (which == G_LOOP) {
+	if (which == G_LOOP || which == G_LOOP_EXN) {
 		/* the seed starts background work a turn stops (a call
 		 * in flight stopped so is not written); after a restore,
 		 * what came back runs on to its end, and a new call runs */
 		if (strcmp(word, "seed") == 0) {
-			cm_func *f = cm_instance_export(v->inst, NULL,
-							"start-crunch");
+			cm_func *f = cm_instance_export(
+				v->inst, NULL,
+				which == G_LOOP ? "start-crunch"
+						: "start-crunch-exn");
 			cm_error err;
 
 			a[0] = cm_val_u32(LOOP_ROUNDS);
@@ -342,7 +347,7 @@ static void make_snapshots(guest *g, int which)
 	if (cm_store_snapshot_base(v.s, SHA, base, false, &g->full, &g->nfull,
 				   &err))
 		die("full snapshot", err.msg);
-	if (which == G_LOOP)
+	if (which == G_LOOP || which == G_LOOP_EXN)
 		more = loop_turns(&v, 1);
 	else if (which == G_TICKER || which == G_GATE)
 		more = tick(&v, 1);

@@ -17,6 +17,15 @@
 ;;                          calls and the loop's parameter; it yields every
 ;;                          64th round (a frame blocked in a host call) and
 ;;                          spins in an inner loop (a conditional back-edge)
+;;   start-crunch-exn: async func(n: u32)  the same with $work-exn, whose
+;;                          frames hold exceptions all along (issue 22:
+;;                          exceptions held by suspended frames): an
+;;                          $e in a local, a $link (payload: a number and
+;;                          that $e) in another, replaced every round, one
+;;                          on the operand stack as the loop's parameter;
+;;                          every 16th round a legacy try's catch clause
+;;                          (its caught exception in a slot of its own)
+;;                          yields and spins, then rethrows
 ;;   last() -> u32          the last result
 ;;   runs() -> u32          how many crunches ended
 ;;
@@ -97,6 +106,97 @@
           (br_if $next (i32.and (local.get $i) (i32.const 1)))
           (br $next)))
       (i32.add (local.get $acc) (ref.is_null (local.get $any))))
+    ;; exceptions a frame holds (start-crunch-exn)
+    (tag $e (param i32))
+    (tag $link (param i32 exnref))
+    (func $make (param $v i32) (result exnref)
+      (block $h (result exnref)
+        (try_table (catch_all_ref $h) (throw $e (local.get $v)))
+        unreachable))
+    (func $make-link (param $v i32) (param $x exnref) (result exnref)
+      (block $h (result exnref)
+        (try_table (catch_all_ref $h)
+          (throw $link (local.get $v) (local.get $x)))
+        unreachable))
+    ;; the number an $e or a $link carries
+    (func $payload (param $x exnref) (result i32)
+      (block $l (result i32 exnref)
+        (block $k (result i32)
+          (try_table (catch $e $k) (catch $link $l)
+            (throw_ref (local.get $x)))
+          unreachable)
+        return)
+      drop)
+    ;; a legacy catch clause that yields and spins holding what it
+    ;; caught, then rethrows it: v + 1 back
+    (func $legacy (param $v i32) (result i32)
+      (local $k i32)
+      (block $out (result i32)
+        (try_table (catch $e $out)
+          try
+            local.get $v
+            i32.const 1
+            i32.add
+            throw $e
+          catch $e
+            local.set $k
+            call $yield
+            drop
+            loop $spin
+              local.get $k
+              i32.const 1
+              i32.add
+              local.tee $k
+              local.get $v
+              i32.const 40
+              i32.add
+              i32.lt_u
+              br_if $spin
+            end
+            rethrow 0
+          end)
+        unreachable))
+    (func $work-exn (param $n i32) (result i32)
+      (local $i i32) (local $k i32) (local $acc i32)
+      (local $y exnref) (local $x (ref null exn))
+      (local.set $acc (i32.const 7))
+      (local.set $y (call $make (i32.const 11)))
+      (local.set $x (call $make-link (i32.const 1) (local.get $y)))
+      (block $done
+        (call $make (i32.const 5))
+        ;; the loop's parameter: an exception no global holds
+        (loop $next (param exnref)
+          (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+          (local.set $acc
+            (i32.add (i32.rotl (local.get $acc) (i32.const 3))
+                     (call $payload (local.get $x))))
+          (local.set $acc (i32.xor (local.get $acc)
+                                   (call $payload (local.get $y))))
+          (if (i32.eqz (i32.and (local.get $i) (i32.const 15)))
+            (then (local.set $acc (call $legacy (local.get $acc)))))
+          (local.set $k (i32.const 0))
+          (loop $spin
+            (local.set $acc (i32.add (local.get $acc) (local.get $k)))
+            (br_if $spin (i32.lt_u
+              (local.tee $k (i32.add (local.get $k) (i32.const 1)))
+              (i32.const 3))))
+          ;; the parameter's number, and a new one in its place
+          call $payload
+          local.get $acc
+          i32.add
+          local.set $acc
+          (local.set $x (call $make-link (local.get $acc) (local.get $y)))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (call $make (i32.and (local.get $acc) (i32.const 255)))
+          (br_if $next (i32.and (local.get $i) (i32.const 1)))
+          (br $next)))
+      (local.get $acc))
+    (func (export "start-crunch-exn") (param $n i32)
+      (local $r i32)
+      (call $task.return)
+      (local.set $r (i32.add (call $work-exn (local.get $n)) (i32.const 1)))
+      (global.set $last (local.get $r))
+      (global.set $runs (i32.add (global.get $runs) (i32.const 1))))
     (func (export "start-crunch-refs") (param $n i32)
       (local $r i32)
       (call $task.return)
@@ -126,6 +226,8 @@
     (canon lift (core func $l "start-crunch") async))
   (func (export "start-crunch-refs") async (param "n" u32)
     (canon lift (core func $l "start-crunch-refs") async))
+  (func (export "start-crunch-exn") async (param "n" u32)
+    (canon lift (core func $l "start-crunch-exn") async))
   (func (export "last") (result u32)
     (canon lift (core func $l "last")))
   (func (export "runs") (result u32)
