@@ -25,6 +25,7 @@
 #include "daemon/daemon.h"
 #include "daemon/durable.h"
 #include "daemon/history-hooks.h"
+#include "daemon/invocation.h"
 #include "daemon/service.h"
 #include "run/snapshot.h"
 #include "store/db.h"
@@ -77,8 +78,99 @@ void durable_store_new(struct service *s)
 		arm_interval(s);
 }
 
+/* ---- calls a restore brought back in flight ------------------------------ */
+
+struct restored_call {
+	struct service *svc;
+	cm_call *call;
+	struct event *ev;
+	struct restored_call *next;
+};
+
+static void restored_unlink(struct restored_call *rc)
+{
+	struct restored_call **p = &rc->svc->restored_calls;
+
+	while (*p && *p != rc)
+		p = &(*p)->next;
+	if (*p)
+		*p = rc->next;
+	if (rc->ev)
+		event_free(rc->ev);
+	free(rc);
+}
+
+static void restored_done(void *ctx, cm_call_outcome outcome,
+			  const cm_val *results, uint32_t nresults,
+			  const cm_error *err)
+{
+	struct restored_call *rc = ctx;
+	struct service *s = rc->svc;
+
+	(void)results;
+	(void)nresults;
+	log_info(&s->d->log, "service %s: a call restored in flight %s%s%s",
+		 s->name,
+		 outcome == CM_CALL_RETURNED  ? "returned"
+		 : outcome == CM_CALL_TRAPPED ? "trapped"
+					      : "was cancelled",
+		 err && err->msg[0] ? ": " : "", err ? err->msg : "");
+	/* its trap poisoned the instance: the turn's end (or the deadline)
+	 * records it and recreates the store */
+	if (outcome == CM_CALL_TRAPPED)
+		service_note_trap(s, "restored in flight",
+				  err ? err->msg : "trapped");
+	restored_unlink(rc);
+}
+
+static void restored_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct restored_call *rc = arg;
+	struct service *s = rc->svc;
+
+	(void)fd;
+	(void)what;
+	log_info(&s->d->log,
+		 "service %s: a call restored in flight exceeded its deadline",
+		 s->name);
+	/* on_done (restored_done) frees rc */
+	if (cm_call_cancel(rc->call, "deadline exceeded") == CM_CALL_TRAPPED)
+		service_poisoned(s, "a call restored in flight exceeded its "
+				    "deadline");
+}
+
+int durable_restored_calls(struct service *s)
+{
+	uint64_t ms = invocation_deadline(s->d, s, -1);
+	cm_call *c;
+
+	for (uint32_t k = 0; (c = cm_store_restored_call(s->store, k)); k++) {
+		struct restored_call *rc = calloc(1, sizeof(*rc));
+		struct timeval tv = {(time_t)(ms / 1000),
+				     (suseconds_t)(ms % 1000) * 1000};
+
+		if (!rc || (ms && !(rc->ev = evtimer_new(s->d->base,
+							  restored_deadline_cb,
+							  rc)))) {
+			free(rc);
+			return -1;
+		}
+		rc->svc = s;
+		rc->call = c;
+		rc->next = s->restored_calls;
+		s->restored_calls = rc;
+		cm_call_set_done(c, restored_done, rc);
+		if (rc->ev)
+			evtimer_add(rc->ev, &tv);
+	}
+	return 0;
+}
+
 void durable_store_drop(struct service *s)
 {
+	/* the store freed its calls without on_done */
+	while (s->restored_calls)
+		restored_unlink(s->restored_calls);
 	cm_snap_base_free(s->snap_base);
 	s->snap_base = NULL;
 	s->image_dirty = false;
@@ -571,7 +663,8 @@ void durable_restore_event(struct service *s, int rc,
 			 (unsigned long long)r->deltas,
 			 (unsigned long long)r->upto);
 		/* the history has them call.interrupted; their guest code
-		 * goes on, as a call's whose client left */
+		 * goes on, as a call's whose client left, under what was
+		 * left of its budget and the service's deadline */
 		if (r->calls)
 			log_info(&s->d->log,
 				 "service %s: %u call(s) in flight at the "

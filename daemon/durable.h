@@ -34,18 +34,17 @@
  *    that.
  *  - Calls in flight across a commit are in its image (run/snapshot.h):
  *    after a crash each goes on as a call whose client left, answering
- *    nobody (the history recovered it as call.interrupted); background
- *    work longer than a turn is written where the fuel stopped it.  A
- *    store the format cannot represent at that moment (a call in
- *    flight stopped out of fuel mid-code, an exception held by a
- *    suspended frame: "not supported yet") is captured
- *    at the next commit that finds it representable; the first refusal
- *    of a run of them is logged and recorded (store.snapshot_failed,
- *    trigger "commit"; while a thread is stopped out of fuel, only a
- *    run of them past IMAGE_TRANSIENT_MS), and its recovery logged.  A restored call in
- *    flight has no deadline, fuel budget or Cancel any more (its call
- *    is over for hosteld): it runs under the service's turns as
- *    background work does.  A crash in a run of refusals comes back
+ *    nobody (the history recovered it as call.interrupted), under what
+ *    was left of its fuel budget and the service's deadline counted
+ *    from the restore (durable_restored_calls); background work and
+ *    calls longer than a turn are written where the fuel stopped them.
+ *    A store the format cannot represent at that moment (a thread
+ *    stopped at a tail call's fuel check: "not supported yet") is
+ *    captured at the next commit that finds it representable; the
+ *    first refusal of a run of them is logged and recorded
+ *    (store.snapshot_failed, trigger "commit"; while a thread is
+ *    stopped out of fuel, only a run of them past IMAGE_TRANSIENT_MS),
+ *    and its recovery logged.  A crash in a run of refusals comes back
  *    to the last image: the history's store.restored says up to which
  *    event (upto).
  *  - Restore (both modes): the last full snapshot, then every delta
@@ -102,8 +101,22 @@ int durable_restore(struct service *s, struct durable_restored *out,
 void durable_restore_event(struct service *s, int rc,
 			   const struct durable_restored *r, const char *why);
 
+/*
+ * After a restore: the calls in flight at the image that came back (the
+ * runtime's cm_store_restored_call; each goes on under what was left of
+ * its fuel budget) get the service's deadline (invocation_deadline with
+ * none asked), counted from the restore: past it one is stopped as
+ * deadline_cb stops a call (trapped "deadline exceeded", the store
+ * poisoned and recreated).  One that traps otherwise poisons the
+ * service as a call's trap does.  Their results go to nobody (the
+ * history closed them call.interrupted); each end is logged.  0, or -1
+ * out of memory (those not yet armed keep their budget alone).
+ */
+int durable_restored_calls(struct service *s);
+
 /* A new store of s (started, restored or recreated): its next image is
- * full and due with the next commit.  durable_store_drop: it is gone. */
+ * full and due with the next commit.  durable_store_drop: it is gone
+ * (and the restored calls' deadlines with it). */
 void durable_store_new(struct service *s);
 void durable_store_drop(struct service *s);
 

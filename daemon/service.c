@@ -642,6 +642,11 @@ int service_start(struct service *s, const char **kind)
 		}
 	}
 	durable_restore_event(s, restored, &snap, snap_why);
+	if (restored > 0 && durable_restored_calls(s) < 0)
+		log_warn(&s->d->log,
+			 "service %s: out of memory for the deadlines of "
+			 "calls restored in flight",
+			 s->name);
 	/* the chain of images starts again with this store */
 	durable_store_new(s);
 	if (recreate)

@@ -202,6 +202,9 @@ struct service {
 	uint64_t image_transient_ns;
 	/* durability stop with an interval: the timer of the next one */
 	struct event *ev_snapshot;
+	/* the calls a restore brought back in flight, with their deadlines
+	 * (durable.c durable_restored_calls) */
+	struct restored_call *restored_calls;
 };
 
 /* The durability in force: the config's, else hostel.conf's, else NONE. */

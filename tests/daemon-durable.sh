@@ -264,6 +264,23 @@ crunched=$("$HOSTEL" run --invoke "crunch($CRUNCH)" "$LOOP" 2>&1)
 H deploy "$LOOP" --name cruncher --durability commit >/dev/null 2>&1
 check "start-crunch() returns while its task crunches on" \
 	eq "$(H call cruncher "start-crunch($CRUNCH)" 2>&1)" ""
+# Calls in flight longer than a turn are in the image too, each with
+# what is left of its fuel budget (before, images were refused while
+# one ran): after SIGKILL crunch() goes on without its client and ends
+# with its value; one past the service's deadline (counted again from
+# the restore) is stopped as a deadline stops a call.
+H deploy "$LOOP" --name longcall --durability commit >/dev/null 2>&1
+H deploy "$LOOP" --name overdue --durability commit \
+	--deadline $((3000 * ${HOSTEL_SLOW:-1})) >/dev/null 2>&1
+H call longcall "crunch($CRUNCH)" >/dev/null 2>&1 &
+H call overdue "crunch(4000000000)" >/dev/null 2>&1 &
+running() {
+	test "$("$HOSTEL" --socket "$SOCK" logs --kind call.started "$1" 2>/dev/null | grep -c crunch)" -ge 1
+}
+wait_for 10 running longcall
+wait_for 10 running overdue
+sleep 0.5
+H call exns 'count()' >/dev/null 2>&1 # a commit while both crunch
 cbefore=$(ccount)
 stop_daemon KILL
 check "hosteld starts after SIGKILL" start_daemon
@@ -290,6 +307,25 @@ check "the crunching task went on from where the fuel stopped it, to the end" \
 	wait_for $((30 * ${HOSTEL_SLOW:-1})) crunch_done
 check "with the value it would have had ($crunched)" \
 	eq "$(H call cruncher 'last()' 2>&1)" "$crunched"
+check "the calls in flight stopped out of fuel came back with the image" sh -c "
+	grep -q 'longcall: 1 call(s) in flight at the image go on' '$LOG' &&
+	grep -q 'overdue: 1 call(s) in flight at the image go on' '$LOG'"
+long_done() {
+	test "$(H call longcall 'runs()' 2>&1)" = 1
+}
+check "the restored crunch() ran to its end, answering nobody" \
+	wait_for $((30 * ${HOSTEL_SLOW:-1})) long_done
+check "with the value it would have had ($crunched)" \
+	eq "$(H call longcall 'last()' 2>&1)" "$crunched"
+check "and the log says it returned" \
+	grep -q 'longcall: a call restored in flight returned' "$LOG"
+overdue_stopped() {
+	grep -q 'overdue: a call restored in flight exceeded its deadline' "$LOG"
+}
+check "the restored call past its deadline was stopped" \
+	wait_for $((20 * ${HOSTEL_SLOW:-1})) overdue_stopped
+check "which poisoned the service (store.poisoned) and made its store anew" \
+	sh -c "'$HOSTEL' --socket '$SOCK' logs overdue 2>&1 | grep -q 'store.poisoned.*deadline'"
 cafter=$(ccount)
 check "commit: the ticker comes back from SIGKILL at $cafter, at least its acknowledged $cbefore" \
 	test "${cafter:-0}" -ge "${cbefore:-1}"

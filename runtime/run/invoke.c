@@ -40,6 +40,7 @@
 #include "run/instance.h"
 #include "run/rt.h"
 #include "run/sched.h"
+#include "run/snapshot.h"
 #include "run/stream.h"
 
 typedef struct invoke_env {
@@ -188,6 +189,7 @@ struct cm_call {
 	bool resolved;	    /* on_resolve ran (results, or cancelled) */
 	bool cancelled;	    /* resolved as cancelled */
 	bool failed;	    /* it trapped when it began: err */
+	bool restored;	    /* adopted from a snapshot (cm_call_adopt) */
 	uint64_t fuel;	    /* left; UINT64_MAX: unlimited */
 	uint64_t turn_used; /* charged by this turn's threads (cm_calls_charge)
 			     */
@@ -335,8 +337,10 @@ static void call_decide(cm_call *c, cm_call_outcome outcome, cm_error_kind kind,
 static void call_deliver(cm_call *c)
 {
 	cm_store_untrack(&c->obj);
-	c->on_done(c->ctx, c->outcome, c->results,
-		   c->outcome == CM_CALL_RETURNED ? c->nresults : 0, &c->err);
+	if (c->on_done != NULL)
+		c->on_done(c->ctx, c->outcome, c->results,
+			   c->outcome == CM_CALL_RETURNED ? c->nresults : 0,
+			   &c->err);
 	cabi_budget_release(&c->store->host_bytes, c->charge);
 	call_free_mem(c);
 }
@@ -467,6 +471,63 @@ bool cm_call_started(const cm_call *c)
 	return c->state != CALL_QUEUED;
 }
 
+uint64_t cm_task_call_budget(const cm_task *at)
+{
+	const cm_call *c = at->cbs.env;
+
+	return cm_task_caller_is_call(at) && c != NULL ? c->fuel : UINT64_MAX;
+}
+
+int cm_call_adopt(cm_store *s, cm_task *at, uint64_t fuel)
+{
+	cm_call *c = calloc(1, sizeof *c);
+
+	if (c == NULL)
+		return -1;
+	c->store = s;
+	c->func = at->func;
+	c->nresults = at->func->type->u.func.result != NULL;
+	c->fuel = fuel;
+	c->results[0].kind = CM_BOOL;
+	c->state = CALL_RUNNING;
+	c->restored = true;
+	c->task = at;
+	c->root = at->root;
+	at->cbs.on_start = call_on_start;
+	at->cbs.on_resolve = call_on_resolve;
+	at->cbs.env = c;
+	at->ref = &c->task;
+	cm_store_track(s, &c->obj, call_dispose);
+	c->next = s->calls;
+	if (s->calls != NULL)
+		s->calls->prev = c;
+	s->calls = c;
+	return 0;
+}
+
+uint32_t cm_store_restored_calls(const cm_store *s)
+{
+	uint32_t n = 0;
+
+	for (const cm_call *c = s->calls; c != NULL; c = c->next)
+		n += c->restored;
+	return n;
+}
+
+cm_call *cm_store_restored_call(cm_store *s, uint32_t k)
+{
+	for (cm_call *c = s->calls; c != NULL; c = c->next)
+		if (c->restored && k-- == 0)
+			return c;
+	return NULL;
+}
+
+void cm_call_set_done(cm_call *c, cm_call_done_fn on_done, void *ctx)
+{
+	c->on_done = on_done;
+	c->ctx = ctx;
+}
+
 /*
  * A task still parked at its instance's entry gate has run no guest
  * code: the spec's cancellation (CANCELLED_BEFORE_STARTED) ends it
@@ -556,9 +617,25 @@ void cm_calls_charge(cm_call *c, uint64_t used)
 	c->turn_used += used;
 }
 
-void cm_calls_after_turn(cm_store *s, const cabi_error *trap)
+/*
+ * A restored call no one waits for ended trapped by what only it saw
+ * (its budget, the deadlock): the turn reports it, as background
+ * work's trap, so that the embedder learns the instance is poisoned.
+ */
+static void orphan_trap(const cm_call *c, cabi_error *out, bool *any)
+{
+	if (*any || !c->restored || c->on_done != NULL ||
+	    c->outcome != CM_CALL_TRAPPED)
+		return;
+	*any = true;
+	cabi_fail(out, CABI_ERR_TRAP, "a call restored in flight: %s",
+		  c->err.msg);
+}
+
+int cm_calls_after_turn(cm_store *s, const cabi_error *trap, cabi_error *out)
 {
 	cm_call *done = NULL, **tail = &done, *c, *next;
+	bool orphan = false;
 
 	for (c = s->calls; c != NULL; c = next) {
 		uint64_t used = c->turn_used;
@@ -616,6 +693,9 @@ void cm_calls_after_turn(cm_store *s, const cabi_error *trap)
 		c = done;
 		done = c->next;
 		c->next = NULL;
+		if (trap == NULL)
+			orphan_trap(c, out, &orphan);
 		call_deliver(c);
 	}
+	return orphan ? -1 : 0;
 }

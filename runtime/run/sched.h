@@ -392,12 +392,22 @@ bool cm_sched_has_ready(cm_store *s);
  * each resumed thread spends is charged to the call it works for (its
  * root task's call: cm_calls_owner, NULL for background work of calls
  * already answered); after the turn, those charges and the turn's trap
- * (NULL: none) decide the calls.
+ * (NULL: none) decide the calls.  A call a restore adopted that no one
+ * waits for (no on_done) and that ends trapped by its budget or the
+ * deadlock makes after_turn fail with *out, the turn's trap then.
  */
 uint64_t cm_calls_turn_fuel(cm_store *s, uint64_t fuel);
 struct cm_call *cm_calls_owner(cm_store *s, const cm_thread *t);
 void cm_calls_charge(struct cm_call *c, uint64_t used);
-void cm_calls_after_turn(cm_store *s, const cabi_error *trap);
+int cm_calls_after_turn(cm_store *s, const cabi_error *trap, cabi_error *out);
+/*
+ * Snapshots (snapshot_async.c): the fuel budget the host's call of task
+ * at has left (UINT64_MAX: unlimited, or not a call's task); a restored
+ * task of such a call (caller gone) adopted as a call in flight again,
+ * with that budget, no on_done and no tag (cm_store_restored_call).
+ */
+uint64_t cm_task_call_budget(const cm_task *at);
+int cm_call_adopt(cm_store *s, cm_task *at, uint64_t fuel);
 
 /* ---- canon built-ins --------------------------------------------------- */
 

@@ -417,7 +417,8 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	rc = restore_sections(s, &r, insts, ninsts, &as,
 			      (restore_mode){flags, core_only}, why, sizeof why,
 			      err);
-	cm_snap_async_restore_end(as, rc != 0);
+	if (cm_snap_async_restore_end(as, rc != 0) && rc == 0)
+		rc = cm_error_set(err, CM_ERR_NOMEM, "out of memory");
 	free(insts);
 	return rc;
 }

@@ -13,7 +13,8 @@
  *      tags     1 CORE (runtime/wasm/snapshot.h: memories, globals,
  *               tables, segment lengths of every core instance; since
  *               format 4 a table's elements are runs; since format 5
- *               the exceptions they reach, as heap objects)
+ *               the exceptions they reach, as heap objects; since
+ *               format 6 those suspended frames reach too)
  *               2 RUN (component instances: may_enter, may_leave,
  *               poisoned, backpressure; the scheduler's random state)
  *               3 OBJECTS, 4 HANDLES, 5 SCHED, 6 HOST (since format
@@ -22,15 +23,17 @@
  *               future ends; handle and threads tables, and since
  *               format 3 the host resources they hold; the waiting
  *               list, gates, fuel; pending and settled host calls;
- *               since format 5 threads stopped out of fuel)
+ *               since format 5 threads stopped out of fuel; since
+ *               format 6 a task of the host's call carries what is
+ *               left of the call's fuel budget)
  *               0 END (u64 FNV-1a of every byte before it; the last)
  *    Integers are little-endian.  Each section appears once, in the
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
- *    bumps the format version).  Only this format is read: format 2,
- *    3 and 4 images (before host resources; before tables as runs;
- *    before heap objects) are refused with the reason, and the embedder
- *    starts fresh.
+ *    bumps the format version).  Only this format is read: format 2
+ *    to 5 images (before host resources; before tables as runs;
+ *    before heap objects; before calls' budgets) are refused with the
+ *    reason, and the embedder starts fresh.
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
@@ -58,33 +61,30 @@
  *    (wasi-libc takes its preopens) are dropped first, a host type's
  *    through its destructor.
  *  - The embedder's calls in flight (cm_call_start) are written as
- *    tasks whose caller is gone: a restored one goes on and its result
- *    goes to nobody, as a call the embedder stopped waiting for; one
- *    still queued (its starter has not run) is not written, and one
- *    waiting at its instance's entry gate is cancelled by the restore
- *    before it starts (CANCELLED_BEFORE_STARTED): neither ran guest
- *    code.  Call tags (cm_call_set_tag) are the embedder's numbers of
- *    the run that wrote the image: written as 0, a restored task has
- *    none.
+ *    tasks whose caller is gone, with what is left of each call's fuel
+ *    budget: a restored one is a call in flight again under that budget
+ *    (cm_store_restored_call), whose result goes to nobody, as a call
+ *    the embedder stopped waiting for; one still queued (its starter
+ *    has not run) is not written, and one waiting at its instance's
+ *    entry gate is cancelled by the restore before it starts
+ *    (CANCELLED_BEFORE_STARTED): neither ran guest code.  Call tags
+ *    (cm_call_set_tag) are the embedder's numbers of the run that wrote
+ *    the image: written as 0, a restored call has none.
  *  - Refused with CM_ERR_UNSUPPORTED: a store one of whose component
  *    instances is poisoned (it cannot run again; its embedder makes a
  *    new store).  And with "not supported yet: <what>":
  *    a snapshot from inside guest code (a host function's, or a sync
- *    call waiting on the C stack), a call in flight stopped out of
- *    fuel mid-code, an exception held by a suspended frame, a thread
- *    blocked in a tail call of a host function
- *    or stopped out of fuel at a tail call, handles of a host resource type no one
- *    registered ("a handle of host resource type <name> (component
- *    instance N, handle M)"), ends the host holds, non-null externref
- *    values in globals and tables, an exception of a tag no core
- *    instance has.  Live exceptions (exnref in globals, tables and
- *    other exceptions) are written (runtime/wasm/snapshot.h), and so
- *    is a thread of background work a turn's fuel stopped mid-code (a
- *    task longer than a turn), where the fuel check stopped it
- *    (runtime/wasm/snapshot_exec.c); restored, it goes on first.  One
- *    of the embedder's calls in flight stopped so is refused ("a call
- *    in flight stopped out of fuel mid-code"): restored, it would have
- *    none of the call's fuel budget, deadline or Cancel.
+ *    call waiting on the C stack), a thread blocked in a tail call of
+ *    a host function or stopped out of fuel at a tail call, handles of
+ *    a host resource type no one registered ("a handle of host
+ *    resource type <name> (component instance N, handle M)"), ends the
+ *    host holds, non-null externref values, an exception of a tag no
+ *    core instance has.  Live exceptions (exnref in globals, tables,
+ *    other exceptions and suspended frames) are written
+ *    (runtime/wasm/snapshot.h), and so is a thread a turn's fuel
+ *    stopped mid-code (a task or a call longer than a turn), where the
+ *    fuel check stopped it (runtime/wasm/snapshot_exec.c); restored, it
+ *    goes on first.
  *  - A snapshot of a restored store is the same bytes as the one it
  *    was restored from as long as no time passed for its pending waits
  *    (a monotonic wait is written as the time it has left) and the
@@ -131,7 +131,7 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 5u
+#define CM_SNAPSHOT_FORMAT 6u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u
@@ -195,11 +195,22 @@ int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
 			  const uint8_t *buf, size_t len, cm_error *err);
 
 /*
- * How many unresolved tasks of s a restore brought back without their
- * caller: the embedder's calls in flight at the image, which go on and
- * whose results go to nobody (0 in a store no restore made).
+ * The embedder's calls in flight at the image that a restore brought
+ * back and that have not ended yet (0 in a store no restore made).  Each
+ * is a call in flight again (cm_call, instance.h) whose client is gone:
+ * it goes on under what was left of its fuel budget (spent, it traps
+ * "all fuel consumed" as before the image), its result goes to nobody,
+ * and it has no tag.  The embedder may give one an on_done
+ * (cm_call_set_done: its deadline's end, its result) and stop it with
+ * cm_call_cancel.  One with no on_done that ends trapped by its budget
+ * or the deadlock fails the turn that decided it, with "a call
+ * restored in flight: <the trap>", as background work's trap does: the
+ * instance is poisoned.  cm_store_restored_call gives the k-th (from
+ * 0; NULL past the last), valid until it ends or the store is freed.
  */
 uint32_t cm_store_restored_calls(const cm_store *s);
+cm_call *cm_store_restored_call(cm_store *s, uint32_t k);
+void cm_call_set_done(cm_call *c, cm_call_done_fn on_done, void *ctx);
 
 /*
  * Is a thread of s stopped out of fuel mid-code (a call or task longer

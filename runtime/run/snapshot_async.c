@@ -404,6 +404,9 @@ static void put_task(snap *x, const cm_task *at)
 	 * the store a restore makes it would name another run's call (or
 	 * one of the new run with the same number), so none is written */
 	wasm_snap_u64(x->b, 0);
+	/* what the host's call has left of its fuel budget: restored, it
+	 * is a call in flight again under it (cm_call_adopt) */
+	wasm_snap_u64(x->b, cm_task_call_budget(at));
 	if (at->nres)
 		UNSUP(x, "not supported yet: a task holding its result");
 }
@@ -414,17 +417,12 @@ static void put_thread(snap *x, const cm_thread *t)
 	wasm_snap_status st;
 
 	/* (one stopped out of fuel mid-code is written: its exec says
-	 * where, wasm/snapshot_exec.c; wake_continue goes on there) */
+	 * where, wasm/snapshot_exec.c; wake_continue goes on there; a host
+	 * call's too, as its task carries what is left of the call's
+	 * budget) */
 	if (t->pinned || t->switch_to != NULL)
 		UNSUP(x, "not supported yet: a thread under a synchronous "
 			 "call");
-	/* A host call's is not: restored, it would have no fuel budget,
-	 * deadline or Cancel left (they are the call's, which the image
-	 * does not hold), and one its budget was to stop would run on for
-	 * ever.  Its next turns carry it on; background work has none. */
-	if (t->fuel_parked && cm_calls_owner(x->s, t) != NULL)
-		UNSUP(x, "not supported yet: a call in flight stopped out of "
-			 "fuel mid-code");
 	wake = cont_code(x, (cm_cont_fn)t->wake);
 	ready = t->state == CM_THREAD_WAITING
 			? cont_code(x, (cm_cont_fn)t->ready)
@@ -1029,6 +1027,8 @@ typedef struct rd {
 	 * table slots name it (one at most) */
 	bool *shared_owner;
 	uint8_t *seen;
+	/* per task: the fuel budget its call had left (put_task) */
+	uint64_t *budget;
 	/* the host resources the embedder made again (HANDLES), by id - 1,
 	 * and how many handles hold each, own handles among them */
 	struct rd_hres {
@@ -1193,23 +1193,7 @@ static int restored_on_resolve(void *env, cm_val *result, cabi_error *err)
 	return 0;
 }
 
-uint32_t cm_store_restored_calls(const cm_store *s)
-{
-	uint32_t n = 0;
-
-	for (const cm_store_obj *o = s->objs.next; o != &s->objs; o = o->next) {
-		const cm_task *at;
-
-		if (!cm_obj_is_task(o))
-			continue;
-		at = container((cm_store_obj *)o, K_TASK);
-		n += at->state != CM_TASK_RESOLVED &&
-		     at->cbs.on_start == restored_on_start;
-	}
-	return n;
-}
-
-static bool get_task(rd *d, cm_task *at)
+static bool get_task(rd *d, cm_task *at, uint64_t *budget)
 {
 	uint32_t state, fi, fj, nthreads;
 	cm_subtask *cbs, *ref;
@@ -1273,7 +1257,15 @@ static bool get_task(rd *d, cm_task *at)
 		tail = &t->tnext;
 	}
 	at->nthreads = nthreads;
-	return g64(d, &at->root) && g64(d, &at->call_tag);
+	if (!g64(d, &at->root) || !g64(d, &at->call_tag) || !g64(d, budget))
+		return false;
+	/* a call with nothing left was decided trapped before any image;
+	 * 0 would be a turn without a bound (cm_calls_turn_fuel) */
+	if (*budget == 0) {
+		BAD(&d->x, "a task whose call has no fuel left");
+		return false;
+	}
+	return true;
 }
 
 static bool get_thread(rd *d, cm_thread *t)
@@ -1585,8 +1577,9 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 	d->x.kinds = calloc(n ? n : 1, 1);
 	d->shared_owner = calloc(n ? n : 1, sizeof *d->shared_owner);
 	d->seen = calloc(n ? n : 1, 1);
+	d->budget = calloc(n ? n : 1, sizeof *d->budget);
 	if (d->x.objs == NULL || d->x.kinds == NULL ||
-	    d->shared_owner == NULL || d->seen == NULL) {
+	    d->shared_owner == NULL || d->seen == NULL || d->budget == NULL) {
 		sfail(&d->x, WASM_SNAP_NOMEM, "out of memory");
 		return false;
 	}
@@ -1694,7 +1687,7 @@ static bool fill_objects(rd *d, wasm_snap_reader *sec)
 			d->r = &rec;
 			switch (k) {
 			case K_TASK:
-				ok = get_task(d, d->x.objs[i]);
+				ok = get_task(d, d->x.objs[i], &d->budget[i]);
 				break;
 			case K_THREAD:
 				ok = get_thread(d, d->x.objs[i]);
@@ -2440,6 +2433,13 @@ wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 	return d->x.st;
 }
 
+/* Does task t still wait at its instance's entry gate (no code ran)? */
+static bool at_gate(const cm_task *t)
+{
+	return t->state == CM_TASK_INITIAL && t->implicit != NULL &&
+	       t->implicit->gate_waiting;
+}
+
 /*
  * A restored task whose caller is gone and which still waits at its
  * instance's entry gate (the host's call of it was in flight at the
@@ -2465,9 +2465,7 @@ static void cancel_unbegun(rd *d)
 		cm_task *t = x->objs[i];
 
 		if (x->kinds[i] == K_TASK &&
-		    t->cbs.on_start == restored_on_start &&
-		    t->state == CM_TASK_INITIAL && t->implicit != NULL &&
-		    t->implicit->gate_waiting)
+		    t->cbs.on_start == restored_on_start && at_gate(t))
 			at[n++] = t;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -2479,12 +2477,39 @@ static void cancel_unbegun(rd *d)
 	free(at);
 }
 
-void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
+/*
+ * The host's calls in flight at the image that have begun (tasks whose
+ * caller is gone, unresolved, past the gate) become calls in flight
+ * again, under what was left of their budgets: a call its budget was to
+ * stop is stopped after a restore too.  Before cancel_unbegun, which
+ * may free the tasks it cancels.
+ */
+static int adopt_calls(rd *d)
 {
+	snap *x = &d->x;
+
+	for (uint32_t i = 0; i < x->nobjs; i++) {
+		cm_task *t = x->objs[i];
+
+		if (x->kinds[i] == K_TASK &&
+		    t->cbs.on_start == restored_on_start &&
+		    t->state != CM_TASK_RESOLVED && !at_gate(t) &&
+		    cm_call_adopt(x->s, t, d->budget[i]))
+			return -1;
+	}
+	return 0;
+}
+
+int cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
+{
+	int rc = 0;
+
 	if (d == NULL)
-		return;
-	if (!failed && d->complete)
+		return 0;
+	if (!failed && d->complete) {
+		rc = adopt_calls(d);
 		cancel_unbegun(d);
+	}
 	/* the store is freed unused: what the embedder made goes now */
 	for (uint32_t i = 0; failed && i < d->nhost; i++)
 		if (d->host[i].rt->host_dtor != NULL)
@@ -2496,5 +2521,7 @@ void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
 	free(d->x.kinds);
 	free(d->shared_owner);
 	free(d->seen);
+	free(d->budget);
 	free(d);
+	return rc;
 }

@@ -39,7 +39,11 @@ int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 				       wasm_snap_reader *sec);
 /* failed: the restore failed (the store will be freed): the host
- * resources the embedder made again are destroyed (their host_dtor). */
-void cm_snap_async_restore_end(cm_snap_async_state *d, bool failed);
+ * resources the embedder made again are destroyed (their host_dtor).
+ * Else, once every section was restored: the host's calls in flight at
+ * the image that have begun become calls in flight again (cm_call_adopt,
+ * with what was left of their fuel budgets); -1 when memory ran out for
+ * that (the restore fails). */
+int cm_snap_async_restore_end(cm_snap_async_state *d, bool failed);
 
 #endif

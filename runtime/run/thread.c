@@ -561,8 +561,16 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 	}
 	s->in_turn = saved_turn;
 	s->fuel = saved_fuel;
-	if (s->calls != NULL) /* decide them now the guest code stopped */
-		cm_calls_after_turn(s, rc < 0 ? &ce : NULL);
+	if (s->calls != NULL) { /* decide them now the guest code stopped */
+		cabi_error oe;
+
+		memset(&oe, 0, sizeof oe);
+		if (cm_calls_after_turn(s, rc < 0 ? &ce : NULL, &oe) &&
+		    rc >= 0) {
+			ce = oe;
+			rc = -1;
+		}
+	}
 	s->service_requested = false;
 	if (s->settled_first != NULL || cm_sched_has_ready(s)) {
 		if (s->cfg.request_service != NULL) {

@@ -34,8 +34,9 @@
  * stopped frame's counter must be one of its parks likewise.  A frame
  * that holds references gets a checked reference in every slot its
  * point lists and numbers elsewhere, which typed code never reads as
- * references; a point with no list, and a non-null exnref or
- * externref, are refused ("not supported yet").
+ * references (an exception by the index the core section's heap walk,
+ * which takes these slots as roots, gave it); a point with no list,
+ * and a non-null externref, are refused ("not supported yet").
  *
  * Allocations sized by a guest or a client (issue 18 audit): restoring
  * grows the exec's value and frame stacks to what the snapshot asks,

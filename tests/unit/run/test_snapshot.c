@@ -962,7 +962,7 @@ START_TEST(test_stopped_out_of_fuel)
 	cm_component *c = load_guest("loop/loop.wasm");
 	live a, b;
 	sleep_done d = {0}, e = {0}, f = {0};
-	uint8_t *s1, *s2, *out = NULL;
+	uint8_t *s1, *s2;
 	size_t n1, n2;
 	uint32_t want;
 	cm_error err;
@@ -971,13 +971,29 @@ START_TEST(test_stopped_out_of_fuel)
 	crunch_start(&a, "crunch", 200000, &f);
 	ck_assert_int_eq(cm_store_service_turn(a.s, LOOP_TURN_FUEL, &err), 1);
 	ck_assert(cm_store_stopped_mid_code(a.s));
-	ck_assert_int_ne(cm_store_snapshot(a.s, SHA_A, &out, &n1, &err), 0);
-	ck_assert_str_eq(err.msg, "not supported yet: a call in flight "
-				  "stopped out of fuel mid-code");
-	ck_assert_ptr_null(out);
+	/* the host's call in flight, stopped so: written (it was refused),
+	 * restored as a call in flight again that ends with the writer's
+	 * value, to nobody */
+	s1 = snap(&a, SHA_A, &n1);
+	live_open(&b, c);
+	if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
+		ck_abort_msg("restore of the call: %s", err.msg);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 1);
+	ck_assert(cm_store_stopped_mid_code(b.s));
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	ck_assert_int_gt(turns_to_quiet(&b, 1000), 1);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
+	ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 1);
+	want = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+	free(s1);
+	free(s2);
+	live_close(&b);
 	turns_to_quiet(&a, 1000);
 	ck_assert_int_eq(f.n, 1);
 	ck_assert_int_eq(f.outcome, CM_CALL_RETURNED);
+	ck_assert_uint_eq(f.ns, want);
 	free(snap(&a, SHA_A, &n1));
 
 	crunch_start(&a, "start-crunch", 200000, &d);
@@ -1062,6 +1078,90 @@ static int frame_flips(cm_component *c, const uint8_t *s1, size_t n1,
 	free(bad);
 	return ok;
 }
+
+/*
+ * A call in flight keeps its fuel budget across a restore (issue 22:
+ * written, a call that an endless loop would keep busy came back with
+ * none and ran for ever): crunch under a budget it cannot finish in,
+ * imaged after a few turns, traps "all fuel consumed" in the writer;
+ * restored, it is a call in flight again under what was left, and the
+ * turn that spends it fails with "a call restored in flight: ..." (no
+ * on_done: no one waits), after as many turns as the writer's took,
+ * give or take one; the instance is poisoned.  With an on_done
+ * (cm_call_set_done) the restored call reports its own trap instead,
+ * and cm_call_cancel stops one (a deadline's end).
+ */
+START_TEST(test_call_budget_survives)
+{
+	cm_component *c = load_guest("loop/loop.wasm");
+	cm_func *f;
+	cm_val arg = cm_val_u32(100000000);
+	live a, b;
+	sleep_done d = {0}, e = {0};
+	uint8_t *s1;
+	size_t n1;
+	int wturns = 0, rturns = 0, rc;
+	cm_error err;
+
+	live_open(&a, c);
+	f = cm_instance_export(a.inst, NULL, "crunch");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cm_call_start(a.s, f, &arg, 1, 10 * LOOP_TURN_FUEL,
+				       on_sleep_done, &d, NULL, &err),
+			 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(
+			cm_store_service_turn(a.s, LOOP_TURN_FUEL, &err), 1);
+	s1 = snap(&a, SHA_A, &n1);
+	while (d.n == 0 && wturns < 100) {
+		cm_store_service_turn(a.s, LOOP_TURN_FUEL, &err);
+		wturns++;
+	}
+	ck_assert_int_eq(d.outcome, CM_CALL_TRAPPED);
+	ck_assert_str_eq(d.msg, "wasm trap: all fuel consumed");
+
+	/* no one waits: the turn reports it */
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 1);
+	do {
+		rc = cm_store_service_turn(b.s, LOOP_TURN_FUEL, &err);
+		rturns++;
+	} while (rc == 1 && rturns < 100);
+	ck_assert_int_eq(rc, -1);
+	ck_assert_str_eq(err.msg, "a call restored in flight: wasm trap: "
+				  "all fuel consumed");
+	ck_assert_int_le(abs(rturns - wturns), 1);
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
+	live_close(&b);
+
+	/* an on_done hears it; cm_call_cancel stops one */
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_ptr_null(cm_store_restored_call(b.s, 1));
+	cm_call_set_done(cm_store_restored_call(b.s, 0), on_sleep_done, &e);
+	while (e.n == 0 && rturns-- > -100)
+		ck_assert_int_ge(
+			cm_store_service_turn(b.s, LOOP_TURN_FUEL, &err), 0);
+	ck_assert_int_eq(e.outcome, CM_CALL_TRAPPED);
+	ck_assert_str_eq(e.msg, "wasm trap: all fuel consumed");
+	live_close(&b);
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	memset(&e, 0, sizeof e);
+	cm_call_set_done(cm_store_restored_call(b.s, 0), on_sleep_done, &e);
+	ck_assert_int_eq(cm_call_cancel(cm_store_restored_call(b.s, 0),
+					"deadline exceeded"),
+			 CM_CALL_TRAPPED);
+	ck_assert_int_eq(e.n, 1);
+	ck_assert_str_eq(e.msg, "deadline exceeded");
+	ck_assert_uint_eq(cm_store_restored_calls(b.s), 0);
+	live_close(&b);
+	free(s1);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
 
 /*
  * A forged stop: the image of a stopped thread with bits flipped in its
@@ -1419,6 +1519,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_calls_in_flight);
 	tcase_add_test(tc, test_stopped_out_of_fuel);
 	tcase_add_test(tc, test_stopped_out_of_fuel_forged);
+	tcase_add_test(tc, test_call_budget_survives);
 	tcase_add_test(tc, test_refs_in_frames);
 	tcase_add_test(tc, test_refs_in_blocked_frames);
 	tcase_add_test(tc, test_exceptions_in_frames);
