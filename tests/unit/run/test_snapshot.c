@@ -1191,6 +1191,34 @@ START_TEST(test_stopped_out_of_fuel_forged)
 END_TEST
 
 /*
+ * The image s1 of a crunch stopped at `stop`, restored into a fresh
+ * store, written again byte for byte, run to its end: last(), after
+ * exactly one crunch ended.
+ */
+static uint32_t restored_last(cm_component *c, const uint8_t *s1, size_t n1,
+			      int stop)
+{
+	uint8_t *s2;
+	size_t n2;
+	uint32_t got;
+	cm_error err;
+	live b;
+
+	live_open(&b, c);
+	if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
+		ck_abort_msg("restore at stop %d: %s", stop, err.msg);
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	turns_to_quiet(&b, 100000);
+	ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 1);
+	got = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+	free(s2);
+	live_close(&b);
+	return got;
+}
+
+/*
  * Frames that hold references (issue 22 point 1): $work-refs keeps the
  * functions it calls in locals ((ref null $t), (ref $t), funcref), one
  * on the operand stack below its calls and one as its loop's
@@ -1203,10 +1231,10 @@ END_TEST
 START_TEST(test_refs_in_frames)
 {
 	cm_component *c = load_guest("loop/loop.wasm");
-	live a, b;
+	live a;
 	sleep_done d = {0};
-	uint8_t *s1, *s2;
-	size_t n1, n2;
+	uint8_t *s1;
+	size_t n1;
 	uint32_t want = 0, got;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	int stopped = 0;
@@ -1220,20 +1248,10 @@ START_TEST(test_refs_in_frames)
 				 1);
 		stopped += cm_store_stopped_mid_code(a.s);
 		s1 = snap(&a, SHA_A, &n1);
-		live_open(&b, c);
-		if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
-			ck_abort_msg("restore at stop %d: %s", stop, err.msg);
-		s2 = snap(&b, SHA_A, &n2);
-		ck_assert_uint_eq(n1, n2);
-		ck_assert_mem_eq(s1, s2, n1);
-		turns_to_quiet(&b, 100000);
-		ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 1);
-		got = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+		got = restored_last(c, s1, n1, stop);
 		if (stop == 0)
 			want = got;
 		ck_assert_uint_eq(got, want);
-		free(s2);
-		live_close(&b);
 		if (stop < 23) {
 			free(s1);
 			continue;
@@ -1269,10 +1287,10 @@ END_TEST
 START_TEST(test_exceptions_in_frames)
 {
 	cm_component *c = load_guest("loop/loop.wasm");
-	live a, b;
+	live a;
 	sleep_done d = {0};
-	uint8_t *s1, *s2, *forge = NULL;
-	size_t n1, n2, nforge = 0;
+	uint8_t *s1, *forge = NULL;
+	size_t n1, nforge = 0;
 	uint32_t want = 0, got;
 	int in_clause = 0;
 	cm_error err;
@@ -1289,20 +1307,10 @@ START_TEST(test_exceptions_in_frames)
 		held = heap_objects(s1, n1);
 		ck_assert_msg(held >= 2 && held <= 4, "stop %d: %u objects",
 			      stop, held);
-		live_open(&b, c);
-		if (cm_store_restore(b.s, SHA_A, s1, n1, &err))
-			ck_abort_msg("restore at stop %d: %s", stop, err.msg);
-		s2 = snap(&b, SHA_A, &n2);
-		ck_assert_uint_eq(n1, n2);
-		ck_assert_mem_eq(s1, s2, n1);
-		turns_to_quiet(&b, 100000);
-		ck_assert_uint_eq(call(&b, NULL, "runs", NULL, 0).u.u, 1);
-		got = (uint32_t)call(&b, NULL, "last", NULL, 0).u.u;
+		got = restored_last(c, s1, n1, stop);
 		if (stop == 0)
 			want = got;
 		ck_assert_uint_eq(got, want);
-		free(s2);
-		live_close(&b);
 		if (held == 4 && forge == NULL) {
 			forge = s1;
 			nforge = n1;
