@@ -1,7 +1,8 @@
 /*
  * durable.c - a service's durable store (see durable.h): snapshots on a
  * graceful stop and on request, images with the history's commits, and
- * the restore of the snapshot and its deltas when a service starts.
+ * the restore of the snapshot and its deltas when a service starts, and
+ * the deadlines of the calls a restore brings back in flight.
  *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - a snapshot or image: the runtime bounds it (CM_SNAPSHOT_MAX_BYTES);

@@ -21,6 +21,12 @@
  * spent and whether it trapped (cm_calls_after_turn), which decides the
  * calls and runs their on_done after the guest code has stopped.
  *
+ * Calls a snapshot's restore adopts (cm_call_adopt, run/snapshot.h):
+ * the host's calls in flight at the image come back as calls here, with
+ * what was left of their budgets and no on_done until the embedder sets
+ * one (cm_call_set_done); one no one waits for that ends trapped by its
+ * budget or the deadlock is the turn's trap (cm_calls_after_turn).
+ *
  * Allocations sized by a guest or a client (issue 18 audit):
  *  - cm_call_start: the call and copies of the arguments the embedder
  *    hands in (bounded by what it handed in; hosteld bounds concurrent
