@@ -166,10 +166,11 @@ static wasm_snap_status frame_writable(wasm_snap_map *m,
  * begin at fp: parked (stopped by a fuel check), a park point and its
  * whole frame; else the continuation of a call whose base is next - fp.
  * *n the slots written, r the references among them (frame_refs).
- * FRAME_AT_CALL: pc is no such point; FRAME_NO_REFS: the compiler
- * recorded no list for it.
+ * FRAME_OUTSIDE: pc is outside the code (a tail call's); FRAME_AT_CALL:
+ * pc is no such point; FRAME_NO_REFS: the compiler recorded no list
+ * for it.
  */
-enum { FRAME_OK, FRAME_AT_CALL, FRAME_NO_REFS };
+enum { FRAME_OK, FRAME_OUTSIDE, FRAME_AT_CALL, FRAME_NO_REFS };
 
 static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 		       const uint32_t *pc, size_t fp, size_t next, bool parked,
@@ -179,7 +180,7 @@ static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 	int64_t base;
 
 	if (pc < code->code || pc > code->code + code->ncode)
-		return FRAME_AT_CALL;
+		return FRAME_OUTSIDE;
 	off = (uint32_t)(pc - code->code);
 	if (parked) {
 		if (pc == code->code + code->ncode || !park_point(code, off, &k) ||
@@ -208,7 +209,7 @@ static wasm_snap_status put_parked(wasm_snap_map *m, wasm_snap_buf *b,
 	if (st != WASM_SNAP_OK)
 		return st;
 	shape = frame_shape(e, code, e->pc, e->fp, 0, true, &n, r);
-	if (shape == FRAME_AT_CALL)
+	if (shape == FRAME_OUTSIDE || shape == FRAME_AT_CALL)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a thread stopped out of fuel at "
@@ -241,14 +242,14 @@ static wasm_snap_status put_frame(wasm_snap_map *m, wasm_snap_buf *b,
 
 	if (st != WASM_SNAP_OK)
 		return st;
-	if (pc < code->code || pc > code->code + code->ncode)
+	shape = frame_shape(e, code, pc, fp, next_fp, false, &n, r);
+	if (shape == FRAME_OUTSIDE)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
 			"not supported yet: a thread blocked in a tail "
 			"call of a host function (function %u of core "
 			"instance %u)",
 			code->funcidx, ord);
-	shape = frame_shape(e, code, pc, fp, next_fp, false, &n, r);
 	if (shape != FRAME_OK)
 		return wasm_snap_fail(
 			why, whylen, WASM_SNAP_UNSUPPORTED,
