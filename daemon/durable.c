@@ -32,7 +32,7 @@
 #include "store/db.h"
 #include "store/snapshots.h"
 
-static struct db *db_of(struct service *s)
+static struct db *db_of(const struct service *s)
 {
 	return daemon_history_db(s->d);
 }
@@ -487,8 +487,11 @@ static void interval_cb(evutil_socket_t fd, short what, void *arg)
 	arm_interval(s);
 }
 
-int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
-		     uint64_t *ms, char *why, size_t whylen)
+/* calls_ok: a graceful stop's, with the calls in flight in it (they
+ * are interrupted after it: nothing answers after the image) */
+static int take_snapshot(struct service *s, const char *trigger,
+			 bool calls_ok, uint64_t *bytes, uint64_t *ms,
+			 char *why, size_t whylen)
 {
 	uint64_t t0 = service_mono_ns();
 	bool commit = service_durability(s) == SERVICE_DURABILITY_COMMIT;
@@ -503,7 +506,7 @@ int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
 		/* in the commit's order, after the images before it; the
 		 * image records its own store.snapshotted */
 		rc = capture(s, trigger, true, bytes, why, whylen);
-	} else if (s->run_head || s->queue_head) {
+	} else if (!calls_ok && (s->run_head || s->queue_head)) {
 		snprintf(why, whylen, "not supported yet: calls in flight");
 		rc = -1;
 	} else {
@@ -528,6 +531,29 @@ int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
 	return 0;
 }
 
+int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
+		     uint64_t *ms, char *why, size_t whylen)
+{
+	return take_snapshot(s, trigger, false, bytes, ms, why, whylen);
+}
+
+bool service_keeps_store(const struct service *s)
+{
+	const struct history_hooks *h;
+
+	if (s->state != SERVICE_RUNNING || !s->store)
+		return false;
+	switch (service_durability(s)) {
+	case SERVICE_DURABILITY_STOP:
+		return db_of(s) != NULL;
+	case SERVICE_DURABILITY_COMMIT:
+		h = daemon_history_hooks(s->d);
+		return h && h->store_image;
+	default:
+		return false;
+	}
+}
+
 void service_snapshot_at_stop(struct service *s)
 {
 	char why[CM_ERROR_MSG_MAX];
@@ -537,7 +563,7 @@ void service_snapshot_at_stop(struct service *s)
 		return;
 	switch (service_durability(s)) {
 	case SERVICE_DURABILITY_STOP:
-		service_snapshot(s, "stop", &bytes, &ms, why, sizeof(why));
+		take_snapshot(s, "stop", true, &bytes, &ms, why, sizeof(why));
 		break;
 	case SERVICE_DURABILITY_COMMIT:
 		if (s->image_dirty &&

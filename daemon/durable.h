@@ -83,8 +83,16 @@ struct durable_restored {
 int service_snapshot(struct service *s, const char *trigger, uint64_t *bytes,
 		     uint64_t *ms, char *why, size_t whylen);
 /*
- * A graceful stop (after the calls were cancelled): stop snapshots the
- * store, commit captures its last image into the current batch.
+ * Does a graceful stop keep the running store of s (durability stop
+ * with a database, commit with a history to ride on)?  Then its calls
+ * in flight are interrupted, not cancelled (service.c stop_gracefully).
+ */
+bool service_keeps_store(const struct service *s);
+/*
+ * A graceful stop, with the calls under way still in flight (those that
+ * ran no guest code were cancelled): stop snapshots the store with them
+ * in it, commit captures its last image into the current batch.  A
+ * refusal is recorded (store.snapshot_failed); the last image stands.
  */
 void service_snapshot_at_stop(struct service *s);
 

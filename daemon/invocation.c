@@ -638,6 +638,27 @@ void invocation_stop(struct invocation *inv, const char *reason)
 	cm_call_cancel(inv->call, reason);
 }
 
+bool invocation_settle(struct invocation *inv, const char *reason)
+{
+	return !inv->call || cm_call_end_clean(inv->call, reason);
+}
+
+void invocation_interrupt(struct invocation *inv, const char *reason)
+{
+	struct service *svc = inv->svc;
+
+	if (!inv->call || !svc)
+		return;
+	/* the store's image holds the call; its store is freed next */
+	cm_call_set_done(inv->call, NULL, NULL);
+	inv->call = NULL;
+	service_running_remove(svc, inv);
+	svc->calls++;
+	end_error(inv, CALL_INTERRUPTED, json_pack("{ss}", "reason", reason),
+		  ERR_PREFIX "CallInterrupted",
+		  json_pack("{ss,ss}", "callId", inv->id, "reason", reason));
+}
+
 void invocation_abort(struct invocation *inv, const char *why)
 {
 	if (!inv->call)

@@ -140,6 +140,23 @@ void invocation_run(struct invocation *inv);
 void invocation_stop(struct invocation *inv, const char *reason);
 
 /*
+ * A graceful stop of a durable service, before its image: end the call
+ * now if no guest code of it has to stop midway (not begun or at its
+ * instance's entry gate: cancelled, the store untouched; its result in:
+ * returned).  True if it ended (or was not in flight).
+ */
+bool invocation_settle(struct invocation *inv, const char *reason);
+
+/*
+ * After that image: the call under way is in it, so it is neither
+ * cancelled nor stopped: it ends call.interrupted for its client
+ * (CallInterrupted, `reason`), as after a crash, and the runtime's call
+ * is let go of with the store.  If the image holds it, it goes on after
+ * the next start without a client (durable.c durable_restored_calls).
+ */
+void invocation_interrupt(struct invocation *inv, const char *reason);
+
+/*
  * Another call (or background work) poisoned the instance under this
  * call in flight: end it now, trapped with `why` if its guest code had
  * begun, else failed with ServicePoisoned (no guest code ran).

@@ -672,8 +672,7 @@ failed:
 	return -1;
 }
 
-/* End every queued call as cancelled. */
-static void cancel_queue(struct service *s, const char *reason)
+static void cancel_queued(struct service *s, const char *reason)
 {
 	while (s->queue_head) {
 		struct invocation *inv = s->queue_head;
@@ -681,15 +680,52 @@ static void cancel_queue(struct service *s, const char *reason)
 		service_dequeue(s, inv);
 		invocation_cancel(inv, reason);
 	}
+}
+
+/* End every queued call as cancelled, and stop those in flight. */
+static void cancel_queue(struct service *s, const char *reason)
+{
+	cancel_queued(s, reason);
 	/* and those in flight (their store may be about to go) */
 	stop_running(s, reason);
 }
 
+/*
+ * A graceful stop.  A durable store's image is taken with its calls in
+ * flight in it, and they are interrupted, not stopped midway (which
+ * would poison the instance and lose the image): the history has each
+ * call.interrupted, as a crash would, and the next start brings back
+ * those the image holds, going on without their clients.  Calls that
+ * ran no guest code (queued, at their gate) end cancelled first, and
+ * any whose result is in end returned.  Under durability none the store
+ * goes, so its calls in flight are stopped (cancelled).
+ */
+static void stop_gracefully(struct service *s, const char *reason)
+{
+	struct invocation *inv, *next;
+
+	cancel_queued(s, reason);
+	if (!service_keeps_store(s)) {
+		stop_running(s, reason);
+		return;
+	}
+	for (inv = s->run_head; inv; inv = next) {
+		next = inv->next;
+		invocation_settle(inv, reason);
+	}
+	service_snapshot_at_stop(s);
+	for (inv = s->run_head; inv; inv = next) {
+		next = inv->next;
+		invocation_interrupt(inv, reason);
+	}
+}
+
 static void stop(struct service *s, const char *reason, bool snapshot)
 {
-	cancel_queue(s, reason);
 	if (snapshot)
-		service_snapshot_at_stop(s);
+		stop_gracefully(s, reason);
+	else
+		cancel_queue(s, reason);
 	drop_live(s);
 	if (s->ev_recreate)
 		evtimer_del(s->ev_recreate);
@@ -1076,10 +1112,8 @@ void service_registry_stopping(struct daemon *d)
 {
 	if (!reg(d))
 		return;
-	for (struct service *s = reg(d)->head; s; s = s->next) {
-		cancel_queue(s, "hosteld is stopping");
-		service_snapshot_at_stop(s);
-	}
+	for (struct service *s = reg(d)->head; s; s = s->next)
+		stop_gracefully(s, "hosteld is stopping");
 }
 
 void service_registry_free(struct daemon *d)

@@ -223,7 +223,8 @@ struct service_registry {
 /* Load every service from the database; start the autostart ones. */
 int service_registry_load(struct daemon *d);
 
-/* The daemon stops: queued calls end cancelled (before the last commit). */
+/* The daemon stops: every service stops gracefully, as service_stop,
+ * keeping its store (before the last commit). */
 void service_registry_stopping(struct daemon *d);
 
 /* Free every store and service (after the history is closed). */
@@ -242,7 +243,7 @@ int service_create(struct daemon *d, const char *name, const char *component,
 
 /*
  * Give s another component, config, autostart, owner and source: it is
- * stopped first (its calls end cancelled, "reason"), and started again
+ * stopped first (service_stop, "reason"), and started again
  * afterwards when autostart.  0, -ENOMEM or a database error (s is then
  * stopped, as it was before in the database).
  */
@@ -258,6 +259,13 @@ int service_update(struct service *s, const char *component,
  * explicit start (kind not NULL) recreates at once.
  */
 int service_start(struct service *s, const char **kind);
+/*
+ * A graceful stop (Stop, a services.d update): queued calls and calls
+ * that ran no guest code end cancelled; a store kept by durability
+ * takes its stop image with the calls under way in it, which end
+ * interrupted (durable.h service_keeps_store); under none they end
+ * cancelled.  The store is dropped.
+ */
 void service_stop(struct service *s, const char *reason);
 /* Stop, delete from the table, free.  0 or a database error. */
 int service_remove(struct service *s);

@@ -20,7 +20,8 @@
 #   - a trap in one call (limits.maxPendingHostCalls 3: the 4th clock
 #     wait) while 3 others are in flight ends each of them exactly once,
 #     at once, and records one store.poisoned;
-#   - stopping the service ends its calls in flight, each cancelled;
+#   - stopping the service ends its calls in flight, each interrupted
+#     (durability commit: the stop's image holds them);
 #   - over the whole run every started call ends exactly once.
 #
 # Under Valgrind (scripts/test --valgrind) each client call takes about a
@@ -316,8 +317,8 @@ done
 t1=$(now_ms)
 check "stop ends the 5 calls in flight at once ($((t1 - t0)) ms)" \
 	test $((t1 - t0)) -lt "$(ms 2000)"
-check "... each CallCancelled" \
-	eq "$(cat "$T"/st[1-5].err | grep -c CallCancelled)" 5
+check "... each CallInterrupted (durability commit: the stop's image holds them)" \
+	eq "$(cat "$T"/st[1-5].err | grep -c CallInterrupted)" 5
 H start sl >/dev/null 2>&1
 check "started again, it answers" test "$(H call sl 'sleep(1)')" -ge 1000000
 

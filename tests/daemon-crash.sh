@@ -124,6 +124,7 @@ client_outcomes() {
 		'') kind=open ;;
 		*'"error":"io.hostel.Call.CallTrapped"'*) kind=call.trapped ;;
 		*'"error":"io.hostel.Call.CallCancelled"'*) kind=call.cancelled ;;
+		*'"error":"io.hostel.Call.CallInterrupted"'*) kind=call.interrupted ;;
 		*'"error":'*) kind=call.failed ;;
 		*'"state":"returned"'*)
 			kind=call.returned

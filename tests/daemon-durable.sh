@@ -392,9 +392,75 @@ if command -v sqlite3 >/dev/null 2>&1; then
 	test "$nf" -eq 0 -a "$nr" -ge 1 || echo "$ev" | sed 's/^/# /'
 fi
 
+# A graceful stop interrupts the calls under way rather than stopping
+# them midway (which would poison the instance, so no stop image): the
+# image holds them, each ends CallInterrupted for its client
+# (call.interrupted), and the next start brings them back going on; a
+# call that ran no guest code (at its instance's gate) ends cancelled.
+# stopnap: Stop of a durability stop service; gated: hosteld's SIGTERM
+# under commit.
+H deploy "$GATE" --name stopnap --durability stop >/dev/null 2>&1
+H deploy "$GATE" --name gated --durability commit >/dev/null 2>&1
+for i in 1 2; do
+	H call stopnap 'work()' >/dev/null 2>&1
+	H call gated 'work()' >/dev/null 2>&1
+done
+H call stopnap 'nap(1500)' >"$T/sn.out" 2>"$T/sn.err" &
+SN=$!
+PIDS="$PIDS $SN"
+started() { # SERVICE EXPORT: its call.started is in the history
+	H logs --kind call.started "$1" 2>/dev/null | grep -q "$2"
+}
+wait_for $((10 * ${HOSTEL_SLOW:-1})) started stopnap nap
+H stop stopnap >/dev/null 2>&1
+wait "$SN"
+snrc=$?
+check "Stop (durability stop): the nap under way ends CallInterrupted, exit 1" \
+	eq "$snrc/$(grep -c CallInterrupted "$T/sn.err")" "1/1"
+check "... call.interrupted in the history, no call.cancelled" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs stopnap >'$T/sn.log' 2>&1 &&
+	grep -q 'call.interrupted' '$T/sn.log' && ! grep -q 'call.cancelled' '$T/sn.log'"
+check "... the stop's snapshot took it (store.snapshotted, no refusal)" sh -c "
+	grep -q 'store.snapshotted' '$T/sn.log' && ! grep -q 'store.snapshot_failed' '$T/sn.log'"
+H start stopnap >/dev/null 2>&1
+check "started again: the store is back (count() is 2)" \
+	eq "$(H call stopnap 'count()' 2>&1)" 2
+check "... and the nap with it, going on (store.restored calls 1)" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --json --kind store.restored stopnap | tail -n 1 |
+	grep -q '\"calls\": *1'"
+napped() {
+	grep -q 'stopnap: a call restored in flight returned' "$LOG"
+}
+check "... to its end, answering nobody" \
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) napped
+H call gated 'hold(1500)' >"$T/gh.out" 2>"$T/gh.err" &
+GH=$!
+wait_for $((10 * ${HOSTEL_SLOW:-1})) started gated hold
+H call gated 'work()' >"$T/gw.out" 2>"$T/gw.err" &
+GW=$!
+PIDS="$PIDS $GH $GW"
+wait_for $((10 * ${HOSTEL_SLOW:-1})) sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind call.started gated | grep -c work | grep -qx 3"
 stop_daemon TERM
+wait "$GH"
+ghrc=$?
+wait "$GW"
+gwrc=$?
+check "SIGTERM (commit): the hold under way ends CallInterrupted" \
+	eq "$ghrc/$(grep -c CallInterrupted "$T/gh.err")" "1/1"
+check "... the work() at its gate, which ran no guest code, CallCancelled" \
+	eq "$gwrc/$(grep -c CallCancelled "$T/gw.err")" "1/1"
 check "hosteld restarts after a graceful stop" start_daemon
 check "commit: and after a graceful stop" eq "$(H call mem 'calls()' 2>&1)" 4
+check "gated: the store is back without the cancelled work() (count() is 2)" \
+	eq "$(H call gated 'count()' 2>&1)" 2
+held() {
+	grep -q 'gated: a call restored in flight returned' "$LOG"
+}
+check "... the hold came back and goes on to its end" \
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) held
+check "... and then the gate opens: work() counts on (3)" \
+	eq "$(H call gated 'work()' 2>&1)" 3
 
 stop_daemon TERM
 tap_finish "$LOG"

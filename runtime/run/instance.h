@@ -378,7 +378,8 @@ int cm_invoke(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
  *    guest code has stopped), or inside cm_call_cancel.  The handle is
  *    valid until on_done returns; on_done may start or cancel calls but
  *    must not free the store.  A store freed with calls in flight
- *    frees them without calling on_done (the embedder cancels first).
+ *    frees them without calling on_done (the embedder cancels them
+ *    first, or lets go of them: cm_call_set_done with no on_done).
  *  - Fuel: `fuel` (0: unlimited) is the call's budget over all its
  *    turns; a turn never spends more than what the calls in flight have
  *    left, and what it spends counts against each of them.  Spent, the
@@ -427,6 +428,23 @@ int cm_call_start(cm_store *s, cm_func *f, const cm_val *args, uint32_t nargs,
  * the embedder recreates the store.  Returns the outcome.
  */
 cm_call_outcome cm_call_cancel(cm_call *c, const char *reason);
+/*
+ * End c now only where that stops no guest code midway (a graceful stop
+ * of a durable store, before its image): one not begun or waiting at
+ * its gate ends CANCELLED with `reason` (the store untouched), one
+ * whose result is in ends RETURNED; on_done runs before this returns,
+ * and it returns true.  One whose guest code is under way is left as
+ * it is (false): the embedder may let go of it (cm_call_set_done with
+ * no on_done) and free the store, whose image holds it.
+ */
+bool cm_call_end_clean(cm_call *c, const char *reason);
+/*
+ * Replace the on_done (and its ctx) of a call in flight: a restored
+ * call's embedder gives it one (run/snapshot.h cm_store_restored_call),
+ * an embedder letting go of a call gives it none (NULL: its end reaches
+ * no one; one restored that ends trapped then fails its turn).
+ */
+void cm_call_set_done(cm_call *c, cm_call_done_fn on_done, void *ctx);
 /*
  * A number the embedder gives the call (before its first turn), handed
  * to the store's host-call observer for every host call its task, or

@@ -552,26 +552,43 @@ static bool cancel_at_gate(cm_call *c)
 	       c->cancelled;
 }
 
-cm_call_outcome cm_call_cancel(cm_call *c, const char *reason)
+/* Decide c if that stops no guest code midway; false if it is under way. */
+static bool decide_clean(cm_call *c, const char *reason)
 {
-	if (c->state == CALL_DONE)
-		return c->outcome; /* on_done pending or running: no-op */
-	if (c->state == CALL_QUEUED || cancel_at_gate(c)) {
+	if (c->state == CALL_QUEUED || cancel_at_gate(c))
 		call_decide(c, CM_CALL_CANCELLED, CM_ERR_TRAP, reason);
-	} else if (c->resolved) {
+	else if (c->resolved)
 		call_decide(
 			c, c->cancelled ? CM_CALL_CANCELLED : CM_CALL_RETURNED,
 			CM_ERR_TRAP, c->cancelled ? "call cancelled" : NULL);
-	} else {
+	else
+		return false;
+	return true;
+}
+
+cm_call_outcome cm_call_cancel(cm_call *c, const char *reason)
+{
+	cm_call_outcome o;
+
+	if (c->state == CALL_DONE)
+		return c->outcome; /* on_done pending or running: no-op */
+	if (!decide_clean(c, reason)) {
 		halt_tree(c->store, c->func->inst);
 		call_decide(c, CM_CALL_TRAPPED, CM_ERR_TRAP, reason);
 	}
-	{
-		cm_call_outcome o = c->outcome;
+	o = c->outcome;
+	call_deliver(c);
+	return o;
+}
 
-		call_deliver(c);
-		return o;
-	}
+bool cm_call_end_clean(cm_call *c, const char *reason)
+{
+	if (c->state == CALL_DONE)
+		return true;
+	if (!decide_clean(c, reason))
+		return false;
+	call_deliver(c);
+	return true;
 }
 
 uint64_t cm_calls_turn_fuel(cm_store *s, uint64_t fuel)

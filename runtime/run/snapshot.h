@@ -210,7 +210,6 @@ int cm_store_restore_core(cm_store *s, const uint8_t sha256[32],
  */
 uint32_t cm_store_restored_calls(const cm_store *s);
 cm_call *cm_store_restored_call(cm_store *s, uint32_t k);
-void cm_call_set_done(cm_call *c, cm_call_done_fn on_done, void *ctx);
 
 /*
  * Is a thread of s stopped out of fuel mid-code (a call or task longer

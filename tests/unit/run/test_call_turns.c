@@ -301,6 +301,35 @@ START_TEST(cancel_a_running_call_traps_it)
 }
 END_TEST
 
+/* A graceful stop's first step: only what stops no guest code midway. */
+START_TEST(end_clean_ends_only_what_has_not_begun)
+{
+	struct svc v;
+	struct done d, q, e;
+	cm_call *spin, *inc;
+
+	svc_new(&v);
+	spin = start(&v, "spin", 0, &d);
+	ck_assert_int_eq(turn(&v), 1);
+	inc = start(&v, "inc", 0, &q); /* queued, never begun */
+	ck_assert(cm_call_end_clean(inc, "hosteld is stopping"));
+	ck_assert_int_eq(q.calls, 1);
+	ck_assert_int_eq(q.outcome, CM_CALL_CANCELLED);
+	ck_assert_str_eq(q.msg, "hosteld is stopping");
+	ck_assert(!cm_call_end_clean(spin, "hosteld is stopping"));
+	ck_assert_int_eq(d.calls, 0); /* left as it was: nothing decided */
+	ck_assert(!cm_instance_poisoned(v.inst));
+	ck_assert_int_eq(turn(&v), 1); /* it spins on */
+	ck_assert_int_eq(d.calls, 0);
+	/* let go of: no on_done any more, and the store frees it */
+	cm_call_set_done(spin, NULL, NULL);
+	start(&v, "get", 0, &e);
+	ck_assert_int_eq(turn(&v), 1);
+	svc_free(&v); /* ASan: nothing leaks */
+	ck_assert_int_eq(d.calls, 0);
+}
+END_TEST
+
 START_TEST(a_trap_ends_its_call)
 {
 	struct svc v;
@@ -365,6 +394,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, fuel_is_charged_to_the_call_that_spent_it);
 	tcase_add_test(tc, cancel_before_it_begins_leaves_the_store);
 	tcase_add_test(tc, cancel_a_running_call_traps_it);
+	tcase_add_test(tc, end_clean_ends_only_what_has_not_begun);
 	tcase_add_test(tc, a_trap_ends_its_call);
 	tcase_add_test(tc, bad_arguments_start_nothing);
 	tcase_add_test(tc, a_freed_store_frees_its_calls);
