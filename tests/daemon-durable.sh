@@ -253,6 +253,15 @@ for n in 1 2 3; do H call exns "keep($n)" >/dev/null 2>&1; done
 H call exns 'keep-fn()' >/dev/null 2>&1
 check "the exceptions guest keeps its exceptions (sum 12006)" \
 	eq "$(H call exns 'sum()' 2>&1)" 12006
+# A handle of a resource type the deny-by-default fallback made
+# (wasi:sockets' network: a resource that is nothing) is in the image
+# (before, every image of such a store was refused "a handle of host
+# resource type network"): after SIGKILL the handle is still taken, so
+# the next one the guest gets is 2.
+H deploy "$S/tests/guests/deny/sockets.wasm" --name denied \
+	--durability commit >/dev/null 2>&1
+check "a denied interface's resource: net() gets handle 1" \
+	eq "$(H call denied 'net()' 2>&1)" 1
 # Background work longer than a turn (tests/guests/loop start-crunch:
 # it returns, then its task crunches for seconds) is in the image of the
 # commit of its return, where the fuel stopped it: after SIGKILL it goes
@@ -295,6 +304,11 @@ check "the call in flight is call.interrupted in the history" sh -c "
 check "and no image of napper was refused" sh -c "
 	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed napper >'$T/napper.log' &&
 	! grep -q . '$T/napper.log'"
+check "commit: the denied interface's handle is back after SIGKILL (net() gets 2)" \
+	eq "$(H call denied 'net()' 2>&1)" 2
+check "and no image of denied was refused" sh -c "
+	'$HOSTEL' --socket '$SOCK' logs --kind store.snapshot_failed denied >'$T/denied.log' &&
+	! grep -q . '$T/denied.log'"
 check "commit: live exceptions are back after SIGKILL (sum, count, the funcref one)" \
 	eq "$(H call exns 'sum()' 2>&1)/$(H call exns 'count()' 2>&1)/$(H call exns 'call-kept()' 2>&1)" "12006/3/7"
 check "and no image of exns was refused" sh -c "

@@ -315,7 +315,11 @@ int cm_linker_define_instance(cm_linker *l, const char *name,
  * missing from it (the whole interface when the linker knows nothing of
  * it) is bound to `fn` (which reads its type with cm_host_call_type),
  * every resource type missing becomes a host resource type of its own
- * with no destructor.  The embedder's deny-by-default (runtime/wasi
+ * with no destructor, whose reps stand for no host state: snapshots
+ * write them as plain numbers (registered for the store as
+ * cm_store_set_host_resource_durable's key "fallback/N/INSTANCE#NAME";
+ * an embedder whose fallback gives reps that mean more registers its
+ * own description, replacing it).  The embedder's deny-by-default (runtime/wasi
  * wasi_deny): a component of any world links, and what the host does
  * not serve answers with the interface's own error.  One fallback per
  * linker (a second call replaces the first); -1 when out of memory.

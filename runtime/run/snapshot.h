@@ -76,10 +76,12 @@
  *    a snapshot from inside guest code (a host function's, or a sync
  *    call waiting on the C stack), a thread blocked in a tail call of
  *    a host function or stopped out of fuel at a tail call, handles of
- *    a host resource type no one registered ("a handle of host
- *    resource type <name> (component instance N, handle M)"), ends the
- *    host holds, non-null externref values, an exception of a tag no
- *    core instance has.  Live exceptions (exnref in globals, tables,
+ *    an embedder's host resource type it did not register ("a handle
+ *    of host resource type <name> (component instance N, handle M)";
+ *    the linker's fallback types are registered: linker.c), ends the
+ *    host holds, an exception of a tag no core instance has.  And, not
+ *    "yet": a non-null externref (a host value; a component's are all
+ *    null, the canonical ABI having none).  Live exceptions (exnref in globals, tables,
  *    other exceptions and suspended frames) are written
  *    (runtime/wasm/snapshot.h), and so is a thread a turn's fuel
  *    stopped mid-code (a task or a call longer than a turn), where the

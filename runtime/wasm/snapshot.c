@@ -501,9 +501,13 @@ static wasm_snap_status put_ref(writer *w, wasm_valtype t, wasm_ref r,
 		wasm_snap_u8(w->b, REF_NULL);
 		return WASM_SNAP_OK;
 	}
+	/* A component's externrefs are null: the canonical ABI has none,
+	 * and only GC's instructions (refused at load) make one.  A core
+	 * embedder's host value has no description. */
 	if ((uint8_t)t == WASM_EXTERNREF)
 		return wasm_snap_fail(w->why, w->whylen, WASM_SNAP_UNSUPPORTED,
-				      "not supported yet: an externref in %s",
+				      "not supported: a non-null externref "
+				      "(a host value) in %s",
 				      where);
 	if ((uint8_t)t == WASM_EXNREF) {
 		/* heap_roots gave every exception reached an index */

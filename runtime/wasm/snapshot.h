@@ -30,7 +30,8 @@
  *    reaches are not written.  The kinds are tagged, so a GC heap's
  *    objects can join them (since format 5).
  *  - What is refused ("not supported yet: ..."): a non-null externref in
- *    a global or a table, an exception of a tag no instance has, core
+ *    a global or a table (a host value: "not supported: ..."; a
+ *    component's externrefs are all null), an exception of a tag no instance has, core
  *    objects the host made outside of an instance (wasm_memory_new and
  *    friends).
  *  - Restoring writes the snapshot over a store freshly instantiated
@@ -259,7 +260,7 @@ wasm_snap_status wasm_snap_get_func(wasm_snap_map *m, wasm_snap_reader *r,
  * A reference of type t (the store's form) held in a frame's slot, as
  * the core section writes one (v the slot): an exception by the index
  * the core section gave it, as the same walk over the same store gives
- * it again here.  Refused: a non-null externref ("not supported yet"),
+ * it again here.  Refused: a non-null externref (a host value),
  * a funcref slot that holds no function of the store and an exnref one
  * that holds no exception the walk reached (so a wrong slot list is a
  * refusal, never a read through a number).  get checks it against t;

@@ -36,7 +36,8 @@
  * point lists and numbers elsewhere, which typed code never reads as
  * references (an exception by the index the core section's heap walk,
  * which takes these slots as roots, gave it); a point with no list,
- * and a non-null externref, are refused ("not supported yet").
+ * and a non-null externref (a host value: a component has none), are
+ * refused.
  *
  * Allocations sized by a guest or a client (issue 18 audit): restoring
  * grows the exec's value and frame stacks to what the snapshot asks,

@@ -16,7 +16,9 @@
 ;;                          a funcref), one on the operand stack across its
 ;;                          calls and the loop's parameter; it yields every
 ;;                          64th round (a frame blocked in a host call) and
-;;                          spins in an inner loop (a conditional back-edge)
+;;                          spins in an inner loop (a conditional back-edge);
+;;                          a null externref goes round a local, a global
+;;                          and a table (a component cannot make another)
 ;;   start-crunch-exn: async func(n: u32)  the same with $work-exn, whose
 ;;                          frames hold exceptions all along (issue 22:
 ;;                          exceptions held by suspended frames): an
@@ -61,10 +63,13 @@
       (i32.xor (i32.mul (local.get $a) (i32.const 0x01000193))
                (local.get $i)))
     (elem declare func $mix $mix2)
+    (global $ext (mut externref) (ref.null extern))
+    (table $ext 2 externref)
     (func $work-refs (param $n i32) (result i32)
       (local $i i32) (local $k i32) (local $acc i32)
       (local $f (ref null $mixty)) (local $g (ref $mixty))
       (local $tmp (ref null $mixty)) (local $any funcref)
+      (local $ext externref)
       (local.set $acc (i32.const 7))
       (local.set $f (ref.func $mix))
       (local.set $g (ref.func $mix2))
@@ -96,6 +101,12 @@
             (br_if $spin (i32.lt_u
               (local.tee $k (i32.add (local.get $k) (i32.const 1)))
               (i32.const 3))))
+          ;; the only externref a component can hold is null: it goes
+          ;; round a table, a global and a local across every park
+          (table.set $ext (i32.and (local.get $i) (i32.const 1))
+            (local.get $ext))
+          (local.set $ext (table.get $ext (i32.const 0)))
+          (global.set $ext (local.get $ext))
           ;; f, g and the parameter change places
           (local.set $tmp (local.get $f))
           (local.set $f (local.get $g))
@@ -105,7 +116,9 @@
           ;; odd rounds go back with br_if, even ones with br
           (br_if $next (i32.and (local.get $i) (i32.const 1)))
           (br $next)))
-      (i32.add (local.get $acc) (ref.is_null (local.get $any))))
+      (i32.add (i32.add (local.get $acc) (ref.is_null (local.get $any)))
+               (i32.add (ref.is_null (global.get $ext))
+                        (ref.is_null (local.get $ext)))))
     ;; exceptions a frame holds (start-crunch-exn)
     (tag $e (param i32))
     (tag $link (param i32 exnref))
