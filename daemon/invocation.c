@@ -638,9 +638,10 @@ void invocation_stop(struct invocation *inv, const char *reason)
 	cm_call_cancel(inv->call, reason);
 }
 
-bool invocation_settle(struct invocation *inv, const char *reason)
+void invocation_settle(struct invocation *inv, const char *reason)
 {
-	return !inv->call || cm_call_end_clean(inv->call, reason);
+	if (inv->call)
+		cm_call_end_clean(inv->call, reason);
 }
 
 void invocation_interrupt(struct invocation *inv, const char *reason)

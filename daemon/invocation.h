@@ -143,9 +143,9 @@ void invocation_stop(struct invocation *inv, const char *reason);
  * A graceful stop of a durable service, before its image: end the call
  * now if no guest code of it has to stop midway (not begun or at its
  * instance's entry gate: cancelled, the store untouched; its result in:
- * returned).  True if it ended (or was not in flight).
+ * returned); one under way is left as it is.
  */
-bool invocation_settle(struct invocation *inv, const char *reason);
+void invocation_settle(struct invocation *inv, const char *reason);
 
 /*
  * After that image: the call under way is in it, so it is neither

@@ -158,6 +158,9 @@ typedef struct cabi_resource_type {
 	void (*host_dtor)(void *env, uint64_t rep);
 	void *host_env;
 	const char *name; /* for messages; may be NULL */
+	/* a linker fallback's host type: 1 + its place in the store's
+	 * fallback_rts (run/store.h); 0: not one */
+	uint32_t fallback;
 } cabi_resource_type;
 
 /* A Task's borrow count (definitions.py Task.num_borrows). */

@@ -316,10 +316,10 @@ int cm_linker_define_instance(cm_linker *l, const char *name,
  * it) is bound to `fn` (which reads its type with cm_host_call_type),
  * every resource type missing becomes a host resource type of its own
  * with no destructor, whose reps stand for no host state: snapshots
- * write them as plain numbers (registered for the store as
- * cm_store_set_host_resource_durable's key "fallback/N/INSTANCE#NAME";
- * an embedder whose fallback gives reps that mean more registers its
- * own description, replacing it).  The embedder's deny-by-default (runtime/wasi
+ * write them as plain numbers (key "fallback/N": the N-th such type
+ * the store made; a registration of one with
+ * cm_store_set_host_resource_durable takes precedence, for a fallback
+ * whose reps mean more).  The embedder's deny-by-default (runtime/wasi
  * wasi_deny): a component of any world links, and what the host does
  * not serve answers with the interface's own error.  One fallback per
  * linker (a second call replaces the first); -1 when out of memory.

@@ -16,16 +16,15 @@
  * with the fallback's prefix (cm_linker_define_fallback): then a missing
  * function is bound to the fallback's function and a missing resource
  * type gets a host type of its own, in the store's arena (one per
- * resource the import declares: the component's length), whose reps
- * snapshots write as plain numbers (fallback_save: the fallback's reps
- * stand for no host state).
+ * resource the import declares: the component's length), listed in the
+ * store (fallback_rts), whose reps snapshots write as plain numbers (the
+ * fallback's reps stand for no host state).
  *
  * Allocations sized by a guest or a client (issue 18 audit): none
  * from a guest: names, definitions and resource types are what the
  * embedder defines; host_func and host_instance put one object per
  * import resolved into the store's arena (the component's imports).
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,77 +284,32 @@ static int fallback_func(const cm_linker *l, cm_component_instance *inst,
 }
 
 /*
- * A fallback type's rep stands for no host state (the fallback made it:
- * wasi_deny's are 0), so a snapshot writes it as it is: 8 bytes, little
- * endian.
+ * The store lists its fallback types in the order they are made (the
+ * same order each time the same component is instantiated), and a
+ * snapshot names each by its place there (snapshot_async.c).
  */
-static int fallback_save(void *env, uint64_t rep, uint8_t *desc, size_t cap,
-			 size_t *len, char *why, size_t whylen)
-{
-	(void)env;
-	(void)why;
-	(void)whylen;
-	if (cap < 8)
-		return -1;
-	for (unsigned i = 0; i < 8; i++)
-		desc[i] = (uint8_t)(rep >> (8 * i));
-	*len = 8;
-	return 0;
-}
-
-static int fallback_restore(void *env, cm_store *s, const uint8_t *desc,
-			    size_t len, uint64_t *rep, char *why,
-			    size_t whylen)
-{
-	(void)env;
-	(void)s;
-	if (len != 8) {
-		snprintf(why, whylen, "a description of %zu bytes, not 8",
-			 len);
-		return -1;
-	}
-	*rep = 0;
-	for (unsigned i = 0; i < 8; i++)
-		*rep |= (uint64_t)desc[i] << (8 * i);
-	return 0;
-}
-
-/*
- * The key names the type in snapshots: its ordinal among the store's
- * fallback types (instantiating the same component again makes them in
- * the same order), then the interface and the resource, for a reader.
- */
-static const char *fallback_key(cm_store *s, const char *instance,
-				const char *name)
-{
-	uint32_t n = 0;
-	char *key = cm_arena_alloc(s->arena, CM_HOST_RESOURCE_KEY_MAX + 1);
-
-	if (key == NULL)
-		return NULL;
-	for (uint32_t i = 0; i < s->nhost_res; i++)
-		n += s->host_res[i].d.save == fallback_save;
-	snprintf(key, CM_HOST_RESOURCE_KEY_MAX + 1, "fallback/%u/%s#%s", n,
-		 instance, name);
-	return key;
-}
-
 static const cabi_resource_type *
-fallback_resource(cm_component_instance *inst, const cm_import *im,
-		  const cm_extern_decl *d)
+fallback_resource(cm_component_instance *inst, const cm_extern_decl *d)
 {
 	cm_store *s = inst->store;
 	cabi_resource_type *rt = cm_arena_alloc(s->arena, sizeof *rt);
-	cm_host_resource_durable dur = {NULL, fallback_save, fallback_restore,
-					NULL};
 
 	if (rt == NULL)
 		return NULL;
 	memset(rt, 0, sizeof *rt);
 	rt->name = d->name.str.ptr;
-	dur.key = fallback_key(s, im->name.str.ptr, d->name.str.ptr);
-	if (dur.key == NULL || cm_store_set_host_resource_durable(s, rt, &dur))
-		return NULL;
+	if (s->nfallback_rts == s->fallback_rts_cap) {
+		uint32_t cap = s->fallback_rts_cap ? 2 * s->fallback_rts_cap : 8;
+		const cabi_resource_type **v =
+			realloc(s->fallback_rts, cap * sizeof *v);
+
+		if (v == NULL)
+			return NULL;
+		s->fallback_rts = v;
+		s->fallback_rts_cap = cap;
+	}
+	s->fallback_rts[s->nfallback_rts++] = rt;
+	rt->fallback = s->nfallback_rts;
 	return rt;
 }
 
@@ -401,8 +355,7 @@ static int host_instance(const cm_linker *l, cm_component_instance *inst,
 			    (v.rt = cm_rmap_lookup(inst, d->type.type)) != NULL)
 				break;
 			if ((ld == NULL || ld->kind != DEF_RESOURCE) && fb) {
-				if ((v.rt = fallback_resource(inst, im, d)) ==
-				    NULL)
+				if ((v.rt = fallback_resource(inst, d)) == NULL)
 					return cm_error_set(err, CM_ERR_NOMEM,
 							    "out of memory");
 				break;

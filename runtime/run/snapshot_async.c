@@ -782,9 +782,29 @@ static uint32_t hres_id(const snap *x, const cabi_resource_type *rt,
 }
 
 /*
+ * A linker fallback's type (run/store.h fallback_rts): key "fallback/N"
+ * (its place in the store's list), the rep as 8 bytes little endian
+ * (it stands for no host state).
+ */
+#define FALLBACK_KEY "fallback/"
+
+static void put_fallback(snap *x, const cabi_resource_type *rt, uint64_t rep)
+{
+	char key[sizeof FALLBACK_KEY + 10];
+	uint8_t desc[8];
+	int n = snprintf(key, sizeof key, FALLBACK_KEY "%u", rt->fallback - 1);
+
+	for (unsigned i = 0; i < 8; i++)
+		desc[i] = (uint8_t)(rep >> (8 * i));
+	put_bytes(x, key, (size_t)n);
+	put_bytes(x, desc, sizeof desc);
+}
+
+/*
  * The host resources, in id order: the embedder's key for the type and
  * its description of the rep (run/instance.h
- * cm_store_set_host_resource_durable).
+ * cm_store_set_host_resource_durable), or a fallback type's
+ * (put_fallback).
  */
 static void put_hres(snap *x)
 {
@@ -801,6 +821,10 @@ static void put_hres(snap *x)
 		char why[CM_ERROR_MSG_MAX - 32] = "";
 		size_t len = 0;
 
+		if (reg == NULL && h->rt->fallback != 0) {
+			put_fallback(x, h->rt, h->rep);
+			continue;
+		}
 		if (reg == NULL || reg->d.save == NULL) {
 			UNSUP(x,
 			      "not supported yet: a handle of host resource "
@@ -1841,8 +1865,49 @@ static bool get_table(rd *d, cabi_table *t, bool threads)
 static const uint8_t *gbytes(rd *d, uint32_t *n);
 
 /*
+ * The type a "fallback/N" key names in d's store, its rep in desc; NULL
+ * when key is not such a key, or (with the reason) names none or desc
+ * is not a rep.
+ */
+static const cabi_resource_type *get_fallback(rd *d, const uint8_t *key,
+					      uint32_t klen,
+					      const uint8_t *desc,
+					      uint32_t dlen, uint64_t *rep)
+{
+	const size_t plen = sizeof FALLBACK_KEY - 1;
+	uint64_t n = 0;
+
+	if (klen <= plen || memcmp(key, FALLBACK_KEY, plen) != 0)
+		return NULL;
+	for (uint32_t i = (uint32_t)plen; i < klen; i++) {
+		if (key[i] < '0' || key[i] > '9' || n > UINT32_MAX ||
+		    (i > plen && key[plen] == '0')) {
+			BAD(&d->x, "a bad fallback resource type");
+			return NULL;
+		}
+		n = n * 10 + (uint64_t)(key[i] - '0');
+	}
+	if (dlen != 8) {
+		BAD(&d->x, "a fallback resource's rep is not 8 bytes");
+		return NULL;
+	}
+	if (n >= d->x.s->nfallback_rts) {
+		sfail(&d->x, WASM_SNAP_MISMATCH,
+		      "host resource type %.*s: this store has no such "
+		      "fallback type",
+		      (int)klen, (const char *)key);
+		return NULL;
+	}
+	*rep = 0;
+	for (unsigned i = 0; i < 8; i++)
+		*rep |= (uint64_t)desc[i] << (8 * i);
+	return d->x.s->fallback_rts[n];
+}
+
+/*
  * The host resources: each made again by the embedder that registered
- * its type's key (run/instance.h cm_store_set_host_resource_durable).
+ * its type's key (run/instance.h cm_store_set_host_resource_durable),
+ * or, for a linker fallback's type, the rep as written (get_fallback).
  * At most one per handle the store's tables may hold, and at least 8
  * bytes of the snapshot each, so a forged count makes no more of them
  * than the tables could name.
@@ -1885,6 +1950,19 @@ static bool get_hres(rd *d)
 		if (dlen > CM_HOST_RESOURCE_DESC_MAX) {
 			BAD(&d->x, "a host resource description too long");
 			return false;
+		}
+		if (reg == NULL) {
+			const cabi_resource_type *rt =
+				get_fallback(d, key, klen, desc, dlen, &rep);
+
+			if (rt != NULL) {
+				d->host[i] = (struct rd_hres){.rt = rt,
+							      .rep = rep};
+				d->nhost = i + 1;
+				continue;
+			}
+			if (d->x.st != WASM_SNAP_OK)
+				return false;
 		}
 		if (reg == NULL || reg->d.restore == NULL) {
 			sfail(&d->x, WASM_SNAP_MISMATCH,

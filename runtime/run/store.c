@@ -71,6 +71,7 @@ void cm_store_free(cm_store *s)
 	free(s->cleanups);
 	free(s->rtypes);
 	free(s->host_res);
+	free(s->fallback_rts);
 	while (s->objs.next != &s->objs) {
 		cm_store_obj *o = s->objs.next;
 

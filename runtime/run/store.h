@@ -279,6 +279,16 @@ struct cm_store {
 		} d;
 	} *host_res;
 	uint32_t nhost_res, host_res_cap;
+	/*
+	 * The host types the linker's fallback made for this store
+	 * (run/linker.c), in the order it made them: their reps stand for
+	 * no host state, so snapshots write them as they are, naming the
+	 * type by its place here (no registration: one per resource a
+	 * component's imports declare, which the component's length
+	 * bounds, each found in constant time).
+	 */
+	const cabi_resource_type **fallback_rts;
+	uint32_t nfallback_rts, fallback_rts_cap;
 };
 
 /* cfg may be NULL (defaults: spec reentrance rule, engine limits). */
