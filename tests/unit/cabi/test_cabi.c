@@ -1613,8 +1613,8 @@ END_TEST
 /* ---- handle tables
  * ------------------------------------------------------------- */
 
-static cabi_resource_type RT1 = {NULL, (void *)1, NULL, NULL, NULL, "r1"};
-static cabi_resource_type RT2 = {NULL, (void *)1, NULL, NULL, NULL, "r2"};
+static cabi_resource_type RT1 = {.impl = (void *)1, .name = "r1"};
+static cabi_resource_type RT2 = {.impl = (void *)1, .name = "r2"};
 
 static uint32_t new_handle(const cabi_resource_type *rt, uint64_t rep)
 {
@@ -1736,9 +1736,9 @@ static wasm_functype DT_TYPE = {1, 0, DT_PARAMS, NULL};
 
 START_TEST(resource_drop_runs_dtor)
 {
-	cabi_resource_type host = {NULL,      NULL,	   NULL,
-				   host_dtor, &dtor_calls, "h"};
-	cabi_resource_type guest = {NULL, (void *)2, NULL, NULL, NULL, "g"};
+	cabi_resource_type host = {
+		.host_dtor = host_dtor, .host_env = &dtor_calls, .name = "h"};
+	cabi_resource_type guest = {.impl = (void *)2, .name = "g"};
 	cabi_borrow_scope bscope = {0};
 	const cm_type *res = resource_type("g");
 	const cm_type *bt = handle_of(CM_BORROW, res);
