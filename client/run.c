@@ -571,7 +571,8 @@ static int call(run_ctx *c, const char *name, char **args, uint32_t nargs)
 			wasm_exec_trap_message(c->exec));
 		break;
 	case WASM_EXEC_EXCEPTION:
-		fprintf(stderr, "hostel: trap: uncaught exception\n");
+		fprintf(stderr, "hostel: trap: %s\n",
+			wasm_trap_message(WASM_TRAP_UNCAUGHT_EXCEPTION));
 		break;
 	case WASM_EXEC_OUT_OF_FUEL:
 		fprintf(stderr, "hostel: trap: out of fuel\n");

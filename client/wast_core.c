@@ -406,7 +406,8 @@ static void run_call(core_script *cs, wasm_func *f, const wasm_val *args,
 		return;
 	case WASM_EXEC_EXCEPTION:
 		r->status = ACT_EXCEPTION;
-		snprintf(r->msg, sizeof r->msg, "uncaught exception");
+		snprintf(r->msg, sizeof r->msg, "%s",
+			 wasm_trap_message(WASM_TRAP_UNCAUGHT_EXCEPTION));
 		return;
 	case WASM_EXEC_OUT_OF_FUEL:
 		action_fail(r, "ran out of fuel (runaway?)");

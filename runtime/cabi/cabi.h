@@ -122,6 +122,15 @@
 /* past cabi_budget.limit (cabi_charge); the message goes on with the
  * limit's value and name */
 #define CABI_MSG_HOST_BYTES "host memory budget for values exhausted"
+/* What a core trap's message is printed after when it ends a component
+ * call (the suites' and wasmtime's form). */
+#define WASM_TRAP_PREFIX "wasm trap: "
+/* An exception that leaves core code the canonical ABI called (a lifted
+ * export, its callback, a realloc, a post-return): it never crosses into
+ * another component (wasmtime's words; its component-model tests match
+ * them).  A core module's host gets wasm_trap_message's own text. */
+#define CABI_MSG_UNCAUGHT_EXCEPTION                                            \
+	"uncaught exception propagated out of component"
 
 /* ---- errors ----------------------------------------------------------- */
 

@@ -202,8 +202,7 @@ int cabi_call_guest(cabi_cx *cx, wasm_func *f, const wasm_val *args,
 		cx->err.trap = wasm_exec_trap(e);
 		return -1;
 	case WASM_EXEC_EXCEPTION:
-		cabi_trap(cx, "%s",
-			  wasm_trap_message(WASM_TRAP_UNCAUGHT_EXCEPTION));
+		cabi_trap(cx, WASM_TRAP_PREFIX CABI_MSG_UNCAUGHT_EXCEPTION);
 		cx->err.trap = WASM_TRAP_UNCAUGHT_EXCEPTION;
 		return -1;
 	case WASM_EXEC_BLOCKED:

@@ -30,7 +30,6 @@
 #include "run/rt.h"
 #include "run/sched.h"
 
-#define WASM_TRAP_PREFIX "wasm trap: "
 
 bool cm_func_is_async(const cm_func *f)
 {

@@ -58,7 +58,6 @@
 #include "run/sched.h"
 #include "wasm/store.h"
 
-#define WASM_TRAP_PREFIX "wasm trap: "
 
 typedef struct cm_lower {
 	cm_component_instance *inst; /* the caller */

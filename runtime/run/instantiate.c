@@ -155,6 +155,9 @@ static int trap_from_core(ictx *x, wasm_trap_kind trap)
 		return cm_error_set(x->err, CM_ERR_TRAP,
 				    "wasm trap: wasm `unreachable` "
 				    "instruction executed");
+	if (trap == WASM_TRAP_UNCAUGHT_EXCEPTION)
+		return cm_error_set(x->err, CM_ERR_TRAP,
+				    WASM_TRAP_PREFIX CABI_MSG_UNCAUGHT_EXCEPTION);
 	return cm_error_set(x->err, CM_ERR_TRAP, "wasm trap: %s",
 			    wasm_trap_message(trap));
 }

@@ -36,7 +36,6 @@
 #include "run/sched.h"
 #include "run/stream.h"
 
-#define WASM_TRAP_PREFIX "wasm trap: "
 #define MAX_BUF_LEN	 ((1u << 28) - 1)
 
 static uint32_t remain(const cm_end *e)

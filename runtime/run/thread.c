@@ -26,7 +26,6 @@
 #include "run/rt.h"
 #include "run/sched.h"
 
-#define WASM_TRAP_PREFIX "wasm trap: "
 
 cm_thread *cm_sched_current(cm_store *s)
 {
@@ -324,7 +323,7 @@ int cm_exec_fail(wasm_exec *e, wasm_exec_status st, cabi_error *err)
 	switch (st) {
 	case WASM_EXEC_EXCEPTION:
 		return cabi_fail(err, CABI_ERR_TRAP,
-				 WASM_TRAP_PREFIX "uncaught exception");
+				 WASM_TRAP_PREFIX CABI_MSG_UNCAUGHT_EXCEPTION);
 	case WASM_EXEC_OUT_OF_FUEL:
 		return cabi_fail(err, CABI_ERR_TRAP,
 				 WASM_TRAP_PREFIX "all fuel consumed");

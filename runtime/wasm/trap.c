@@ -41,7 +41,7 @@ const char *wasm_trap_message(wasm_trap_kind kind)
 	case WASM_TRAP_OUT_OF_FUEL:
 		return "out of fuel";
 	case WASM_TRAP_UNCAUGHT_EXCEPTION:
-		return "uncaught exception";
+		return "thrown Wasm exception";
 	case WASM_TRAP_OUT_OF_MEMORY:
 		return "out of memory";
 	case WASM_TRAP_HOST:

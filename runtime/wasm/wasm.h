@@ -86,7 +86,7 @@ typedef enum wasm_trap_kind {
 	WASM_TRAP_NULL_FUNCTION,	 /* "null function reference" */
 	WASM_TRAP_STACK_EXHAUSTED,	 /* "call stack exhausted" */
 	WASM_TRAP_OUT_OF_FUEL,		 /* "out of fuel" (resumable) */
-	WASM_TRAP_UNCAUGHT_EXCEPTION,	 /* "uncaught exception" */
+	WASM_TRAP_UNCAUGHT_EXCEPTION,	 /* "thrown Wasm exception" */
 	WASM_TRAP_OUT_OF_MEMORY,	 /* engine could not allocate */
 	WASM_TRAP_HOST,			 /* a host function trapped; see msg */
 } wasm_trap_kind;

@@ -388,7 +388,7 @@ START_TEST(trap_messages_are_spec_texts)
 	ck_assert_str_eq(wasm_trap_message(WASM_TRAP_OUT_OF_FUEL),
 			 "out of fuel");
 	ck_assert_str_eq(wasm_trap_message(WASM_TRAP_UNCAUGHT_EXCEPTION),
-			 "uncaught exception");
+			 "thrown Wasm exception");
 	ck_assert_ptr_nonnull(wasm_trap_message((wasm_trap_kind)999));
 }
 END_TEST
