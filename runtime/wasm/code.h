@@ -447,13 +447,17 @@ struct wasm_compiled {
 	/*
 	 * Where a suspended frame can stand (store snapshots,
 	 * runtime/wasm/snapshot_exec.c): for each non-tail call, in code
-	 * order, three cells: the op cell's offset, the offset its callee
-	 * returns to, and the call's base slot.  A snapshot's program
+	 * order, WASM_RESUME_CELLS cells: the op cell's offset, the offset
+	 * its callee returns to, the call's base slot and the module's
+	 * index of the callee's type (a direct call's function type, a
+	 * call_indirect's or call_ref's immediate).  A snapshot's program
 	 * counter is accepted only at one of them, so a forged one never
-	 * makes the interpreter run operand cells.
+	 * makes the interpreter run operand cells, and the frame above it
+	 * (or the host call it waits in) only of that type, so a forged
+	 * callee never hands its caller results of other types.
 	 */
 	uint32_t *resumes;
-	uint32_t nresumes;
+	uint32_t nresumes; /* cells: WASM_RESUME_CELLS per call */
 	/*
 	 * Where a fuel check may stop the function (interp.c FUEL, before
 	 * the op runs: continuing runs the whole op): the op cells of its
@@ -490,6 +494,8 @@ struct wasm_compiled {
 };
 
 #define WASM_NO_REFMAP UINT32_MAX
+/* cells of a resume point (wasm_compiled.resumes) */
+#define WASM_RESUME_CELLS 4u
 
 /*
  * Validate and translate defined function `i` of `m` (0-based among the

@@ -1610,9 +1610,10 @@ static int note_loop_park(struct cc *c, uint32_t insn, const struct ctl *t)
  * and the callee's reference as well).
  */
 static int note_resume(struct cc *c, const uint32_t *p, uint32_t n,
-		       uint32_t base, const wasm_functype *ft, uint32_t fslot,
+		       uint32_t base, uint32_t typeidx, uint32_t fslot,
 		       wasm_valtype ftype)
 {
+	const wasm_functype *ft = &c->m->types[typeidx];
 	uint32_t at, refs[2], np = ft->nparams;
 	struct wasm_refslot *x;
 	int rc;
@@ -1620,12 +1621,13 @@ static int note_resume(struct cc *c, const uint32_t *p, uint32_t n,
 	if (p == c->scratch)
 		return 0;
 	at = (uint32_t)(p - c->code) - 1;
-	if (GROW(c, resumes, cresumes, c->nresumes + 3) ||
+	if (GROW(c, resumes, cresumes, c->nresumes + WASM_RESUME_CELLS) ||
 	    GROW(c, resume_refs, cresume_refs, c->nresume_refs + 2))
 		return -1;
 	c->resumes[c->nresumes++] = at;
 	c->resumes[c->nresumes++] = at + 1 + n;
 	c->resumes[c->nresumes++] = base;
+	c->resumes[c->nresumes++] = typeidx;
 	if (note_refs(c, c->nvs, NULL, 0, refs))
 		return -1;
 	c->resume_refs[c->nresume_refs++] = refs[0];
@@ -1669,14 +1671,17 @@ static int op_call(struct cc *c, bool tail)
 		p[1] = x - c->m->nimported_funcs;
 		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
 			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
-		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base, ft, 0,
+		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base,
+					 wasm_module_func_typeidx(c->m, x), 0,
 					 T_UNKNOWN))
 			return -1;
 	} else {
 		p = cc_emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
 		p[0] = x;
 		p[1] = base;
-		if (!tail && note_resume(c, p, 2, base, ft, 0, T_UNKNOWN))
+		if (!tail && note_resume(c, p, 2, base,
+					 wasm_module_func_typeidx(c->m, x), 0,
+					 T_UNKNOWN))
 			return -1;
 	}
 	if (tail) {
@@ -1733,7 +1738,7 @@ static int op_call_indirect(struct cc *c, bool tail)
 	p[1] = si;
 	p[2] = y;
 	p[3] = x;
-	if (!tail && note_resume(c, p, 4, base, ft, 0, T_UNKNOWN))
+	if (!tail && note_resume(c, p, 4, base, y, 0, T_UNKNOWN))
 		return -1;
 	if (tail) {
 		set_unreachable(c);
@@ -1764,7 +1769,7 @@ static int op_call_ref(struct cc *c, bool tail)
 	p = cc_emit(c, tail ? WASM_IOP_return_call_ref : WASM_IOP_call_ref, 2);
 	p[0] = base;
 	p[1] = si;
-	if (!tail && note_resume(c, p, 2, base, ft, si, f.type))
+	if (!tail && note_resume(c, p, 2, base, y, si, f.type))
 		return -1;
 	if (tail) {
 		set_unreachable(c);
@@ -3117,7 +3122,7 @@ static int note_parks(struct cc *c)
 
 	for (uint32_t i = 0; i < c->nfixes; i++)
 		n += c->labels[c->fixes[i].label] <= c->fixes[i].insn;
-	n += c->nresumes / 3 + c->npark_maps / 3;
+	n += c->nresumes / WASM_RESUME_CELLS + c->npark_maps / 3;
 	if (n == 0)
 		return 0;
 	c->parks = malloc((size_t)n * sizeof *c->parks);
@@ -3126,7 +3131,7 @@ static int note_parks(struct cc *c)
 	for (uint32_t i = 0; i < c->nfixes; i++)
 		if (c->labels[c->fixes[i].label] <= c->fixes[i].insn)
 			c->parks[k++] = c->fixes[i].insn;
-	for (uint32_t i = 0; i < c->nresumes; i += 3)
+	for (uint32_t i = 0; i < c->nresumes; i += WASM_RESUME_CELLS)
 		c->parks[k++] = c->resumes[i];
 	/* every park map names a park point (the throws only so) */
 	for (uint32_t i = 0; i < c->npark_maps; i += 3)
@@ -3359,7 +3364,7 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->nlinks = c.nlinks;
 	wc->holds_refs = c.holds_refs;
 	/* a later rewrite that moved a call makes its points unknown */
-	for (uint32_t k = 0; k < c.nresumes; k += 3)
+	for (uint32_t k = 0; k < c.nresumes; k += WASM_RESUME_CELLS)
 		if (c.resumes[k] >= c.ncode ||
 		    !is_call_cell(c.code[c.resumes[k]])) {
 			c.nresumes = 0;
@@ -3376,7 +3381,7 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->nresumes = c.nresumes;
 	wc->parks = c.parks;
 	wc->nparks = c.nparks;
-	if (c.holds_refs && c.nresume_refs == c.nresumes / 3 * 2) {
+	if (c.holds_refs && c.nresume_refs == c.nresumes / WASM_RESUME_CELLS * 2) {
 		wc->refslots = c.refslots;
 		wc->resume_refs = c.resume_refs;
 		c.refslots = NULL;

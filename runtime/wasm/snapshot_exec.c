@@ -27,11 +27,17 @@
  *   core section's encoding), the others as u64.
  *
  * Why frames are accepted only where they can be (compile.c records, for
- * every non-tail call, its op cell, its return offset and its base): a
- * restored program counter is then always the continuation of a call,
- * each frame's base is its caller's call base, and the interpreter never
- * runs an operand cell as an op, whatever a forged snapshot says; a
- * stopped frame's counter must be one of its parks likewise.  A frame
+ * every non-tail call, its op cell, its return offset, its base and its
+ * callee's type): a restored program counter is then always the
+ * continuation of a call, each frame's base is its caller's call base,
+ * and the interpreter never runs an operand cell as an op, whatever a
+ * forged snapshot says; a stopped frame's counter must be one of its
+ * parks likewise.  The frame above a caller, and the host function a
+ * blocked thread waits in, must be of the type the caller's call calls:
+ * a callee of another type returns results of other types, which the
+ * caller's code would take for references (the fuzz target found a
+ * caller that reads an exnref where its forged callee returned an i32).
+ * A frame
  * that holds references gets a checked reference in every slot its
  * point lists and numbers elsewhere, which typed code never reads as
  * references (an exception by the index the core section's heap walk,
@@ -77,19 +83,21 @@ static bool park_point(const struct wasm_compiled *code, uint32_t off,
 }
 
 /* The base slot of the call code returns to at offset off, or -1: *k
- * which resume it is. */
+ * which resume it is, *typeidx the module's index of its callee's type. */
 static int64_t resume_base(const struct wasm_compiled *code, uint32_t off,
-			   uint32_t *k)
+			   uint32_t *k, uint32_t *typeidx)
 {
-	uint32_t lo = 0, hi = code->nresumes / 3;
+	const uint32_t *v = code->resumes;
+	uint32_t lo = 0, hi = code->nresumes / WASM_RESUME_CELLS;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		uint32_t at = code->resumes[3 * mid + 1];
+		uint32_t at = v[WASM_RESUME_CELLS * mid + 1];
 
 		if (at == off) {
 			*k = mid;
-			return code->resumes[3 * mid + 2];
+			*typeidx = v[WASM_RESUME_CELLS * mid + 3];
+			return v[WASM_RESUME_CELLS * mid + 2];
 		}
 		if (at < off)
 			lo = mid + 1;
@@ -177,7 +185,7 @@ static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 		       const uint32_t *pc, size_t fp, size_t next, bool parked,
 		       uint32_t *n, uint32_t r[2])
 {
-	uint32_t off, k = 0;
+	uint32_t off, k = 0, typeidx;
 	int64_t base;
 
 	if (pc < code->code || pc > code->code + code->ncode)
@@ -189,7 +197,7 @@ static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 			return FRAME_AT_CALL;
 		*n = code->frame_slots;
 	} else {
-		base = resume_base(code, off, &k);
+		base = resume_base(code, off, &k, &typeidx);
 		if (base < 0 || fp + (size_t)base != next)
 			return FRAME_AT_CALL;
 		*n = (uint32_t)base;
@@ -399,6 +407,8 @@ typedef struct frame_in {
 	const struct wasm_compiled *code;
 	wasm_instance *inst;
 	uint32_t off, base;
+	uint32_t type_id; /* the function's (store.h wasm_func.type_id) */
+	uint32_t callee;  /* a caller's: the type id its call site calls */
 	size_t fp;
 	const uint8_t *slots; /* base x u64, read later */
 	uint64_t *vals;	      /* or, with references, read now (malloc'd) */
@@ -451,7 +461,7 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 				  frame_in *f, size_t fp, bool parked,
 				  char *why, size_t whylen)
 {
-	uint32_t ord, fi, k = 0, refs[2];
+	uint32_t ord, fi, k = 0, refs[2], typeidx = 0;
 	wasm_instance *inst;
 	const wasm_func *fn;
 	int64_t base;
@@ -471,6 +481,7 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 			   fi, ord);
 	f->code = fn->u.wasm.code;
 	f->inst = inst;
+	f->type_id = fn->type_id;
 	f->fp = fp;
 	if (parked) {
 		/* before a backward branch or a call, the whole frame */
@@ -479,11 +490,13 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 			return BAD("a stopped frame that does not stand at a "
 				   "fuel check");
 	} else {
-		base = resume_base(f->code, f->off, &k);
+		base = resume_base(f->code, f->off, &k, &typeidx);
 		if (base < 0 || (uint32_t)base != f->base ||
-		    f->base > f->code->frame_slots)
+		    f->base > f->code->frame_slots ||
+		    typeidx >= inst->module->ntypes)
 			return BAD("a frame that does not stand after a "
 				   "call");
+		f->callee = inst->type_ids[typeidx];
 	}
 	if (!frame_refs(f->code, parked, k, refs))
 		return BAD("a frame where its references are not known");
@@ -533,6 +546,13 @@ static wasm_snap_status read_frames(wasm_exec *e, wasm_snap_map *m,
 			       whylen);
 		if (st != WASM_SNAP_OK)
 			break;
+		/* a callee of another type would hand its caller results
+		 * of other types: numbers the caller takes for references */
+		if (k > 0 && fs[k].type_id != fs[k - 1].callee) {
+			st = BAD("a frame that its caller's call does not "
+				 "call");
+			break;
+		}
 		if (*fp + fs[k].code->frame_slots > *need)
 			*need = *fp + fs[k].code->frame_slots;
 		if (k < *nframes)
@@ -664,6 +684,11 @@ wasm_snap_status wasm_exec_restore(wasm_exec *e, wasm_snap_map *m,
 				 &need, why, whylen);
 		if (st != WASM_SNAP_OK)
 			return st;
+		if (blocked->type_id != fs[nframes].callee) {
+			free_frames(fs, nframes + 1);
+			return BAD("a host call that its caller's call does "
+				   "not call");
+		}
 		/* the host call's base is where its frame's slots end */
 		fp += fs[nframes].base;
 		/* the host call's arguments, then its results, at fp */

@@ -1392,6 +1392,116 @@ START_TEST(test_exceptions_in_frames)
 END_TEST
 
 /*
+ * A frame's callee swapped for another function (the fuzz target's find
+ * of 2026-12: $work-exn, standing after a call to $make, which returns
+ * an exnref, got a $payload frame above it, which returns an i32, and
+ * threw the number as an exception).  Images of start-crunch-exn
+ * stopped at many points give a pool of real frames (function, code
+ * offset, base: each a place its function can stand); then in every
+ * image each frame gets, in turn, each pooled place of another function
+ * with as many slots.  A callee of another type than its caller's call
+ * calls is refused with the reason; the rest restore and run, or are
+ * refused, or trap: none may crash (the sanitizers' builds watch).
+ */
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+enum { NSTOPS = 40, MAXPLACES = 64 };
+
+/* Where s1 holds a frame header of loop's core instance: its offset in
+ * s1, or 0 past the last from `from` (a frame is u32 core instance 0,
+ * u32 function index, u32 code offset, u32 base: loop.wat's functions
+ * are 2 to 10, its frames small). */
+static size_t next_frame(const uint8_t *s1, size_t n1, size_t from)
+{
+	for (size_t at = from; at + 16 + 9 <= n1; at++) {
+		uint32_t fi = rd32(s1 + at + 4);
+
+		if (rd32(s1 + at) == 0 && fi >= 2 && fi <= 10 &&
+		    rd32(s1 + at + 8) <= 4096 && rd32(s1 + at + 12) <= 64)
+			return at;
+	}
+	return 0;
+}
+
+START_TEST(test_callee_swapped)
+{
+	cm_component *c = load_guest("loop/loop.wasm");
+	live a, b;
+	sleep_done d = {0};
+	uint8_t *imgs[NSTOPS], *bad;
+	size_t ns[NSTOPS], maxn = 0;
+	uint32_t places[MAXPLACES][3];
+	int nplaces = 0, refused_type = 0, tried = 0;
+	cm_error err;
+
+	live_open(&a, c);
+	crunch_start(&a, "start-crunch-exn", 6000, &d);
+	for (int stop = 0; stop < NSTOPS; stop++) {
+		ck_assert_int_eq(cm_store_service_turn(
+					 a.s, 997 + 61 * (uint64_t)stop, &err),
+				 1);
+		imgs[stop] = snap(&a, SHA_A, &ns[stop]);
+		maxn = ns[stop] > maxn ? ns[stop] : maxn;
+		for (size_t at = next_frame(imgs[stop], ns[stop],
+					    ns[stop] - 600);
+		     at != 0; at = next_frame(imgs[stop], ns[stop], at + 1)) {
+			int k;
+
+			for (k = 0; k < nplaces; k++)
+				if (memcmp(places[k], imgs[stop] + at + 4,
+					   12) == 0)
+					break;
+			if (k == nplaces && nplaces < MAXPLACES)
+				memcpy(places[nplaces++], imgs[stop] + at + 4,
+				       12);
+		}
+	}
+	bad = malloc(maxn);
+	ck_assert_ptr_nonnull(bad);
+	for (int stop = 0; stop < NSTOPS; stop++) {
+		const uint8_t *s1 = imgs[stop];
+		size_t n1 = ns[stop];
+
+		for (size_t at = next_frame(s1, n1, n1 - 600); at != 0;
+		     at = next_frame(s1, n1, at + 1))
+			for (int k = 0; k < nplaces; k++) {
+				if (memcmp(places[k], s1 + at + 4, 12) == 0 ||
+				    places[k][2] != rd32(s1 + at + 12))
+					continue;
+				memcpy(bad, s1, n1);
+				memcpy(bad + at + 4, places[k], 12);
+				fix_checksum(bad, n1);
+				live_open(&b, c);
+				tried++;
+				if (cm_store_restore(b.s, SHA_A, bad, n1,
+						     &err) != 0)
+					refused_type +=
+						strstr(err.msg,
+						       "its caller's call does "
+						       "not call") != NULL;
+				else
+					for (int t = 0; t < 20; t++)
+						if (cm_store_service_turn(
+							    b.s, LOOP_TURN_FUEL,
+							    &err) != 1)
+							break;
+				live_close(&b);
+			}
+		free(imgs[stop]);
+	}
+	free(bad);
+	ck_assert_int_gt(tried, 0);
+	ck_assert_int_gt(refused_type, 0);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
+/*
  * A store with the host's calls in flight is written (it was refused
  * "a call in flight"): one begun comes back as a task whose caller is
  * gone and goes on (its timer waits on, it finishes, nobody is told),
@@ -1592,6 +1702,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_call_budget_survives);
 	tcase_add_test(tc, test_refs_in_frames);
 	tcase_add_test(tc, test_refs_in_blocked_frames);
+	tcase_add_test(tc, test_callee_swapped);
 	tcase_add_test(tc, test_exceptions_in_frames);
 	tcase_add_test(tc, test_call_at_the_gate);
 	suite_add_tcase(s, tc);
