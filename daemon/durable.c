@@ -648,10 +648,13 @@ int durable_restore(struct service *s, struct durable_restored *out, char *why,
 			 "runs %.12s...",
 			 rec.component, s->component);
 		rc = -1;
-	} else if (rec.format != CM_SNAPSHOT_FORMAT) {
+	} else if (rec.format < CM_SNAPSHOT_FORMAT_OLDEST ||
+		   rec.format > CM_SNAPSHOT_FORMAT) {
 		snprintf(why, whylen,
-			 "snapshot format %u, this hosteld reads format %u",
-			 rec.format, CM_SNAPSHOT_FORMAT);
+			 "snapshot format %u, this hosteld reads formats %u "
+			 "to %u",
+			 rec.format, CM_SNAPSHOT_FORMAT_OLDEST,
+			 CM_SNAPSHOT_FORMAT);
 		rc = -1;
 	} else if (cm_snapshot_is_delta(rec.data, rec.size)) {
 		snprintf(why, whylen, "the snapshot is a delta");

@@ -8,7 +8,10 @@
 # pointer sizes, also with the return area and realloc above 4 GiB (the
 # memory grown to 65,537 pages); a string past the memory's end and a
 # list whose byte length wraps in 64 bits trap with the suite's words,
-# never reading out of bounds.  Under `hostel run` and as a service.
+# never reading out of bounds.  The async built-ins take 64-bit
+# pointers there too (tests/guests/mem64/async64: stream copies, a
+# waitable set's event record above 2^32 and at 2^64 - 4, an i64 thread
+# start argument).  Under `hostel run` and as a service.
 # jco cannot be the peer here ("64-bit memories require the `cm64`
 # feature"): the expected values are the canonical ABI's
 # (definitions.py: ptr_type, load_string, load_list with 64-bit
@@ -26,6 +29,7 @@ HOSTELD=$B/daemon/hosteld
 HOSTEL=$B/client/hostel
 need_programs "$HOSTELD" "$HOSTEL"
 G=$S/tests/guests/mem64/mem64.wasm
+A=$S/tests/guests/mem64/async64.wasm
 tap_tmpdir
 SOCK=$T/h.sock
 
@@ -52,6 +56,22 @@ out=$("$HOSTEL" run --invoke 'wrap()' "$G" 2>&1)
 check "hostel run: a list whose byte length wraps traps ($out)" \
 	test "$out" = "hostel: trap: list content out-of-bounds"
 
+# the async built-ins over a 64-bit memory (tests/guests/mem64/async64):
+# buffers and an event record above 2^32, an i64 thread start argument
+cat >"$T/async" <<'CASES'
+stream-event()|"ping"
+thread-arg()|4886718345
+CASES
+while IFS='|' read -r c want; do
+	check "hostel run: async64 $c is $want" \
+		test "$("$HOSTEL" run --invoke "$c" "$A" 2>&1)" = "$want"
+done <"$T/async"
+# an event record at 2^64 - 4 is out of bounds (the check must not wrap
+# round to a small address and write there)
+out=$("$HOSTEL" run --invoke 'poll-high()' "$A" 2>&1)
+check "hostel run: a poll's record at 2^64 - 4 traps ($out)" \
+	test "$out" = "hostel: trap: out of bounds"
+
 "$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" 2>>"$T/log" &
 PIDS="$PIDS $!"
 check "hosteld starts" wait_for $((10 * ${HOSTEL_SLOW:-1})) alive
@@ -67,6 +87,15 @@ out=$(H call m64 'wrap()' 2>&1)
 case $out in *ServicePoisoned*) out=$(H call m64 'wrap()' 2>&1) ;; esac
 check "service: so does the wrapping list ($out)" \
 	test "$out" = "hostel call: CallTrapped: list content out-of-bounds"
+H deploy "$A" --name a64 --durability none >/dev/null 2>&1
+check "deploy async64" test $? -eq 0
+while IFS='|' read -r c want; do
+	check "service: async64 $c is $want" \
+		test "$(H call a64 "$c" 2>&1)" = "$want"
+done <"$T/async"
+out=$(H call a64 'poll-high()' 2>&1)
+check "service: the poll's record at 2^64 - 4 traps ($out)" \
+	test "$out" = "hostel call: CallTrapped: out of bounds"
 kill -TERM $PIDS 2>/dev/null
 wait
 tap_finish "$T/log"

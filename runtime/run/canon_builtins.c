@@ -75,6 +75,13 @@ static void set_i32(wasm_val *v, uint32_t x)
 	v->u.i32 = x;
 }
 
+/* A pointer or start argument: i64 under a 64-bit memory (🐘), the
+ * validated core type says which. */
+static uint64_t arg_u(const wasm_val *v)
+{
+	return v->type == WASM_I64 ? v->u.i64 : (uint32_t)v->u.i32;
+}
+
 /* Store an event's p1/p2 at ptr (digest 3.2: 4-aligned, in bounds). */
 static int store_event(wasm_memory *m, uint64_t ptr, const cm_event *ev,
 		       cabi_error *err)
@@ -85,7 +92,9 @@ static int store_event(wasm_memory *m, uint64_t ptr, const cm_event *ev,
 		return cabi_fail(err, CABI_ERR_TRAP, "no memory");
 	if (ptr % 4 != 0)
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_UNALIGNED);
-	if (ptr + 8 > wasm_memory_size_bytes(m))
+	/* a 64-bit pointer near 2^64 must not wrap past the check */
+	if (ptr > wasm_memory_size_bytes(m) ||
+	    wasm_memory_size_bytes(m) - ptr < 8)
 		return cabi_fail(err, CABI_ERR_TRAP, "out of bounds");
 	d = wasm_memory_write(m, ptr, 8);
 	for (int i = 0; i < 4; i++) {
@@ -306,10 +315,15 @@ static int explicit_done(cm_thread *t, cabi_error *err)
 
 static int explicit_start(cm_thread *t, bool cancelled, cabi_error *err)
 {
+	const wasm_functype *ft = wasm_func_type(t->start_fn);
 	wasm_val arg;
 
-	arg.type = WASM_I32;
-	arg.u.i32 = t->start_arg;
+	/* thread.new-indirect checked the type: [i32] -> [] or [i64] -> [] */
+	arg.type = ft->params[0];
+	if (arg.type == WASM_I64)
+		arg.u.i64 = t->start_arg;
+	else
+		arg.u.i32 = (uint32_t)t->start_arg;
 	return cm_thread_call(t, t->start_fn, &arg, 1, explicit_done, err);
 }
 
@@ -320,7 +334,7 @@ static wasm_host_status thread_new(wasm_exec *e, const cm_builtin *b,
 	cm_component_instance *inst = b->inst;
 	cm_store *s = inst->store;
 	cm_thread *cur = cm_sched_current(s), *t;
-	uint32_t fi = (uint32_t)args[0].u.i32;
+	uint64_t fi = arg_u(&args[0]); /* i64 through a 64-bit table */
 	const wasm_functype *ft, *want = b->cn->core_type;
 	wasm_table_inst *tab;
 	wasm_func *f;
@@ -338,9 +352,10 @@ static wasm_host_status thread_new(wasm_exec *e, const cm_builtin *b,
 	if (f == NULL)
 		return trapf(e, s, "wasm trap: uninitialized element");
 	ft = wasm_func_type(f);
-	/* the started function takes the i32 context argument only */
-	if (ft->nparams != 1 || ft->params[0] != WASM_I32 ||
-	    ft->nresults != 0 || want == NULL)
+	/* the started function takes the one argument of the type the
+	 * built-in names (i32, or i64 for a 64-bit memory's pointers) */
+	if (want == NULL || want->nparams != 2 || ft->nparams != 1 ||
+	    ft->params[0] != want->params[1] || ft->nresults != 0)
 		return trapf(e, s, "wasm trap: indirect call type mismatch");
 	if (cur == NULL)
 		return trapf(e, s,
@@ -350,7 +365,7 @@ static wasm_host_status thread_new(wasm_exec *e, const cm_builtin *b,
 	if (t == NULL)
 		return trapf(e, s, "out of memory");
 	t->start_fn = f;
-	t->start_arg = (uint32_t)args[1].u.i32;
+	t->start_arg = arg_u(&args[1]);
 	t->wake = explicit_start;
 	if (cm_thread_register(t, &ce))
 		return trap_err(e, s, &ce);
@@ -416,7 +431,7 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 		} else if (cm_waitable_set_take(s, ws, &ev, &ce)) {
 			return trap_err(e, s, &ce);
 		}
-		if (store_event(b->opts.memory, (uint32_t)args[1].u.i32, &ev,
+		if (store_event(b->opts.memory, arg_u(&args[1]), &ev,
 				&ce))
 			return trap_err(e, s, &ce);
 		set_i32(&results[0], ev.code);
@@ -433,7 +448,7 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 	    !(b->cn->flag && at != NULL &&
 	      at->state == CM_TASK_PENDING_CANCEL)) {
 		if (cm_waitable_set_take(s, ws, &ev, &ce) ||
-		    store_event(b->opts.memory, (uint32_t)args[1].u.i32, &ev,
+		    store_event(b->opts.memory, arg_u(&args[1]), &ev,
 				&ce))
 			return trap_err(e, s, &ce);
 		set_i32(&results[0], ev.code);
@@ -444,7 +459,7 @@ static wasm_host_status set_wait(wasm_exec *e, cm_builtin *b,
 	ws->num_waiting++;
 	t->wait_set = ws;
 	t->wait_obj = b;
-	t->wait_ptr = (uint32_t)args[1].u.i32;
+	t->wait_ptr = arg_u(&args[1]);
 	hs = cm_thread_block(t, true, set_ready, wait_complete, b->cn->flag);
 	if (hs == WASM_HOST_OK)
 		results[0] = t->res[0];

@@ -170,7 +170,7 @@ struct cm_thread {
 
 	/* explicit threads: the function and its argument */
 	wasm_func *start_fn;
-	uint32_t start_arg;
+	uint64_t start_arg; /* i32 or i64 (the start function's type) */
 
 	/* store waiting list */
 	cm_thread *wprev, *wnext;

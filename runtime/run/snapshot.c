@@ -346,6 +346,7 @@ out:
 /* How much of an image a restore applies (see restore_image). */
 typedef struct restore_mode {
 	uint32_t flags; /* the header's: CM_SNAPSHOT_DELTA */
+	uint32_t format; /* the header's (check_image let it through) */
 	bool core_only; /* an earlier image of a chain: its core section */
 } restore_mode;
 
@@ -360,7 +361,8 @@ static int restore_sections(cm_store *s, wasm_snap_reader *rp,
  * and its checksum.  flags and sha are the header's.
  */
 static int check_image(const uint8_t *buf, size_t len, uint32_t *flags,
-		       uint8_t sha[CM_SNAPSHOT_SHA256_BYTES], cm_error *err)
+		       uint8_t sha[CM_SNAPSHOT_SHA256_BYTES], uint32_t *formatp,
+		       cm_error *err)
 {
 	uint32_t format;
 	uint64_t sum;
@@ -368,11 +370,13 @@ static int check_image(const uint8_t *buf, size_t len, uint32_t *flags,
 
 	if (read_header(buf, len, &format, flags, sha, err))
 		return -1;
-	if (format != CM_SNAPSHOT_FORMAT)
+	if (format < CM_SNAPSHOT_FORMAT_OLDEST || format > CM_SNAPSHOT_FORMAT)
 		return cm_error_set(err, CM_ERR_VALUE,
 				    "snapshot format %u, this hostel reads "
-				    "format %u",
-				    format, CM_SNAPSHOT_FORMAT);
+				    "formats %u to %u",
+				    format, CM_SNAPSHOT_FORMAT_OLDEST,
+				    CM_SNAPSHOT_FORMAT);
+	*formatp = format;
 	if (len < HEADER_BYTES + END_BYTES)
 		return malformed(err, "truncated");
 	t = (wasm_snap_reader){.p = buf + len - 8, .len = 8};
@@ -394,13 +398,13 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	wasm_snap_reader r = {.p = buf, .len = len};
 	uint8_t sha[CM_SNAPSHOT_SHA256_BYTES];
 	char why[CM_ERROR_MSG_MAX] = "";
-	uint32_t flags;
+	uint32_t flags, format;
 	cm_snap_async_state *as = NULL;
 	cm_component_instance **insts = NULL;
 	uint32_t ninsts;
 	int rc;
 
-	if (check_image(buf, len, &flags, sha, err))
+	if (check_image(buf, len, &flags, sha, &format, err))
 		return -1;
 	if (memcmp(sha, sha256, sizeof sha)) {
 		char a[17], b[17];
@@ -415,7 +419,7 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	if (list_instances(s, &insts, &ninsts, err))
 		return -1;
 	rc = restore_sections(s, &r, insts, ninsts, &as,
-			      (restore_mode){flags, core_only}, why, sizeof why,
+			      (restore_mode){flags, format, core_only}, why, sizeof why,
 			      err);
 	if (cm_snap_async_restore_end(as, rc != 0) && rc == 0)
 		rc = cm_error_set(err, CM_ERR_NOMEM, "out of memory");
@@ -488,7 +492,8 @@ static int restore_sections(cm_store *s, wasm_snap_reader *rp,
 			if (restore_run(s, &sec, err))
 				return -1;
 			if (cm_snap_async_restore_begin(as, s, insts, ninsts,
-							why, whylen))
+							mode.format, why,
+							whylen))
 				return snap_status(WASM_SNAP_MISMATCH, why,
 						   err);
 			expect = CM_SNAP_TAG_OBJECTS;
@@ -546,14 +551,14 @@ int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 	uint8_t fsha[CM_SNAPSHOT_SHA256_BYTES], dsha[CM_SNAPSHOT_SHA256_BYTES];
 	wasm_snap_buf b = {.max = CM_SNAPSHOT_MAX_BYTES};
 	char why[CM_ERROR_MSG_MAX] = "";
-	uint32_t fflags, dflags;
+	uint32_t fflags, dflags, fformat, dformat;
 	wasm_snap_status st;
 	size_t at;
 
 	*out = NULL;
 	*outlen = 0;
-	if (check_image(full, flen, &fflags, fsha, err) ||
-	    check_image(delta, dlen, &dflags, dsha, err))
+	if (check_image(full, flen, &fflags, fsha, &fformat, err) ||
+	    check_image(delta, dlen, &dflags, dsha, &dformat, err))
 		return -1;
 	if (fflags & CM_SNAPSHOT_DELTA)
 		return cm_error_set(err, CM_ERR_VALUE,
@@ -568,7 +573,9 @@ int cm_snapshot_fold(const uint8_t *full, size_t flen, const uint8_t *delta,
 	    frame_sections(delta, dlen, ds, "delta", err))
 		return -1;
 	wasm_snap_put(&b, MAGIC, sizeof MAGIC);
-	wasm_snap_u32(&b, CM_SNAPSHOT_FORMAT);
+	/* the sections after the core are the delta's, so is the format
+	 * (the core section is the same in every format read) */
+	wasm_snap_u32(&b, dformat);
 	wasm_snap_u32(&b, 0);
 	wasm_snap_put(&b, fsha, sizeof fsha);
 	at = section_begin(&b, TAG_CORE);

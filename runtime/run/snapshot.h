@@ -25,13 +25,15 @@
  *               list, gates, fuel; pending and settled host calls;
  *               since format 5 threads stopped out of fuel; since
  *               format 6 a task of the host's call carries what is
- *               left of the call's fuel budget)
+ *               left of the call's fuel budget; since
+ *               format 7 an explicit thread's start argument is 64
+ *               bits)
  *               0 END (u64 FNV-1a of every byte before it; the last)
  *    Integers are little-endian.  Each section appears once, in the
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
- *    bumps the format version).  Only this format is read: format 2
- *    to 5 images (before host resources; before tables as runs;
+ *    bumps the format version).  This format and format 6 are read
+ *    (CM_SNAPSHOT_FORMAT_OLDEST); format 2 to 5 images (before host resources; before tables as runs;
  *    before heap objects; before calls' budgets) are refused with the
  *    reason, and the embedder starts fresh.
  *  - Bound to the component and the format: a snapshot of another
@@ -133,7 +135,11 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 6u
+#define CM_SNAPSHOT_FORMAT 7u
+/* the oldest format still read: format 6 differs from 7 only in an
+ * explicit thread's start argument (32 bits; 64 since 7, for a 64-bit
+ * memory's thread.new-indirect) */
+#define CM_SNAPSHOT_FORMAT_OLDEST 6u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u

@@ -471,7 +471,7 @@ static void put_thread(snap *x, const cm_thread *t)
 	for (uint32_t i = 0; i < t->nres && i < 2; i++)
 		put_val(x, &t->res[i]);
 	put_func(x, t->start_fn);
-	wasm_snap_u32(x->b, t->start_arg);
+	wasm_snap_u64(x->b, t->start_arg);
 	if (x->st != WASM_SNAP_OK)
 		return;
 	st = wasm_exec_snapshot(t->exec, x->map, x->b, x->why, x->whylen);
@@ -1047,6 +1047,7 @@ wasm_snap_status cm_snap_async_write(cm_store *s, cm_component_instance **insts,
 typedef struct rd {
 	snap x;
 	wasm_snap_reader *r;
+	uint32_t format; /* the image's (CM_SNAPSHOT_FORMAT_OLDEST or later) */
 	/* per object: the restored end's shared state owner; how many
 	 * table slots name it (one at most) */
 	bool *shared_owner;
@@ -1292,6 +1293,20 @@ static bool get_task(rd *d, cm_task *at, uint64_t *budget)
 	return true;
 }
 
+/* An explicit thread's start argument: 32 bits in a format 6 image,
+ * 64 since (its width against the function: check below). */
+static bool get_start_arg(rd *d, cm_thread *t)
+{
+	uint32_t v32;
+
+	if (d->format >= 7)
+		return g64(d, &t->start_arg);
+	if (!g32(d, &v32))
+		return false;
+	t->start_arg = v32;
+	return true;
+}
+
 static bool get_thread(rd *d, cm_thread *t)
 {
 	void *task, *set, *wobj = NULL;
@@ -1357,7 +1372,7 @@ static bool get_thread(rd *d, cm_thread *t)
 	for (uint32_t i = 0; i < nres; i++)
 		if (!gval(d, &t->res[i]))
 			return false;
-	if (!gfunc(d, &t->start_fn) || !g32(d, &t->start_arg))
+	if (!gfunc(d, &t->start_fn) || !get_start_arg(d, t))
 		return false;
 	st = wasm_exec_restore(t->exec, d->x.map, d->r, d->x.why, d->x.whylen);
 	if (st != WASM_SNAP_OK) {
@@ -1403,8 +1418,9 @@ static bool get_thread(rd *d, cm_thread *t)
 	if (t->start_fn != NULL) {
 		const wasm_functype *ft = t->start_fn->type;
 
-		if (ft->nparams != 1 || ft->params[0] != WASM_I32 ||
-		    ft->nresults != 0) {
+		if (ft->nparams != 1 || ft->nresults != 0 ||
+		    (ft->params[0] != WASM_I32 && ft->params[0] != WASM_I64) ||
+		    (ft->params[0] == WASM_I32 && t->start_arg > UINT32_MAX)) {
 			BAD(&d->x, "a thread's start function of the wrong "
 				   "type");
 			return false;
@@ -2443,7 +2459,7 @@ static void forget_resources(cabi_table *t)
 
 int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 				cm_component_instance **insts, uint32_t ninsts,
-				char *why, size_t whylen)
+				uint32_t format, char *why, size_t whylen)
 {
 	rd *d = calloc(1, sizeof *d);
 	wasm_snap_status st = WASM_SNAP_OK;
@@ -2452,6 +2468,7 @@ int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 	if (d == NULL)
 		return WASM_SNAP_NOMEM;
 	d->x.s = s;
+	d->format = format;
 	d->x.insts = insts;
 	d->x.ninsts = ninsts;
 	d->x.why = why;

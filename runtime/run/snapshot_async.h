@@ -35,7 +35,7 @@ wasm_snap_status cm_snap_async_write(cm_store *s, cm_component_instance **insts,
 typedef struct rd cm_snap_async_state;
 int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 				cm_component_instance **insts, uint32_t ninsts,
-				char *why, size_t whylen);
+				uint32_t format, char *why, size_t whylen);
 wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 				       wasm_snap_reader *sec);
 /* failed: the restore failed (the store will be freed): the host

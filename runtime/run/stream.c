@@ -563,8 +563,11 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 		if (ptr % al != 0)
 			return trap_msg(x, s,
 					WASM_TRAP_PREFIX CABI_MSG_UNALIGNED);
+		/* len * sz < 2^60; a 64-bit ptr may be near 2^64, so the
+		 * check never adds to it */
 		if (opts->memory == NULL ||
-		    ptr + len * sz > wasm_memory_size_bytes(opts->memory))
+		    ptr > wasm_memory_size_bytes(opts->memory) ||
+		    len * sz > wasm_memory_size_bytes(opts->memory) - ptr)
 			return trap_msg(x, s,
 					WASM_TRAP_PREFIX "buffer out of "
 							 "bounds");

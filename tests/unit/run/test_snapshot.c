@@ -286,6 +286,22 @@ START_TEST(test_refused_versions_and_tags)
 		ck_assert_ptr_nonnull(strstr(err.msg, want));
 	}
 	live_close(&b);
+	/* format 6 is still read: it differs from 7 only in an explicit
+	 * thread's start argument, and this store has no thread */
+	memcpy(bad, s1, n1);
+	bad[8] = CM_SNAPSHOT_FORMAT_OLDEST;
+	fix_checksum(bad, n1);
+	live_open(&b, c);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, bad, n1, &err), 0);
+	ck_assert_uint_eq(counter_inc(&b), 2);
+	live_close(&b);
+	/* and the one before it is not, with the formats that are */
+	bad[8] = CM_SNAPSHOT_FORMAT_OLDEST - 1;
+	fix_checksum(bad, n1);
+	live_open(&b, c);
+	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, bad, n1, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "reads formats 6 to 7"));
+	live_close(&b);
 	/* the format before host resources (2) is refused too */
 	bad[8] = 2;
 	live_open(&b, c);
