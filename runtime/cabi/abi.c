@@ -413,7 +413,7 @@ static int store_list_into_range(cabi_cx *cx, const cm_val *v, const cm_type *t,
 
 	if (check_list_form(cx, v, t))
 		return -1;
-	if (n > CABI_MAX_LIST_BYTE_LENGTH / sz)
+	if (n > CABI_REALLOC_MAX / sz)
 		return cabi_trap(cx, CABI_MSG_LIST_TOO_LONG);
 	byte_length = n * sz;
 	if (cabi_realloc_checked(cx, 0, 0, align_of(cx, elem), byte_length,

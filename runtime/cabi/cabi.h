@@ -93,6 +93,17 @@
 
 #define CABI_MAX_STRING_BYTE_LENGTH ((1u << 28) - 1)
 #define CABI_MAX_LIST_BYTE_LENGTH   ((1u << 28) - 1)
+/*
+ * REALLOC_I32_MAX: the most one lowering asks realloc for.  The two
+ * maxima above bound what is lifted; a lowering may need more (a string
+ * transcoded to UTF-16 or from UTF-16 to UTF-8's worst case, a list of
+ * strings or lists lowered into a 64-bit memory, whose elements are
+ * twice as wide), which definitions.py lets through up to this
+ * (store_list_into_range, store_string_copy: assert(byte_length <=
+ * REALLOC_I32_MAX), true of any lifted value).  A host's value is not
+ * lifted, so past this it traps with the maxima's messages.
+ */
+#define CABI_REALLOC_MAX	    0xffffffffull
 #define CABI_TABLE_MAX_LENGTH	    ((1u << 28) - 1)
 #define CABI_UTF16_TAG32	    (1ull << 31)
 #define CABI_UTF16_TAG64	    (1ull << 63)

@@ -19,7 +19,10 @@
  *    1), charged to the store's budget before the malloc (cabi_charge);
  *    its length is CABI_MAX_STRING_BYTE_LENGTH (2^28 - 1) at most.
  *  - storing allocates nothing on the host (transcoding writes straight
- *    into memory the guest's realloc gave).
+ *    into memory the guest's realloc gave); it asks realloc for
+ *    CABI_REALLOC_MAX bytes at most (definitions.py's REALLOC_I32_MAX,
+ *    not the lifting maximum: a transcoding may need up to three times
+ *    what was lifted).
  */
 #include <stdlib.h>
 
@@ -259,7 +262,7 @@ static int store_string_copy(cabi_cx *cx, const src_info *si,
 	size_t i = 0, at = 0;
 	uint8_t *m;
 
-	if (dst_byte_length > CABI_MAX_STRING_BYTE_LENGTH)
+	if (dst_byte_length > CABI_REALLOC_MAX)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, dst_alignment, dst_byte_length,
 				 CABI_MSG_STRING_OOB, &p))
@@ -290,7 +293,7 @@ static int store_string_to_utf8(cabi_cx *cx, const src_info *si,
 	uint64_t p;
 	size_t i = 0;
 
-	if (src_code_units > CABI_MAX_STRING_BYTE_LENGTH)
+	if (src_code_units > CABI_REALLOC_MAX)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, 1, src_code_units,
 				 CABI_MSG_STRING_OOB, &p))
@@ -303,7 +306,7 @@ static int store_string_to_utf8(cabi_cx *cx, const src_info *si,
 			cabi_mem(cx)[p + at] = (uint8_t)c;
 			continue;
 		}
-		if (worst_case_size > CABI_MAX_STRING_BYTE_LENGTH)
+		if (worst_case_size > CABI_REALLOC_MAX)
 			return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 		if (cabi_realloc_checked(cx, p, src_code_units, 1,
 					 worst_case_size, CABI_MSG_STRING_OOB,
@@ -331,7 +334,7 @@ static int store_utf8_to_utf16(cabi_cx *cx, const src_info *si,
 	uint64_t worst_case_size = 2 * src_code_units, p;
 	uint64_t encoded = 2 * si->nutf16;
 
-	if (worst_case_size > CABI_MAX_STRING_BYTE_LENGTH)
+	if (worst_case_size > CABI_REALLOC_MAX)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, 2, worst_case_size,
 				 CABI_MSG_STRING_OOB, &p))
@@ -353,7 +356,7 @@ static int store_string_to_latin1_or_utf16(cabi_cx *cx, const src_info *si,
 	uint64_t p, dst_byte_length = 0;
 	size_t i = 0;
 
-	if (src_code_units > CABI_MAX_STRING_BYTE_LENGTH)
+	if (src_code_units > CABI_REALLOC_MAX)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, 2, src_code_units,
 				 CABI_MSG_STRING_OOB, &p))
@@ -369,7 +372,7 @@ static int store_string_to_latin1_or_utf16(cabi_cx *cx, const src_info *si,
 			continue;
 		}
 		worst_case_size = 2 * src_code_units;
-		if (worst_case_size > CABI_MAX_STRING_BYTE_LENGTH)
+		if (worst_case_size > CABI_REALLOC_MAX)
 			return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 		if (cabi_realloc_checked(cx, p, src_code_units, 2,
 					 worst_case_size, CABI_MSG_STRING_OOB,
@@ -408,7 +411,7 @@ static int store_probably_utf16_to_latin1_or_utf16(cabi_cx *cx,
 	uint64_t src_byte_length = 2 * src_code_units, p, latin1_size;
 	uint8_t *m;
 
-	if (src_byte_length > CABI_MAX_STRING_BYTE_LENGTH)
+	if (src_byte_length > CABI_REALLOC_MAX)
 		return cabi_trap(cx, CABI_MSG_STRING_TOO_LONG);
 	if (cabi_realloc_checked(cx, 0, 0, 2, src_byte_length,
 				 CABI_MSG_STRING_OOB, &p))

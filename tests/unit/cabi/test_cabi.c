@@ -1045,6 +1045,48 @@ START_TEST(byte_lists)
 }
 END_TEST
 
+/*
+ * Lowering's bound is definitions.py's REALLOC_I32_MAX (2^32 - 1 bytes),
+ * not the lifting maximum (2^28 - 1): a lifted list of strings lowered
+ * into a 64-bit memory takes twice its bytes, and the spec lowers it.
+ * A host's list past 2^32 - 1 bytes traps before any element is read
+ * or realloc is called (the list here has one element and claims 2^31
+ * u16s); one of 2^28 bytes passes the bound and reaches realloc, whose
+ * result a 1-page memory cannot hold.
+ */
+START_TEST(list_lower_bound)
+{
+	const cm_type *lu16 = list_of(P(CM_U16));
+	wasm_val core[2];
+	cabi_core_out out = {core, 0, 2};
+	cm_val v;
+
+	ck_assert_int_eq(cm_val_seq(&v, CM_LIST, 1), 0);
+	v.u.list.elems[0] = cm_val_u16(7);
+	v.u.list.n = 1u << 31; /* 2^32 bytes: past the bound */
+	RA.fixed = true;
+	RA.value = 0;
+	RA.ncalls = 0;
+	CX.host_peer = true;
+	ASSERT_TRAP(&CX, cabi_lower_flat(&CX, &v, lu16, &out),
+		    "list byte length exceeds the maximum");
+	ck_assert_uint_eq(RA.ncalls, 0);
+	v.u.list.n = (1u << 31) - 1; /* 2^32 - 2 bytes: within */
+	out.n = 0;
+	ASSERT_TRAP(&CX, cabi_lower_flat(&CX, &v, lu16, &out),
+		    "realloc return: beyond end of memory");
+	ck_assert_uint_eq(RA.ncalls, 1);
+	ck_assert_uint_eq(RA.calls[0][3], 0xfffffffeu);
+	v.u.list.n = 1u << 27; /* 2^28 bytes: past the lifting maximum */
+	out.n = 0;
+	ASSERT_TRAP(&CX, cabi_lower_flat(&CX, &v, lu16, &out),
+		    "realloc return: beyond end of memory");
+	ck_assert_uint_eq(RA.calls[1][3], 1u << 28);
+	v.u.list.n = 1;
+	cm_val_free(&v);
+}
+END_TEST
+
 START_TEST(realloc_result_traps)
 {
 	const cm_type *lu32 = list_of(P(CM_U32));
@@ -2057,6 +2099,7 @@ static Suite *cabi_suite(void)
 	tcase_add_test(tc, list_lift_traps);
 	tcase_add_test(tc, host_budget_charges_lifts);
 	tcase_add_test(tc, byte_lists);
+	tcase_add_test(tc, list_lower_bound);
 	tcase_add_test(tc, realloc_result_traps);
 	tcase_add_test(tc, realloc_guest_failures);
 	tcase_add_test(tc, realloc_moves_memory);
