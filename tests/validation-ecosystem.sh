@@ -32,4 +32,12 @@ check "naming the clash" \
 check "an instance export whose func names the instance's own type export loads (wit-component's shim)" \
 	test $? -eq 0
 check "and exports the interface" grep -q '^  export x:y/api;' "$T/out"
+"$HOSTEL" inspect "$G/outer-alias.wasm" >"$T/out" 2>&1
+check "outer aliases of count 2 in core module types (the enclosing component's types) load" \
+	test $? -eq 0
+"$HOSTEL" inspect "$G/outer-alias-past.wasm" >"$T/out" 2>&1
+rc=$?
+check "one past the outermost component is refused (exit $rc)" test "$rc" -ne 0
+check "in wasmparser's words" \
+	grep -q 'invalid outer alias count of 2' "$T/out"
 tap_finish

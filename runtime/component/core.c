@@ -192,19 +192,31 @@ static const cm_core_type *module_type(scope *s, const raw_core_type *rt)
 						       "bounds"),
 					       NULL;
 				nt = types[d->index];
-			} else if (d->count == 1) {
-				const cm_item *it = cm_get(s, CM_SORT_CORE_TYPE,
-							   d->index, d->offset);
+			} else {
+				/* count 1 is the scope the module type is
+				 * declared in, each more one scope further
+				 * out (Binary.md's outer alias bound, as
+				 * wasmparser walks it); core types hold no
+				 * resources, so any enclosing scope's do */
+				scope *in = s;
+				const cm_item *it;
 
+				for (uint32_t k = 1; k < d->count && in != NULL;
+				     k++)
+					in = in->parent;
+				/* wasmparser names the count of component
+				 * scopes past the module type's, one less */
+				if (in == NULL)
+					return cm_fail(v, d->offset,
+						       "invalid outer alias "
+						       "count of %u",
+						       d->count - 1),
+					       NULL;
+				it = cm_get(in, CM_SORT_CORE_TYPE, d->index,
+					    d->offset);
 				if (it == NULL)
 					return NULL;
 				nt = it->t.core_type;
-			} else {
-				return cm_fail(v, d->offset,
-					       "invalid outer alias count of "
-					       "%u",
-					       d->count),
-				       NULL;
 			}
 			break;
 		}

@@ -182,6 +182,17 @@ done
 # takes only i32 "currently"), so `jco wit` cannot read it.
 $JCO parse "$here/mem64/async64.wat" -o "$here/mem64/async64.wasm"
 # Core module WAT (hostile/p1files, preview1): no WIT to check.
+# tests/guests/names: validation as wasmparser does it; jco wit checks
+# the valid ones, and refuses the two the spec makes invalid (ll-clash,
+# outer-alias-past), as hostel must
+for w in http-names reexport outer-alias; do
+	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
+	$JCO wit "$here/names/$w.wasm" >/dev/null
+done
+for w in ll-clash outer-alias-past; do
+	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
+	! $JCO wit "$here/names/$w.wasm" >/dev/null 2>&1
+done
 $JCO parse "$here/hostile/p1files.wat" -o "$here/hostile/p1files.wasm"
 $JCO parse "$here/hostile/p1random.wat" -o "$here/hostile/p1random.wasm"
 # tests/wasm/legacy-mixed (legacy try beside try_table; wabt 1.0.32 has
