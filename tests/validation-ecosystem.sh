@@ -40,4 +40,9 @@ rc=$?
 check "one past the outermost component is refused (exit $rc)" test "$rc" -ne 0
 check "in wasmparser's words" \
 	grep -q 'invalid outer alias count of 2' "$T/out"
+"$HOSTEL" inspect "$G/async-ctor.wasm" >"$T/out" 2>&1
+rc=$?
+check "an async [constructor] is refused (exit $rc)" test "$rc" -ne 0
+check "in wasmparser's words" \
+	grep -q 'constructor function cannot be async' "$T/out"
 tap_finish

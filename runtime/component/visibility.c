@@ -143,6 +143,12 @@ int cm_check_annotated(scope *s, name_ctx *ctx, const cm_name *n,
 	case CM_NAME_CONSTRUCTOR: {
 		const cm_type *r = f->result;
 
+		/* wasmparser's rule (WIT has no async constructor; the
+		 * spec says nothing either way): agreeing keeps us from
+		 * loading what no other host validates (docs/validation.md) */
+		if (f->async)
+			return cm_fail(v, offset,
+				       "constructor function cannot be async");
 		if (r == NULL)
 			return cm_fail(v, offset,
 				       "function should return one value");

@@ -183,13 +183,13 @@ done
 $JCO parse "$here/mem64/async64.wat" -o "$here/mem64/async64.wasm"
 # Core module WAT (hostile/p1files, preview1): no WIT to check.
 # tests/guests/names: validation as wasmparser does it; jco wit checks
-# the valid ones, and refuses the two the spec makes invalid (ll-clash,
-# outer-alias-past), as hostel must
+# the valid ones, and refuses the invalid ones (ll-clash,
+# outer-alias-past, async-ctor), as hostel must
 for w in http-names reexport outer-alias; do
 	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
 	$JCO wit "$here/names/$w.wasm" >/dev/null
 done
-for w in ll-clash outer-alias-past; do
+for w in ll-clash outer-alias-past async-ctor; do
 	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
 	! $JCO wit "$here/names/$w.wasm" >/dev/null 2>&1
 done
