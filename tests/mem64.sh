@@ -45,10 +45,14 @@ high("at the end")|"at the end"
 far("above 4 GiB")|"above 4 GiB"
 CASES
 
-while IFS='|' read -r c want; do
-	check "hostel run: $c is $want" \
-		test "$("$HOSTEL" run --invoke "$c" "$G" 2>&1)" = "$want"
-done <"$T/cases"
+# run_cases FILE GUEST LABEL: each line of FILE is call|result
+run_cases() {
+	while IFS='|' read -r c want; do
+		check "hostel run: $3$c is $want" \
+			test "$("$HOSTEL" run --invoke "$c" "$2" 2>&1)" = "$want"
+	done <"$1"
+}
+run_cases "$T/cases" "$G" ""
 out=$("$HOSTEL" run --invoke 'oob()' "$G" 2>&1)
 check "hostel run: a string at 2^40 traps out of bounds ($out)" \
 	test "$out" = "hostel: trap: string pointer/length out of bounds of memory"
@@ -62,10 +66,7 @@ cat >"$T/async" <<'CASES'
 stream-event()|"ping"
 thread-arg()|4886718345
 CASES
-while IFS='|' read -r c want; do
-	check "hostel run: async64 $c is $want" \
-		test "$("$HOSTEL" run --invoke "$c" "$A" 2>&1)" = "$want"
-done <"$T/async"
+run_cases "$T/async" "$A" "async64 "
 # an event record at 2^64 - 4 is out of bounds (the check must not wrap
 # round to a small address and write there)
 out=$("$HOSTEL" run --invoke 'poll-high()' "$A" 2>&1)

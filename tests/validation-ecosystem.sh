@@ -17,17 +17,23 @@ need_programs "$HOSTEL"
 G=$S/tests/guests/names
 tap_tmpdir
 
+# refused GUEST WHAT MESSAGE: hostel inspect refuses GUEST.wasm, saying
+# MESSAGE (a grep pattern)
+refused() {
+	"$HOSTEL" inspect "$G/$1.wasm" >"$T/out" 2>&1
+	rc=$?
+	check "$2 are refused (exit $rc)" test "$rc" -ne 0
+	check "naming why: $3" grep -q "$3" "$T/out"
+}
+
 "$HOSTEL" inspect "$G/http-names.wasm" >"$T/out" 2>&1
 check "a type \`method\` beside \`[method]incoming-request.method\` (wasi:http) loads" \
 	test $? -eq 0
 check "and its WIT shows both: the variant and the resource's method" \
 	test -n "$(grep '^  variant method {' "$T/out")" -a \
 	-n "$(grep '^    method: func() -> method;' "$T/out")"
-"$HOSTEL" inspect "$G/ll-clash.wasm" >"$T/out" 2>&1
-rc=$?
-check "\`foo\` and \`[method]foo.foo\` are refused (exit $rc)" test "$rc" -ne 0
-check "naming the clash" \
-	grep -q 'export name `\[method\]foo.foo` conflicts with previous name `foo`' "$T/out"
+refused ll-clash "\`foo\` and \`[method]foo.foo\`" \
+	'export name `\[method\]foo.foo` conflicts with previous name `foo`'
 "$HOSTEL" inspect "$G/reexport.wasm" >"$T/out" 2>&1
 check "an instance export whose func names the instance's own type export loads (wit-component's shim)" \
 	test $? -eq 0
@@ -35,14 +41,9 @@ check "and exports the interface" grep -q '^  export x:y/api;' "$T/out"
 "$HOSTEL" inspect "$G/outer-alias.wasm" >"$T/out" 2>&1
 check "outer aliases of count 2 in core module types (the enclosing component's types) load" \
 	test $? -eq 0
-"$HOSTEL" inspect "$G/outer-alias-past.wasm" >"$T/out" 2>&1
-rc=$?
-check "one past the outermost component is refused (exit $rc)" test "$rc" -ne 0
-check "in wasmparser's words" \
-	grep -q 'invalid outer alias count of 2' "$T/out"
-"$HOSTEL" inspect "$G/async-ctor.wasm" >"$T/out" 2>&1
-rc=$?
-check "an async [constructor] is refused (exit $rc)" test "$rc" -ne 0
-check "in wasmparser's words" \
-	grep -q 'constructor function cannot be async' "$T/out"
+# the next two in wasmparser's words
+refused outer-alias-past "outer aliases one past the outermost component" \
+	'invalid outer alias count of 2'
+refused async-ctor "async [constructor]s" \
+	'constructor function cannot be async'
 tap_finish
