@@ -46,4 +46,9 @@ refused outer-alias-past "outer aliases one past the outermost component" \
 	'invalid outer alias count of 2'
 refused async-ctor "async [constructor]s" \
 	'constructor function cannot be async'
+"$HOSTEL" inspect "$G/version-case.wasm" >"$T/out" 2>&1
+check "interface names a version's case apart (@1.0.0-RC, @1.0.0-rc) are two names" \
+	test $? -eq 0
+refused version-case-clash "interface labels a case apart (a:b/C, a:b/c)" \
+	'import name `a:b/c@1.0.0` conflicts with previous name `a:b/C@1.0.0`'
 tap_finish

@@ -419,10 +419,26 @@ int cm_lower(vstate *v, cm_str in, cm_str *out)
  * `[method]a.b` do not. */
 int cm_name_canonical(vstate *v, const cm_name *n, cm_str *out)
 {
+	size_t keep = n->version.len;
+
 	switch (n->kind) {
 	case CM_NAME_METHOD:
 	case CM_NAME_STATIC:
 		return cm_lower(v, n->func, out);
+	case CM_NAME_INTERFACE:
+		/* acronyms are lowercased in labels; a version is no label
+		 * (semver's pre-release identifiers are case-sensitive), so
+		 * `@1.0.0-RC` and `@1.0.0-rc` are two names, as wasmparser
+		 * has them (docs/validation.md) */
+		if (keep == 0 || keep > n->str.len ||
+		    memcmp(n->str.ptr + n->str.len - keep, n->version.ptr,
+			   keep) != 0)
+			return cm_lower(v, n->str, out);
+		if (cm_lower(v, n->str, out))
+			return -1;
+		memcpy((char *)out->ptr + n->str.len - keep, n->version.ptr,
+		       keep);
+		return 0;
 	default:
 		return cm_lower(v, n->str, out);
 	}

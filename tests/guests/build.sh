@@ -189,7 +189,10 @@ for w in http-names reexport outer-alias; do
 	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
 	$JCO wit "$here/names/$w.wasm" >/dev/null
 done
-for w in ll-clash outer-alias-past async-ctor; do
+# version-case validates under wasmparser, whose wit-parser then panics
+# making its WIT (two interfaces a case apart): parsed only
+$JCO parse "$here/names/version-case.wat" -o "$here/names/version-case.wasm"
+for w in ll-clash outer-alias-past async-ctor version-case-clash; do
 	$JCO parse "$here/names/$w.wat" -o "$here/names/$w.wasm"
 	! $JCO wit "$here/names/$w.wasm" >/dev/null 2>&1
 done
