@@ -3381,7 +3381,8 @@ int wasm_compile_func(const wasm_module *m, uint32_t i, const bool *refs,
 	wc->nresumes = c.nresumes;
 	wc->parks = c.parks;
 	wc->nparks = c.nparks;
-	if (c.holds_refs && c.nresume_refs == c.nresumes / WASM_RESUME_CELLS * 2) {
+	if (c.holds_refs &&
+	    c.nresume_refs == c.nresumes / WASM_RESUME_CELLS * 2) {
 		wc->refslots = c.refslots;
 		wc->resume_refs = c.resume_refs;
 		c.refslots = NULL;
