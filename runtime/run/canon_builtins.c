@@ -92,9 +92,7 @@ static int store_event(wasm_memory *m, uint64_t ptr, const cm_event *ev,
 		return cabi_fail(err, CABI_ERR_TRAP, "no memory");
 	if (ptr % 4 != 0)
 		return cabi_fail(err, CABI_ERR_TRAP, CABI_MSG_UNALIGNED);
-	/* a 64-bit pointer near 2^64 must not wrap past the check */
-	if (ptr > wasm_memory_size_bytes(m) ||
-	    wasm_memory_size_bytes(m) - ptr < 8)
+	if (!wasm_memory_in_bounds(m, ptr, 8))
 		return cabi_fail(err, CABI_ERR_TRAP, "out of bounds");
 	d = wasm_memory_write(m, ptr, 8);
 	for (int i = 0; i < 4; i++) {

@@ -419,8 +419,8 @@ static int restore_image(cm_store *s, const uint8_t sha256[32],
 	if (list_instances(s, &insts, &ninsts, err))
 		return -1;
 	rc = restore_sections(s, &r, insts, ninsts, &as,
-			      (restore_mode){flags, format, core_only}, why, sizeof why,
-			      err);
+			      (restore_mode){flags, format, core_only}, why,
+			      sizeof why, err);
 	if (cm_snap_async_restore_end(as, rc != 0) && rc == 0)
 		rc = cm_error_set(err, CM_ERR_NOMEM, "out of memory");
 	free(insts);

@@ -33,9 +33,10 @@
  *    order of the tags; an unknown tag or object kind is refused (a
  *    later format that adds kinds of objects adds tags or kinds and
  *    bumps the format version).  This format and format 6 are read
- *    (CM_SNAPSHOT_FORMAT_OLDEST); format 2 to 5 images (before host resources; before tables as runs;
- *    before heap objects; before calls' budgets) are refused with the
- *    reason, and the embedder starts fresh.
+ *    (CM_SNAPSHOT_FORMAT_OLDEST); format 2 to 5 images (before host
+ *    resources; before tables as runs; before heap objects; before
+ *    calls' budgets) are refused with the reason, and the embedder
+ *    starts fresh.
  *  - Bound to the component and the format: a snapshot of another
  *    component or another format version is refused with the reason
  *    (CM_ERR_VALUE), before anything of the store is touched.
@@ -140,6 +141,8 @@
  * explicit thread's start argument (32 bits; 64 since 7, for a 64-bit
  * memory's thread.new-indirect) */
 #define CM_SNAPSHOT_FORMAT_OLDEST 6u
+/* the first format whose explicit threads' start arguments are 64 bits */
+#define CM_SNAPSHOT_FORMAT_START_ARG64 7u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u

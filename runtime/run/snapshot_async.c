@@ -1299,7 +1299,7 @@ static bool get_start_arg(rd *d, cm_thread *t)
 {
 	uint32_t v32;
 
-	if (d->format >= 7)
+	if (d->format >= CM_SNAPSHOT_FORMAT_START_ARG64)
 		return g64(d, &t->start_arg);
 	if (!g32(d, &v32))
 		return false;

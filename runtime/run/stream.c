@@ -563,11 +563,9 @@ static wasm_host_status op_copy(wasm_exec *x, cm_component_instance *inst,
 		if (ptr % al != 0)
 			return trap_msg(x, s,
 					WASM_TRAP_PREFIX CABI_MSG_UNALIGNED);
-		/* len * sz < 2^60; a 64-bit ptr may be near 2^64, so the
-		 * check never adds to it */
+		/* len * sz < 2^60 (MAX_BUF_LEN elements) */
 		if (opts->memory == NULL ||
-		    ptr > wasm_memory_size_bytes(opts->memory) ||
-		    len * sz > wasm_memory_size_bytes(opts->memory) - ptr)
+		    !wasm_memory_in_bounds(opts->memory, ptr, len * sz))
 			return trap_msg(x, s,
 					WASM_TRAP_PREFIX "buffer out of "
 							 "bounds");

@@ -1648,14 +1648,15 @@ static int note_resume(struct cc *c, const uint32_t *p, uint32_t n,
 
 static int op_call(struct cc *c, bool tail)
 {
-	uint32_t x, base, *p;
+	uint32_t x, y, base, *p;
 	const wasm_functype *ft;
 
 	if (wasm_read_u32(&c->r, &x))
 		return -1;
 	if (x >= wasm_module_nfuncs(c->m))
 		return invalidx(c, "unknown function %u", x);
-	ft = &c->m->types[wasm_module_func_typeidx(c->m, x)];
+	y = wasm_module_func_typeidx(c->m, x);
+	ft = &c->m->types[y];
 	if (tail && !same_results(c, ft, c->ft))
 		return type_mismatch(c);
 	if (pop_args(c, ft, &base))
@@ -1671,17 +1672,14 @@ static int op_call(struct cc *c, bool tail)
 		p[1] = x - c->m->nimported_funcs;
 		if (p != c->scratch && !GROW(c, links, clinks, c->nlinks + 1))
 			c->links[c->nlinks++] = (uint32_t)(p + 1 - c->code);
-		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base,
-					 wasm_module_func_typeidx(c->m, x), 0,
+		if (!tail && note_resume(c, p, 1 + WASM_PTR_CELLS, base, y, 0,
 					 T_UNKNOWN))
 			return -1;
 	} else {
 		p = cc_emit(c, tail ? WASM_IOP_return_call : WASM_IOP_call, 2);
 		p[0] = x;
 		p[1] = base;
-		if (!tail && note_resume(c, p, 2, base,
-					 wasm_module_func_typeidx(c->m, x), 0,
-					 T_UNKNOWN))
+		if (!tail && note_resume(c, p, 2, base, y, 0, T_UNKNOWN))
 			return -1;
 	}
 	if (tail) {

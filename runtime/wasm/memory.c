@@ -179,6 +179,11 @@ uint64_t wasm_memory_size_bytes(const wasm_memory *m)
 	return m->size;
 }
 
+bool wasm_memory_in_bounds(const wasm_memory *m, uint64_t off, uint64_t len)
+{
+	return len <= m->size && off <= m->size - len;
+}
+
 const wasm_memtype *wasm_memory_type(const wasm_memory *m)
 {
 	return &m->type;

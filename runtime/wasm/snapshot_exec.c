@@ -37,9 +37,8 @@
  * a callee of another type returns results of other types, which the
  * caller's code would take for references (the fuzz target found a
  * caller that reads an exnref where its forged callee returned an i32).
- * A frame
- * that holds references gets a checked reference in every slot its
- * point lists and numbers elsewhere, which typed code never reads as
+ * A frame that holds references gets a checked reference in every slot
+ * its point lists and numbers elsewhere, which typed code never reads as
  * references (an exception by the index the core section's heap walk,
  * which takes these slots as roots, gave it); a point with no list,
  * and a non-null externref (a host value: a component has none), are
@@ -83,9 +82,9 @@ static bool park_point(const struct wasm_compiled *code, uint32_t off,
 }
 
 /* The base slot of the call code returns to at offset off, or -1: *k
- * which resume it is, *typeidx the module's index of its callee's type. */
+ * which resume it is. */
 static int64_t resume_base(const struct wasm_compiled *code, uint32_t off,
-			   uint32_t *k, uint32_t *typeidx)
+			   uint32_t *k)
 {
 	const uint32_t *v = code->resumes;
 	uint32_t lo = 0, hi = code->nresumes / WASM_RESUME_CELLS;
@@ -96,7 +95,6 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off,
 
 		if (at == off) {
 			*k = mid;
-			*typeidx = v[WASM_RESUME_CELLS * mid + 3];
 			return v[WASM_RESUME_CELLS * mid + 2];
 		}
 		if (at < off)
@@ -105,6 +103,13 @@ static int64_t resume_base(const struct wasm_compiled *code, uint32_t off,
 			hi = mid;
 	}
 	return -1;
+}
+
+/* The module's index of the type resume k's call calls. */
+static uint32_t resume_callee_type(const struct wasm_compiled *code,
+				   uint32_t k)
+{
+	return code->resumes[WASM_RESUME_CELLS * k + 3];
 }
 
 /*
@@ -185,7 +190,7 @@ static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 		       const uint32_t *pc, size_t fp, size_t next, bool parked,
 		       uint32_t *n, uint32_t r[2])
 {
-	uint32_t off, k = 0, typeidx;
+	uint32_t off, k = 0;
 	int64_t base;
 
 	if (pc < code->code || pc > code->code + code->ncode)
@@ -197,7 +202,7 @@ static int frame_shape(const wasm_exec *e, const struct wasm_compiled *code,
 			return FRAME_AT_CALL;
 		*n = code->frame_slots;
 	} else {
-		base = resume_base(code, off, &k, &typeidx);
+		base = resume_base(code, off, &k);
 		if (base < 0 || fp + (size_t)base != next)
 			return FRAME_AT_CALL;
 		*n = (uint32_t)base;
@@ -461,7 +466,7 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 				  frame_in *f, size_t fp, bool parked,
 				  char *why, size_t whylen)
 {
-	uint32_t ord, fi, k = 0, refs[2], typeidx = 0;
+	uint32_t ord, fi, k = 0, refs[2];
 	wasm_instance *inst;
 	const wasm_func *fn;
 	int64_t base;
@@ -490,13 +495,12 @@ static wasm_snap_status get_frame(wasm_snap_map *m, wasm_snap_reader *r,
 			return BAD("a stopped frame that does not stand at a "
 				   "fuel check");
 	} else {
-		base = resume_base(f->code, f->off, &k, &typeidx);
+		base = resume_base(f->code, f->off, &k);
 		if (base < 0 || (uint32_t)base != f->base ||
-		    f->base > f->code->frame_slots ||
-		    typeidx >= inst->module->ntypes)
+		    f->base > f->code->frame_slots)
 			return BAD("a frame that does not stand after a "
 				   "call");
-		f->callee = inst->type_ids[typeidx];
+		f->callee = inst->type_ids[resume_callee_type(f->code, k)];
 	}
 	if (!frame_refs(f->code, parked, k, refs))
 		return BAD("a frame where its references are not known");

@@ -185,6 +185,9 @@ uint8_t *wasm_memory_write(wasm_memory *m, uint64_t off, uint64_t len);
 /* The bytes of m, to read only: nothing is marked. */
 const uint8_t *wasm_memory_bytes(const wasm_memory *m);
 uint64_t wasm_memory_size_bytes(const wasm_memory *m);
+/* Whether [off, off + len) lies within m; no sum is formed, so an off
+ * near 2^64 (a 64-bit memory's pointer) cannot wrap past the check. */
+bool wasm_memory_in_bounds(const wasm_memory *m, uint64_t off, uint64_t len);
 const wasm_memtype *wasm_memory_type(const wasm_memory *m);
 
 wasm_table_inst *wasm_table_new(wasm_store *s, wasm_tabletype type,
