@@ -420,7 +420,10 @@ for i in 1 2; do
 	H call stopnap 'work()' >/dev/null 2>&1
 	H call gated 'work()' >/dev/null 2>&1
 done
-H call stopnap 'nap(1500)' >"$T/sn.out" 2>"$T/sn.err" &
+# The nap and the hold outlast the clients that follow them (under
+# Valgrind a client call takes about a second: HOSTEL_SLOW).
+NAP_MS=$((3000 * ${HOSTEL_SLOW:-1}))
+H call stopnap "nap($NAP_MS)" >"$T/sn.out" 2>"$T/sn.err" &
 SN=$!
 PIDS="$PIDS $SN"
 started() { # SERVICE EXPORT: its call.started is in the history
@@ -447,8 +450,8 @@ napped() {
 	grep -q 'stopnap: a call restored in flight returned' "$LOG"
 }
 check "... to its end, answering nobody" \
-	wait_for $((10 * ${HOSTEL_SLOW:-1})) napped
-H call gated 'hold(1500)' >"$T/gh.out" 2>"$T/gh.err" &
+	wait_for $((15 * ${HOSTEL_SLOW:-1})) napped
+H call gated "hold($NAP_MS)" >"$T/gh.out" 2>"$T/gh.err" &
 GH=$!
 wait_for $((10 * ${HOSTEL_SLOW:-1})) started gated hold
 H call gated 'work()' >"$T/gw.out" 2>"$T/gw.err" &
@@ -473,7 +476,7 @@ held() {
 	grep -q 'gated: a call restored in flight returned' "$LOG"
 }
 check "... the hold came back and goes on to its end" \
-	wait_for $((10 * ${HOSTEL_SLOW:-1})) held
+	wait_for $((15 * ${HOSTEL_SLOW:-1})) held
 check "... and then the gate opens: work() counts on (3)" \
 	eq "$(H call gated 'work()' 2>&1)" 3
 
