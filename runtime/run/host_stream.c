@@ -107,6 +107,13 @@ bool cm_host_end_pending(const cm_host_end *e)
 	return e->sh->pending != NULL;
 }
 
+uint32_t cm_host_end_room(const cm_host_end *e)
+{
+	const cm_end *p = e->sh->pending;
+
+	return p != NULL && p != e ? p->length - p->progress : 0;
+}
+
 /* The pending guest copy a host copy in direction `reading` can use. */
 static cm_end *peer(cm_end *e, bool reading)
 {
@@ -245,6 +252,99 @@ int cm_host_end_read(cm_host_end *e, cm_val *vals, uint32_t cap, uint32_t *done,
 	} else {
 		cm_end_arm(w, COPY_COMPLETED, true);
 	}
+	return 0;
+}
+
+/* A stream of one-byte numbers: its elements move as bytes. */
+static bool byte_stream(const cm_shared *sh)
+{
+	return !sh->future && sh->t != NULL &&
+	       (sh->t->kind == CM_U8 || sh->t->kind == CM_S8);
+}
+
+/*
+ * The byte forms of cm_host_end_read/write for stream<u8> and
+ * stream<s8> (WASI 0.3's stdio and file streams): the bytes move with
+ * one memcpy and no cm_val per byte; the copy is host work of the
+ * store (limits.hostWork), as a guest-to-guest copy is.
+ */
+static cm_end *byte_peer(cm_end *e, bool reading, uint32_t cap, int *rc,
+			 cm_error *err)
+{
+	cm_shared *sh = e->sh;
+	cm_end *p;
+
+	*rc = 0;
+	if (check(e, reading, err)) {
+		*rc = -1;
+		return NULL;
+	}
+	if (!byte_stream(sh)) {
+		*rc = fail(err, CM_ERR_VALUE, "not a stream of bytes");
+		return NULL;
+	}
+	if (sh->dropped && (!reading || sh->pending == NULL)) {
+		*rc = 1;
+		return NULL;
+	}
+	p = peer(e, reading);
+	if (p == NULL || cap == 0)
+		return NULL;
+	if (p->length == p->progress) {
+		cm_end_complete(p, COPY_COMPLETED);
+		return NULL;
+	}
+	if (p->opts.memory == NULL) {
+		*rc = fail(err, CM_ERR_TRAP, "a stream buffer with no memory");
+		return NULL;
+	}
+	return p;
+}
+
+int cm_host_end_read_bytes(cm_host_end *e, uint8_t *buf, uint32_t cap,
+			   uint32_t *done, cm_error *err)
+{
+	int rc;
+	cm_end *w = byte_peer(e, true, cap, &rc, err);
+	uint32_t k;
+	uint64_t at;
+
+	*done = 0;
+	if (w == NULL)
+		return rc;
+	k = w->length - w->progress < cap ? w->length - w->progress : cap;
+	at = w->ptr + w->progress;
+	/* checked at the copy's start; memories never shrink */
+	if (!wasm_memory_in_bounds(w->opts.memory, at, k))
+		return fail(err, CM_ERR_TRAP, CABI_MSG_LIST_OOB);
+	memcpy(buf, wasm_memory_bytes(w->opts.memory) + at, k);
+	e->store->host_bytes.work += k;
+	w->progress += k;
+	*done = k;
+	cm_end_arm(w, COPY_COMPLETED, true);
+	return 0;
+}
+
+int cm_host_end_write_bytes(cm_host_end *e, const uint8_t *buf, uint32_t n,
+			    uint32_t *done, cm_error *err)
+{
+	int rc;
+	cm_end *r = byte_peer(e, false, n, &rc, err);
+	uint32_t k;
+	uint64_t at;
+
+	*done = 0;
+	if (r == NULL)
+		return rc;
+	k = r->length - r->progress < n ? r->length - r->progress : n;
+	at = r->ptr + r->progress;
+	if (!wasm_memory_in_bounds(r->opts.memory, at, k))
+		return fail(err, CM_ERR_TRAP, CABI_MSG_LIST_OOB);
+	memcpy(wasm_memory_write(r->opts.memory, at, k), buf, k);
+	e->store->host_bytes.work += k;
+	r->progress += k;
+	*done = k;
+	cm_end_arm(r, COPY_COMPLETED, true);
 	return 0;
 }
 

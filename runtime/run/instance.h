@@ -245,8 +245,21 @@ int cm_host_end_write(cm_host_end *e, const cm_val *vals, uint32_t n,
 /* The same out of the guest's pending write into vals (room for cap). */
 int cm_host_end_read(cm_host_end *e, cm_val *vals, uint32_t cap, uint32_t *done,
 		     cm_error *err);
+/*
+ * The same for a stream<u8> or stream<s8>, as bytes (no cm_val per
+ * byte); -1 with err for any other type.
+ */
+int cm_host_end_read_bytes(cm_host_end *e, uint8_t *buf, uint32_t cap,
+			   uint32_t *done, cm_error *err);
+int cm_host_end_write_bytes(cm_host_end *e, const uint8_t *buf, uint32_t n,
+			    uint32_t *done, cm_error *err);
 /* Is a guest copy pending (there is something to move)? */
 bool cm_host_end_pending(const cm_host_end *e);
+/*
+ * Elements the pending guest copy has left: room in its read, values
+ * in its write (0: none pending, or a zero-length copy).
+ */
+uint32_t cm_host_end_room(const cm_host_end *e);
 /* Has the guest dropped its end? */
 bool cm_host_end_peer_dropped(const cm_host_end *e);
 /* Drop the host's end: a pending guest copy completes DROPPED. */

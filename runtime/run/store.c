@@ -63,6 +63,7 @@ void cm_store_free(cm_store *s)
 {
 	if (s == NULL)
 		return;
+	s->freeing = true;
 	while (s->ncleanups > 0) {
 		cm_store_cleanup *c = &s->cleanups[--s->ncleanups];
 
@@ -88,6 +89,11 @@ void cm_store_free(cm_store *s)
 	if (s->arena != NULL)
 		cm_arena_free(s->arena);
 	free(s);
+}
+
+bool cm_store_freeing(const cm_store *s)
+{
+	return s->freeing;
 }
 
 int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg)

@@ -215,6 +215,7 @@ struct cm_store {
 	struct cm_host_pending *pending_first, *settled_first, *settled_last;
 	struct cm_subtask *lowering;
 	bool pending_cleanup, in_turn;
+	bool freeing; /* cm_store_free is under way */
 	cm_host_observer host_observer; /* fn NULL: nobody watches */
 	/* Root tasks (task.h cm_task.root): the last serial given, and
 	 * for the root a cm_call_start call starts now (invoke.c; taken by
@@ -301,6 +302,12 @@ void cm_store_free(cm_store *s);
  * been registered).
  */
 int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg);
+/*
+ * True while cm_store_free runs (its cleanups, the pending host calls'
+ * cancel callbacks, the disposals): a callback that finds it true must
+ * only forget, never settle a call or touch a stream end.
+ */
+bool cm_store_freeing(const cm_store *s);
 
 /*
  * Track o (embedded in a runtime object) until cm_store_untrack; if the

@@ -1,6 +1,7 @@
 /*
  * cli.c - wasi:cli 0.2: environment, exit, stdin/stdout/stderr and the
- * terminal interfaces.
+ * terminal interfaces; of WASI 0.3 the same environment, exit and
+ * terminal getters (0.3's stdio is streams: cli_p3.c).
  *
  * Contract: arguments and environment are what the embedder pushed into
  * the ctx (a string that is not UTF-8 traps: the interface has no way to
@@ -146,6 +147,13 @@ static const struct {
 	{"wasi:cli/environment@0.3.0", "get-environment", get_environment},
 	{"wasi:cli/environment@0.3.0", "get-arguments", get_arguments},
 	{"wasi:cli/environment@0.3.0", "get-initial-cwd", initial_cwd},
+	{"wasi:cli/exit@0.3.0", "exit", exit_},
+	{"wasi:cli/exit@0.3.0", "exit-with-code", exit_with_code},
+	{"wasi:cli/terminal-stdin@0.3.0", "get-terminal-stdin", no_terminal},
+	{"wasi:cli/terminal-stdout@0.3.0", "get-terminal-stdout",
+	 no_terminal},
+	{"wasi:cli/terminal-stderr@0.3.0", "get-terminal-stderr",
+	 no_terminal},
 };
 
 int wasi_link_cli(wasi_ctx *ctx, cm_linker *l)

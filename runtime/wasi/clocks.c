@@ -194,6 +194,30 @@ static int get_insecure_u64(cm_host_call *call, void *env, const cm_val *args,
 	return 0;
 }
 
+/*
+ * WASI 0.3's get-random-bytes and get-insecure-random-bytes take
+ * max-len and may answer fewer: past MAX_RANDOM_BYTES they answer that
+ * many (0.2's len is exact, so there it traps).
+ */
+static uint64_t max_len(const cm_val *arg)
+{
+	return arg->u.u > MAX_RANDOM_BYTES ? MAX_RANDOM_BYTES : arg->u.u;
+}
+
+static int get_random_bytes_p3(cm_host_call *call, void *env,
+			       const cm_val *args, uint32_t nargs, cm_val *res,
+			       uint32_t nres)
+{
+	return random_bytes(call, env, max_len(&args[0]), true, res);
+}
+
+static int get_insecure_bytes_p3(cm_host_call *call, void *env,
+				 const cm_val *args, uint32_t nargs,
+				 cm_val *res, uint32_t nres)
+{
+	return random_bytes(call, env, max_len(&args[0]), false, res);
+}
+
 static int insecure_seed(cm_host_call *call, void *env, const cm_val *args,
 			 uint32_t nargs, cm_val *res, uint32_t nres)
 {
@@ -227,6 +251,15 @@ static const struct {
 	{"wasi:random/insecure" WASI_V, "get-insecure-random-u64",
 	 get_insecure_u64},
 	{"wasi:random/insecure-seed" WASI_V, "insecure-seed", insecure_seed},
+	/* WASI 0.3: the same sources (max-len above) */
+	{"wasi:random/random@0.3.0", "get-random-bytes", get_random_bytes_p3},
+	{"wasi:random/random@0.3.0", "get-random-u64", get_random_u64},
+	{"wasi:random/insecure@0.3.0", "get-insecure-random-bytes",
+	 get_insecure_bytes_p3},
+	{"wasi:random/insecure@0.3.0", "get-insecure-random-u64",
+	 get_insecure_u64},
+	{"wasi:random/insecure-seed@0.3.0", "get-insecure-seed",
+	 insecure_seed},
 };
 
 int wasi_link_clocks_random(wasi_ctx *ctx, cm_linker *l)

@@ -186,6 +186,7 @@ void wasi_ctx_free(wasi_ctx *ctx)
 		obj_close(ctx, &ctx->objs[i]);
 	free(ctx->objs);
 	wasi_waits_free(ctx);
+	wasi_pipes_free(ctx);
 	free(ctx);
 }
 
@@ -585,7 +586,7 @@ int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l)
 	}
 	if (wasi_link_cli(ctx, l) || wasi_link_clocks_random(ctx, l) ||
 	    wasi_link_io(ctx, l) || wasi_link_filesystem(ctx, l) ||
-	    wasi_link_clocks_p3(ctx, l) ||
+	    wasi_link_clocks_p3(ctx, l) || wasi_link_cli_p3(ctx, l) ||
 	    cm_linker_define_fallback(l, "wasi:", wasi_deny, ctx))
 		return -1;
 	return 0;

@@ -143,6 +143,10 @@ struct wasi_ctx {
 	uint64_t wait_seq, armed;
 	cm_store *wait_store; /* the store whose teardown forgets them */
 
+	/* WASI 0.3 stdio streams (cli_p3.c) */
+	struct wasi_pipe *pipes;
+	cm_store *pipe_store; /* the store whose teardown forgets them */
+
 	wasi_obj *objs; /* index = rep; [0] unused */
 	uint32_t nobjs, cap;
 	uint32_t nfiles; /* objects owning an OS fd (WASI_MAX_OPEN_FILES) */
@@ -203,7 +207,8 @@ void wasi_poll_block(wasi_ctx *ctx, const wasi_obj *const *ps, uint32_t n);
 /* Writing to the guest's stdout/stderr (fd or capture callback). */
 void wasi_stdout_write(wasi_ctx *ctx, int which, const uint8_t *p, size_t n);
 
-/* Per-interface registration (cli.c, clocks.c, io.c, filesystem.c). */
+/* Per-interface registration (cli.c, cli_p3.c, clocks.c, clocks_p3.c,
+ * io.c, filesystem.c). */
 /* deny.c: the linker's fallback for every "wasi:" function not served */
 int wasi_deny(cm_host_call *call, void *env, const cm_val *args,
 	      uint32_t nargs, cm_val *res, uint32_t nres);
@@ -212,6 +217,10 @@ int wasi_link_clocks_random(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_io(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_filesystem(wasi_ctx *ctx, cm_linker *l);
 int wasi_link_clocks_p3(wasi_ctx *ctx, cm_linker *l);
+int wasi_link_cli_p3(wasi_ctx *ctx, cm_linker *l);
+/* A 0.3 stdio stream's state (cli_p3.c); forget them all (ctx freed). */
+typedef struct wasi_pipe wasi_pipe;
+void wasi_pipes_free(wasi_ctx *ctx);
 /* Forget every 0.3 wait (the ctx is being freed); no arm call. */
 void wasi_waits_free(wasi_ctx *ctx);
 /* Snapshots of the 0.3 waits (clocks_p3.c) and resources (durable.c). */

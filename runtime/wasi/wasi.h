@@ -1,6 +1,7 @@
 /*
  * wasi.h - hostel's WASI 0.2 host: wasi:cli, wasi:clocks, wasi:random,
- * wasi:io and wasi:filesystem, and the WASI 0.3 clocks, written against
+ * wasi:io and wasi:filesystem, and of WASI 0.3 the clocks, random and
+ * wasi:cli (environment, exit, stdio over stream<u8>), written against
  * the public runtime API (run/instance.h) only.
  *
  * Contract:
@@ -34,6 +35,10 @@
  *  - WASI 0.3 waits are pending host calls settled by the embedder's
  *    timers (wasi_clock.arm, wasi_ctx_fire_timers): never a blocked
  *    OS thread.
+ *  - WASI 0.3 stdout and stderr move a guest's stream<u8> to the same
+ *    sinks as 0.2's (the output callback, else the fds) as it writes,
+ *    so a write to them never waits; stdin is read(2) on the stdin fd
+ *    when the guest reads (cli_p3.c).
  */
 #ifndef HOSTEL_WASI_WASI_H
 #define HOSTEL_WASI_WASI_H
@@ -138,8 +143,10 @@ int wasi_ctx_preopen(wasi_ctx *ctx, const char *host_path,
 		     const char *guest_path);
 
 /*
- * Register every WASI 0.2 interface this host implements, and the WASI
- * 0.3 clocks (wasi:clocks/monotonic-clock@0.3.0, system-clock@0.3.0).
+ * Register every WASI 0.2 interface this host implements, and of WASI
+ * 0.3 wasi:clocks/monotonic-clock and system-clock, wasi:random/random,
+ * insecure and insecure-seed, wasi:cli/environment, exit, stdin,
+ * stdout, stderr and the terminal getters (all @0.3.0).
  */
 int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l);
 

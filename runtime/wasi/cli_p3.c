@@ -1,0 +1,417 @@
+/*
+ * cli_p3.c - WASI 0.3 stdio: wasi:cli/stdout@0.3.0 and stderr@0.3.0
+ * write-via-stream, wasi:cli/stdin@0.3.0 read-via-stream, over stream
+ * and future ends the host holds (run/instance.h cm_host_end_*).
+ *
+ * Contract:
+ *  - write-via-stream takes the guest's stream<u8> and moves what the
+ *    guest writes to the ctx's stdout or stderr (wasi_stdout_write: the
+ *    embedder's output callback, else its fd), at once: from the end's
+ *    notify, inside the guest's stream.write, so a write completes
+ *    with all its bytes and the guest never waits on stdout.  When the
+ *    guest drops its writable end the call's result is ok.  Both shapes
+ *    of the function the WASI 0.3 drafts have had are served, told
+ *    apart by the import's type (cm_host_call_type):
+ *      func(data: stream<u8>) -> future<result<_, error-code>>
+ *        (jco 1.35's 0.3.0 WIT): the future is made here and ok is
+ *        written into it once the guest reads it;
+ *      async func(data: stream<u8>) -> result<_, error-code>
+ *        (the later drafts): the call is deferred and settles ok.
+ *  - read-via-stream: func() -> tuple<stream<u8>, future<result<_,
+ *    error-code>>> gives the guest a stream of the ctx's stdin: a read
+ *    the guest starts is answered from read(2) on the stdin fd (up to
+ *    the read's length, STDIN_CHUNK at a time), which blocks as 0.2's
+ *    blocking-read does (only `hostel run` gives a guest a stdin; the
+ *    daemon's services have none: end of file at once).  At end of
+ *    file the stream is dropped and the future answers ok; a failed
+ *    read answers err(io).
+ *  - A cancelled async write-via-stream (subtask.cancel) settles
+ *    cancelled and drops the host's end of the stream.  Nothing here
+ *    runs guest code: the future's value, result<_, enum>, holds no
+ *    string or list, so writing it needs no realloc.
+ *  - A store holding one of these ends cannot be snapshotted yet (the
+ *    snapshot refuses host-held ends, naming them), so a durable
+ *    service snapshots again once its stdio streams are over.
+ *
+ * Allocations sized by a guest or a client (issue 18 audit): one
+ * wasi_pipe per call of write-via-stream / read-via-stream, freed when
+ * the call's result is delivered or the guest drops its ends; each
+ * holds a stream end the guest made or got (its handles count against
+ * max_handles).  Bytes move through a STDIO_CHUNK buffer on the stack.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wasi/internal.h"
+
+#define WASI_P3	    "@0.3.0"
+#define STDIO_CHUNK 16384u
+#define STDIN_CHUNK 65536u
+
+/* wasi:cli/types@0.3.0 error-code's case io */
+#define ERROR_CODE_IO 0u
+
+struct wasi_pipe {
+	struct wasi_pipe *next;
+	wasi_ctx *ctx;
+	int which;	      /* 0: stdin, 1: stdout, 2: stderr */
+	cm_host_end *data;    /* the stream's host end; NULL once over */
+	cm_host_end *done;    /* the future's writable end (future shape) */
+	cm_host_pending *call; /* the deferred call (async shape) */
+	bool over;	      /* the stream is over: the result is known */
+	int err;	      /* -1: ok; else an error-code case */
+};
+
+static void pipe_unlink(wasi_pipe *p)
+{
+	wasi_pipe **at = &p->ctx->pipes;
+
+	while (*at != NULL && *at != p)
+		at = &(*at)->next;
+	if (*at == p)
+		*at = p->next;
+	free(p);
+}
+
+/*
+ * The store is being freed: its ends and calls go with it.  Forget
+ * every pipe; the ends are still alive (objects go after the
+ * cleanups), so their notify is cleared first.
+ */
+static void pipes_gone(void *arg)
+{
+	wasi_ctx *ctx = arg;
+
+	while (ctx->pipes != NULL) {
+		wasi_pipe *p = ctx->pipes;
+
+		if (p->data != NULL)
+			cm_host_end_set_notify(p->data, NULL, NULL);
+		if (p->done != NULL)
+			cm_host_end_set_notify(p->done, NULL, NULL);
+		ctx->pipes = p->next;
+		free(p);
+	}
+	ctx->pipe_store = NULL;
+}
+
+void wasi_pipes_free(wasi_ctx *ctx)
+{
+	pipes_gone(ctx);
+}
+
+/* The call's result<_, error-code> in *v (free it after); -1: no memory. */
+static int result_value(const wasi_pipe *p, cm_val *v)
+{
+	if (p->err < 0) {
+		*v = wasi_result_unit(true);
+		return 0;
+	}
+	if (cm_val_case_payload(v, CM_RESULT, 1))
+		return -1;
+	*v->u.variant.payload = cm_val_case(CM_ENUM, (uint32_t)p->err);
+	return 0;
+}
+
+/* Deliver the result once the stream is over; frees p when done. */
+static void deliver(wasi_pipe *p)
+{
+	uint32_t n = 0;
+	cm_val v;
+	int rc;
+
+	if (result_value(p, &v)) {
+		if (p->call != NULL)
+			cm_host_settle_trap(p->call, "wasi: out of memory");
+		if (p->done != NULL)
+			cm_host_end_drop(p->done);
+		pipe_unlink(p);
+		return;
+	}
+	if (p->call != NULL) {
+		if (cm_host_settle(p->call, &v, 1, NULL))
+			cm_host_settle_trap(p->call,
+					    "wasi: cannot settle stdio");
+		cm_val_free(&v);
+		pipe_unlink(p);
+		return;
+	}
+	rc = cm_host_end_write(p->done, &v, 1, &n, NULL);
+	cm_val_free(&v);
+	if (rc == 0 && n == 0)
+		return; /* the guest has not read the future yet */
+	cm_host_end_drop(p->done);
+	pipe_unlink(p);
+}
+
+static void stream_over(wasi_pipe *p, int err)
+{
+	if (p->data != NULL)
+		cm_host_end_drop(p->data);
+	p->data = NULL;
+	p->over = true;
+	p->err = err;
+}
+
+/* Move what the guest has written to stdout or stderr. */
+static void drain_out(wasi_pipe *p)
+{
+	uint8_t buf[STDIO_CHUNK];
+
+	while (p->data != NULL) {
+		uint32_t n = 0;
+		int rc = cm_host_end_read_bytes(p->data, buf, sizeof buf, &n,
+						NULL);
+
+		if (n > 0)
+			wasi_stdout_write(p->ctx, p->which, buf, n);
+		if (rc == 1)
+			stream_over(p, -1); /* the guest dropped its end */
+		else if (rc < 0)
+			stream_over(p, ERROR_CODE_IO);
+		else if (n == 0)
+			return; /* nothing pending: the next notify */
+	}
+}
+
+/* Answer the guest's pending read from stdin. */
+static void fill_in(wasi_pipe *p)
+{
+	uint8_t buf[STDIN_CHUNK];
+
+	while (p->data != NULL && cm_host_end_pending(p->data)) {
+		int fd = p->ctx->in_fd;
+		uint32_t n = 0, room = cm_host_end_room(p->data);
+		ssize_t r;
+		int rc;
+
+		if (fd < 0) {
+			stream_over(p, -1);
+			return;
+		}
+		if (room == 0) {
+			/* a zero-length read: the guest asks if data waits */
+			cm_host_end_write_bytes(p->data, buf, 1, &n, NULL);
+			return;
+		}
+		r = read(fd, buf, room < sizeof buf ? room : sizeof buf);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			stream_over(p, r == 0 ? -1 : (int)ERROR_CODE_IO);
+			return;
+		}
+		/* read(2) asked for no more than the guest's read holds */
+		rc = cm_host_end_write_bytes(p->data, buf, (uint32_t)r, &n,
+					     NULL);
+		if (rc == 1) {
+			stream_over(p, -1); /* the guest dropped its end */
+			return;
+		}
+		if (rc < 0 || n < (uint32_t)r) {
+			stream_over(p, ERROR_CODE_IO);
+			return;
+		}
+		return; /* one read(2) per guest read: it may block */
+	}
+	if (p->data != NULL && cm_host_end_peer_dropped(p->data))
+		stream_over(p, -1);
+}
+
+static void pump(wasi_pipe *p)
+{
+	if (p->which == 0)
+		fill_in(p);
+	else
+		drain_out(p);
+	if (p->over)
+		deliver(p);
+}
+
+static void on_notify(void *env, cm_host_end *e)
+{
+	wasi_pipe *p = env;
+
+	(void)e;
+	if (p->ctx->pipe_store != NULL && cm_store_freeing(p->ctx->pipe_store))
+		return;
+	pump(p);
+}
+
+/* The guest cancelled an async write-via-stream (or the store goes). */
+static void on_cancel(void *env, cm_host_pending *call)
+{
+	wasi_ctx *ctx = env;
+
+	for (wasi_pipe *p = ctx->pipes; p != NULL; p = p->next)
+		if (p->call == call) {
+			if (ctx->pipe_store != NULL &&
+			    cm_store_freeing(ctx->pipe_store)) {
+				p->call = NULL; /* dies with the store */
+				return;
+			}
+			if (p->data != NULL)
+				cm_host_end_drop(p->data);
+			p->data = NULL;
+			cm_host_settle_cancelled(call);
+			pipe_unlink(p);
+			return;
+		}
+}
+
+static wasi_pipe *pipe_new(cm_host_call *call, wasi_ctx *ctx, int which)
+{
+	cm_store *s = cm_host_call_store(call);
+	wasi_pipe *p;
+
+	if (ctx->pipe_store != NULL && ctx->pipe_store != s) {
+		cm_host_call_trap(call, "wasi: a wasi_ctx serves one store");
+		return NULL;
+	}
+	if (ctx->pipe_store == NULL) {
+		if (cm_store_on_free(s, pipes_gone, ctx)) {
+			wasi_oom(call);
+			return NULL;
+		}
+		ctx->pipe_store = s;
+	}
+	p = calloc(1, sizeof *p);
+	if (p == NULL) {
+		wasi_oom(call);
+		return NULL;
+	}
+	p->ctx = ctx;
+	p->which = which;
+	p->err = -1;
+	p->next = ctx->pipes;
+	ctx->pipes = p;
+	return p;
+}
+
+static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
+			    const cm_val *args, cm_val *res, int which)
+{
+	const cm_type *ft = cm_host_call_type(call);
+	const cm_type *rt = ft->u.func.result;
+	cm_store *s = cm_host_call_store(call);
+	cm_host_end *data;
+	wasi_pipe *p;
+	cm_error err;
+
+	if (rt == NULL ||
+	    !(rt->kind == CM_FUTURE ||
+	      (rt->kind == CM_RESULT && ft->u.func.async)))
+		return cm_host_call_trap(call,
+					 "wasi: write-via-stream of an unknown "
+					 "type");
+	/* the runtime owns args; taking the end moves it out of the value */
+	data = cm_host_end_take(s, (cm_val *)&args[0]);
+	if (data == NULL)
+		return cm_host_call_trap(call,
+					 "wasi: write-via-stream: not a stream "
+					 "the guest holds the other end of");
+	p = pipe_new(call, ctx, which);
+	if (p == NULL) {
+		cm_host_end_drop(data);
+		return -1;
+	}
+	p->data = data;
+	if (rt->kind == CM_FUTURE) {
+		if (cm_host_stream_new(s, rt, &res[0], &p->done, &err)) {
+			cm_host_end_drop(data);
+			pipe_unlink(p);
+			return cm_host_call_trap(call, "wasi: %s", err.msg);
+		}
+		cm_host_end_set_notify(p->done, on_notify, p);
+	} else {
+		p->call = cm_host_call_defer(call);
+		if (p->call == NULL) {
+			cm_host_end_drop(data);
+			pipe_unlink(p);
+			return -1; /* trap recorded */
+		}
+		cm_host_pending_set_cancel(p->call, on_cancel, ctx);
+	}
+	cm_host_end_set_notify(data, on_notify, p);
+	/* what the guest wrote or dropped before it called */
+	drain_out(p);
+	if (p->call != NULL) {
+		if (p->over)
+			deliver(p); /* settled: delivered at the next turn */
+		return CM_HOST_PENDING;
+	}
+	if (p->over)
+		deliver(p); /* p lives on until the guest reads the future */
+	return 0;
+}
+
+static int stdout_write(cm_host_call *call, void *env, const cm_val *args,
+			uint32_t nargs, cm_val *res, uint32_t nres)
+{
+	return write_via_stream(call, env, args, res, 1);
+}
+
+static int stderr_write(cm_host_call *call, void *env, const cm_val *args,
+			uint32_t nargs, cm_val *res, uint32_t nres)
+{
+	return write_via_stream(call, env, args, res, 2);
+}
+
+/* read-via-stream: func() -> tuple<stream<u8>, future<result<_, ..>>> */
+static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
+		      uint32_t nargs, cm_val *res, uint32_t nres)
+{
+	const cm_type *rt = cm_host_call_type(call)->u.func.result;
+	cm_store *s = cm_host_call_store(call);
+	wasi_ctx *ctx = env;
+	const cm_type *st, *fu;
+	wasi_pipe *p;
+	cm_error err;
+
+	if (rt == NULL || rt->kind != CM_TUPLE || cm_type_nfields(rt) != 2 ||
+	    (st = cm_type_field(rt, 0))->kind != CM_STREAM ||
+	    (fu = cm_type_field(rt, 1))->kind != CM_FUTURE)
+		return cm_host_call_trap(call,
+					 "wasi: read-via-stream of an unknown "
+					 "type");
+	p = pipe_new(call, ctx, 0);
+	if (p == NULL)
+		return -1;
+	if (cm_val_seq(&res[0], CM_TUPLE, 2)) {
+		pipe_unlink(p);
+		return wasi_oom(call);
+	}
+	if (cm_host_stream_new(s, st, &res[0].u.list.elems[0], &p->data,
+			       &err) ||
+	    cm_host_stream_new(s, fu, &res[0].u.list.elems[1], &p->done,
+			       &err)) {
+		if (p->data != NULL)
+			cm_host_end_drop(p->data);
+		pipe_unlink(p);
+		return cm_host_call_trap(call, "wasi: %s", err.msg);
+	}
+	cm_host_end_set_notify(p->data, on_notify, p);
+	cm_host_end_set_notify(p->done, on_notify, p);
+	return 0;
+}
+
+int wasi_link_cli_p3(wasi_ctx *ctx, cm_linker *l)
+{
+	static const struct {
+		const char *instance, *name;
+		cm_host_fn fn;
+	} fns[] = {
+		{"wasi:cli/stdout" WASI_P3, "write-via-stream", stdout_write},
+		{"wasi:cli/stderr" WASI_P3, "write-via-stream", stderr_write},
+		{"wasi:cli/stdin" WASI_P3, "read-via-stream", stdin_read},
+	};
+
+	for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+		if (cm_linker_define_func(l, fns[i].instance, fns[i].name,
+					  fns[i].fn, ctx))
+			return -1;
+	/* `enum error-code`; guests import the types interface too */
+	return cm_linker_define_types(l, "wasi:cli/types" WASI_P3);
+}
