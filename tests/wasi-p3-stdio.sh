@@ -6,7 +6,8 @@
 # cancels a write, exits through wasi:cli/exit@0.3.0 and draws from
 # wasi:random@0.3.0, under `hostel run` and as a hosteld service (its
 # stdout and stderr as guest.* events; a durable store snapshots and
-# comes back once the streams are over).
+# comes back once the streams are over; while one is open between calls
+# the snapshot is refused with the reason, not written wrong).
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.
@@ -59,6 +60,9 @@ check "an empty stdin: end of file at once" eq "$(cat "$T/out")" 0
 run 'cancel-write()'
 check "a cancelled write-via-stream: cancelled before returned, then the stream is dropped (41)" \
 	eq "$(cat "$T/out")" 41
+run 'loop-back()'
+check "stdin's stream handed to stdout (both ends the host's): a trap" \
+	eq "$rc/$(grep -c 'not a stream the guest holds the other end of' "$T/err")" "1/1"
 run 'random(10)'
 check "random@0.3.0 get-random-bytes(10): 10 bytes" eq "$(cat "$T/out")" 10
 run 'random(5000000)'
@@ -96,9 +100,19 @@ check "its stdout is a guest.stdout event" \
 check "its stderr a guest.stderr event" logged guest.stderr "daemon stderr"
 check "no snapshot failed: the streams were over at each commit" \
 	eq "$(H logs --kind store.snapshot_failed p3 2>&1 | grep -c snapshot_failed)" 0
+# A stream kept open between calls: the store holds a host end, which a
+# snapshot cannot write yet; it says so, and images again once it is over.
+check "hold: a stdout stream kept open" eq "$(H call p3 'hold("held\n")' 2>&1)" 0
+check "... the commit's snapshot is refused, naming the host's end" \
+	wait_for 10 logged store.snapshot_failed "end the host holds"
+check "release: the stream is over, ok" eq "$(H call p3 'release()' 2>&1)" 0
+check "... and its text was written" logged guest.stdout held
+H call p3 'say("after release\n")' >/dev/null 2>&1
 stop_daemon
 check "hosteld starts again" start_daemon
 check "the store came back (store.restored)" logged store.restored '"'
 check "and says again" eq "$(H call p3 'say("again\n")' 2>&1)" 0
+check "no restore failed" \
+	eq "$(H logs --kind store.restore_failed p3 2>&1 | grep -c restore_failed)" 0
 stop_daemon
 tap_finish "$LOG"

@@ -19,6 +19,12 @@
 ;;   seed: func() -> u64    get-insecure-seed's first half, or'ed with
 ;;       get-random-u64 (0 only if both are 0: the denial's default)
 ;;   quit: func(fail: bool)    wasi:cli/exit@0.3.0 exit(err or ok)
+;;   hold: func(text: string) -> u32   writes text to stdout through a
+;;       stream it keeps open (its writable end and the future in
+;;       globals); release: func() -> u32 drops it and reads the result
+;;       (the store holds a host end between the two)
+;;   loop-back: func()   hands stdin's stream (the host writes it) to
+;;       stdout's write-via-stream: both ends would be the host's, a trap
 ;;   wasi:cli/run@0.3.0 run: async func() -> result   says hello
 ;;
 ;; say, yell, say-early and cat return 0 for ok, 1 + the error-code case
@@ -281,6 +287,30 @@
     (func (export "quit") (param i32)
       (call $exit (local.get 0)))
 
+    (func (export "loop-back")
+      (call $stdin-read (i32.const 64))
+      (drop (call $stdout-write (i32.load (i32.const 64)))))
+
+    (global $held-w (mut i32) (i32.const 0))
+    (global $held-f (mut i32) (i32.const 0))
+    (func (export "hold") (param $p i32) (param $n i32) (result i32)
+      (local $s i64)
+      (if (global.get $held-w) (then (return (i32.const 107))))
+      (local.set $s (call $stream.new))
+      (global.set $held-w (i32.wrap_i64 (i64.shr_u (local.get $s) (i64.const 32))))
+      (global.set $held-f (call $stdout-write (i32.wrap_i64 (local.get $s))))
+      ;; the host takes the bytes at once: COMPLETED, all of them
+      (if (i32.ne (call $stream.write (global.get $held-w) (local.get $p) (local.get $n))
+                  (i32.shl (local.get $n) (i32.const 4)))
+        (then (return (i32.const 101))))
+      (i32.const 0))
+    (func (export "release")
+      (if (i32.eqz (global.get $held-w))
+        (then (call $task.return-u32 (i32.const 108)) (return)))
+      (call $stream.drop-writable (global.get $held-w))
+      (global.set $held-w (i32.const 0))
+      (call $task.return-u32 (call $result-of (global.get $held-f))))
+
     (func (export "run")
       (local $rc i32)
       (local.set $rc (call $say (i32.const 512) (i32.const 30) (i32.const 0)))
@@ -327,6 +357,12 @@
     (canon lift (core func $m "seed")))
   (func (export "quit") (param "fail" bool)
     (canon lift (core func $m "quit")))
+  (func (export "loop-back")
+    (canon lift (core func $m "loop-back")))
+  (func (export "hold") (param "text" string) (result u32)
+    (canon lift (core func $m "hold") (memory $mem) (realloc $realloc)))
+  (func (export "release") async (result u32)
+    (canon lift (core func $m "release") async))
   (func $run async (result $run-result)
     (canon lift (core func $m "run") async))
   (instance $run-instance (export "run" (func $run)))
