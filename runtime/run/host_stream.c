@@ -89,6 +89,19 @@ cm_host_end *cm_host_end_take(cm_store *s, cm_val *v)
 	return e;
 }
 
+void cm_store_set_host_end_durable(
+	cm_store *s,
+	int (*save)(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
+		    size_t *len),
+	int (*restore)(void *env, cm_store *s, cm_host_end *e,
+		       const uint8_t *desc, size_t len),
+	void *env)
+{
+	s->host_end_durable.save = save;
+	s->host_end_durable.restore = restore;
+	s->host_end_durable.env = env;
+}
+
 void cm_host_end_set_notify(cm_host_end *e,
 			    void (*notify)(void *env, cm_host_end *e),
 			    void *env)

@@ -265,6 +265,31 @@ bool cm_host_end_peer_dropped(const cm_host_end *e);
 /* Drop the host's end: a pending guest copy completes DROPPED. */
 void cm_host_end_drop(cm_host_end *e);
 /*
+ * Host-held ends in store snapshots (run/snapshot.h).  A snapshot
+ * writes a host-held end with the guest's end and their shared state
+ * (what the guest's pending copy holds), and asks the embedder that
+ * holds it to describe its side as plain data:
+ *  - save(env, e, desc, cap, len): at most cap (CM_HOST_DESC_MAX)
+ *    bytes describing host end e, set *len, return 0; -1: it cannot be
+ *    taken over again (the snapshot is refused, "not supported yet: a
+ *    stream or future end the host holds").
+ *  - restore(env, s, e, desc, len): in store s being restored, once
+ *    every object is whole, e is the end again (same stream, same
+ *    state, no notify set): take it over (set its notify, move what is
+ *    pending if it likes) and return 0; -1: the restore fails ("a
+ *    host-held end no embedder takes over").  desc comes from the
+ *    snapshot: check every byte.
+ * Without a registration a snapshot of a store holding a host end is
+ * refused as before.
+ */
+void cm_store_set_host_end_durable(
+	cm_store *s,
+	int (*save)(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
+		    size_t *len),
+	int (*restore)(void *env, cm_store *s, cm_host_end *e,
+		       const uint8_t *desc, size_t len),
+	void *env);
+/*
  * Drop every stream and future end the values vs carry, for a host that
  * will not use them (hosteld prints a returned stream as stream<N>): the
  * guest's end sees the host's dropped (its pending write completes

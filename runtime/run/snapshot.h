@@ -136,13 +136,18 @@
 #include "run/instance.h"
 #include "run/store.h"
 
-#define CM_SNAPSHOT_FORMAT 7u
+#define CM_SNAPSHOT_FORMAT 8u
 /* the oldest format still read: format 6 differs from 7 only in an
  * explicit thread's start argument (32 bits; 64 since 7, for a 64-bit
- * memory's thread.new-indirect) */
+ * memory's thread.new-indirect); 7 from 8 only in host-held ends (8
+ * writes them, 7 never has one) */
 #define CM_SNAPSHOT_FORMAT_OLDEST 6u
 /* the first format whose explicit threads' start arguments are 64 bits */
 #define CM_SNAPSHOT_FORMAT_START_ARG64 7u
+/* the first format with host-held stream and future ends (an end's
+ * readable byte has bit 1 set, and the embedder's description follows
+ * the end) */
+#define CM_SNAPSHOT_FORMAT_HOST_ENDS 8u
 /* 512 MiB: under SQLite's default blob limit (10^9 bytes). */
 #define CM_SNAPSHOT_MAX_BYTES (512u << 20)
 #define CM_SNAPSHOT_SHA256_BYTES 32u

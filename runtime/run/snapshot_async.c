@@ -561,33 +561,57 @@ static void put_opts(snap *x, const cabi_options *o)
 	wasm_snap_u8(x->b, o->ptr64);
 }
 
+static void put_bytes(snap *x, const void *p, size_t n);
+
+/*
+ * A host-held end's description, by the embedder that holds it
+ * (cm_store_set_host_end_durable); refused when none describes it.
+ */
+static void put_host_end(snap *x, const cm_end *e)
+{
+	const struct cm_host_end_durable *d = &x->s->host_end_durable;
+	uint8_t desc[CM_HOST_DESC_MAX];
+	size_t len = 0;
+
+	if (d->save == NULL ||
+	    d->save(d->env, (cm_host_end *)e, desc, sizeof desc, &len) ||
+	    len > sizeof desc) {
+		UNSUP(x, "not supported yet: a stream or future end the host "
+			 "holds");
+		return;
+	}
+	put_bytes(x, desc, len);
+}
+
 static void put_end(snap *x, const cm_end *e, uint32_t id)
 {
 	const cm_shared *sh = e->sh;
 	uint32_t owner = id;
 
-	if (e->host || sh->host != NULL)
-		UNSUP(x, "not supported yet: a stream or future end the host "
-			 "holds");
 	/* the first end of the pair (in store order) writes the state */
 	for (uint32_t i = 0; i + 1 < id; i++)
 		if (x->kinds[i] == K_END && ((cm_end *)x->objs[i])->sh == sh) {
 			owner = i + 1;
 			break;
 		}
-	wasm_snap_u8(x->b, e->readable);
+	/* bit 1: the host holds this end (CM_SNAPSHOT_FORMAT_HOST_ENDS) */
+	wasm_snap_u8(x->b, (uint8_t)(e->readable | (e->host ? 2 : 0)));
 	wasm_snap_u32(x->b, owner);
 	if (owner == id) {
 		uint32_t ty = 0;
 
 		if (sh->t != NULL) {
-			for (uint32_t i = 0; i < wasm_snap_nhosts(x->map); i++)
-				if (elem_type(cm_builtin_canon(
-					    wasm_snap_host_at(x->map, i))) ==
-				    sh->t) {
+			for (uint32_t i = 0;
+			     ty == 0 && i < wasm_snap_nhosts(x->map); i++) {
+				const cm_type *bt = elem_type(cm_builtin_canon(
+					wasm_snap_host_at(x->map, i)));
+
+				/* a host-made end's type is the import's:
+				 * the same type, defined elsewhere */
+				if (bt == sh->t ||
+				    (bt != NULL && cm_valtype_same(bt, sh->t)))
 					ty = i + 1;
-					break;
-				}
+			}
 			if (ty == 0)
 				UNSUP(x,
 				      "not supported yet: a stream of a type "
@@ -607,6 +631,8 @@ static void put_end(snap *x, const cm_end *e, uint32_t id)
 	wasm_snap_u32(x->b, e->progress);
 	wasm_snap_u32(x->b, e->result);
 	wasm_snap_u8(x->b, e->partial);
+	if (e->host)
+		put_host_end(x, e);
 }
 
 static size_t begin(wasm_snap_buf *b, uint32_t tag)
@@ -1062,6 +1088,13 @@ typedef struct rd {
 		uint32_t refs, owns;
 	} * host;
 	uint32_t nhost;
+	/* the host-held ends, with their embedder's descriptions */
+	struct rd_hend {
+		cm_end *e;
+		const uint8_t *desc;
+		uint32_t len;
+	} * hends;
+	uint32_t nhends;
 	bool complete; /* every section restored */
 } rd;
 
@@ -1565,6 +1598,8 @@ static bool get_opts(rd *d, cabi_options *o)
 	       gbool(d, &o->ptr64);
 }
 
+static const uint8_t *gbytes(rd *d, uint32_t *n);
+
 static bool get_end(rd *d, cm_end *e, uint32_t id)
 {
 	uint32_t state;
@@ -1587,6 +1622,12 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 		}
 		sh->pending = pending;
 	}
+	/* made before the pair's state was read: a future's ends became
+	 * stream ends (the owner comes first, so sh->future is known) */
+	e->w.kind = e->sh->future ? (e->readable ? CABI_ELEM_FUTURE_READABLE
+						 : CABI_ELEM_FUTURE_WRITABLE)
+				  : (e->readable ? CABI_ELEM_STREAM_READABLE
+						 : CABI_ELEM_STREAM_WRITABLE);
 	if (!get_waitable(d, &e->w) || !g32(d, &state) || state > END_DONE ||
 	    !ginst(d, &e->binst) || !get_opts(d, &e->opts) ||
 	    !g64(d, &e->ptr) || !g32(d, &e->length) || !g32(d, &e->progress) ||
@@ -1597,6 +1638,25 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 	    e->result > COPY_CANCELLED) {
 		BAD(&d->x, "a bad stream end");
 		return false;
+	}
+	if (e->host) {
+		/* a host end never copies, waits or sits in a table */
+		struct rd_hend *h = &d->hends[d->nhends];
+
+		if (e->state == END_COPYING || e->state == END_CANCELLING ||
+		    e->w.set != NULL || e->w.pending || e->length != 0) {
+			BAD(&d->x, "a host-held end that copies or waits");
+			return false;
+		}
+		h->desc = gbytes(d, &h->len);
+		if (h->desc == NULL)
+			return false;
+		if (h->len > CM_HOST_DESC_MAX) {
+			BAD(&d->x, "a host-held end's description is too long");
+			return false;
+		}
+		h->e = e;
+		d->nhends++;
 	}
 	return true;
 }
@@ -1618,8 +1678,10 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 	d->shared_owner = calloc(n ? n : 1, sizeof *d->shared_owner);
 	d->seen = calloc(n ? n : 1, 1);
 	d->budget = calloc(n ? n : 1, sizeof *d->budget);
+	d->hends = calloc(n ? n : 1, sizeof *d->hends);
 	if (d->x.objs == NULL || d->x.kinds == NULL ||
-	    d->shared_owner == NULL || d->seen == NULL || d->budget == NULL) {
+	    d->shared_owner == NULL || d->seen == NULL || d->budget == NULL ||
+	    d->hends == NULL) {
 		sfail(&d->x, WASM_SNAP_NOMEM, "out of memory");
 		return false;
 	}
@@ -1656,7 +1718,10 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 			cm_shared *sh;
 
 			if (!wasm_snap_get_u8(&rec, &readable) ||
-			    readable > 1 || !wasm_snap_get_u32(&rec, &owner) ||
+			    readable > (d->format >= CM_SNAPSHOT_FORMAT_HOST_ENDS
+						? 3
+						: 1) ||
+			    !wasm_snap_get_u32(&rec, &owner) ||
 			    owner == 0 || owner > i + 1 ||
 			    (owner <= i && (d->x.kinds[owner - 1] != K_END ||
 					    !d->shared_owner[owner - 1]))) {
@@ -1675,9 +1740,19 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 					return false;
 				}
 			}
-			o = cm_end_new(sh, d->x.s, readable);
+			if ((readable & 2) && sh->host != NULL) {
+				BAD(&d->x, "a stream with two host ends");
+				return false;
+			}
+			o = cm_end_new(sh, d->x.s, readable & 1);
 			if (o == NULL && owner == i + 1)
 				free(sh);
+			if (o != NULL && (readable & 2)) {
+				cm_end *he = (cm_end *)o;
+
+				he->host = true;
+				sh->host = he;
+			}
 			break;
 		}
 		default:
@@ -2342,6 +2417,10 @@ static bool check_all(rd *d)
 			    (e->binst == NULL || e->opts.memory == NULL))
 				return BAD(x, "a pending copy with no memory"),
 				       false;
+			if (e->host && (d->seen[i] || e->sh->pending == e))
+				return BAD(x, "a host-held end in a table or "
+					      "copying"),
+				       false;
 			break;
 		}
 		}
@@ -2501,6 +2580,27 @@ int cm_snap_async_restore_begin(cm_snap_async_state **out, cm_store *s,
 	return WASM_SNAP_OK;
 }
 
+/*
+ * The embedder takes its ends over again (cm_store_set_host_end_durable),
+ * once every object is whole: it may look at the guest's end and its
+ * pending copy.
+ */
+static bool take_host_ends(rd *d)
+{
+	const struct cm_host_end_durable *hd = &d->x.s->host_end_durable;
+
+	for (uint32_t i = 0; i < d->nhends; i++) {
+		const struct rd_hend *h = &d->hends[i];
+
+		if (hd->restore == NULL ||
+		    hd->restore(hd->env, d->x.s, h->e, h->desc, h->len)) {
+			BAD(&d->x, "a host-held end no embedder takes over");
+			return false;
+		}
+	}
+	return true;
+}
+
 wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 				       wasm_snap_reader *sec)
 {
@@ -2517,7 +2617,8 @@ wasm_snap_status cm_snap_async_restore(cm_snap_async_state *d, uint32_t tag,
 		ok = get_sched(d, sec);
 		break;
 	case CM_SNAP_TAG_HOST:
-		ok = check_all(d) && get_host_calls(d, sec);
+		ok = check_all(d) && get_host_calls(d, sec) &&
+		     take_host_ends(d);
 		d->complete = ok;
 		break;
 	default:
@@ -2617,6 +2718,7 @@ int cm_snap_async_restore_end(cm_snap_async_state *d, bool failed)
 	free(d->shared_owner);
 	free(d->seen);
 	free(d->budget);
+	free(d->hends);
 	free(d);
 	return rc;
 }

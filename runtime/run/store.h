@@ -36,6 +36,7 @@
 struct cm_task;
 struct cm_arena;
 struct cm_host_pending;
+struct cm_end;
 typedef struct cm_store cm_store;
 
 typedef struct cm_store_cleanup {
@@ -261,6 +262,14 @@ struct cm_store {
 			      size_t len);
 		void *env;
 	} host_durable;
+	/* host-held stream and future ends in snapshots (run/instance.h) */
+	struct cm_host_end_durable {
+		int (*save)(void *env, struct cm_end *e, uint8_t *desc,
+			    size_t cap, size_t *len);
+		int (*restore)(void *env, cm_store *s, struct cm_end *e,
+			       const uint8_t *desc, size_t len);
+		void *env;
+	} host_end_durable;
 	/*
 	 * The embedder's host resource types in snapshots (run/instance.h
 	 * cm_store_set_host_resource_durable), in registration order: one

@@ -483,3 +483,70 @@ void cm_flatten_functype(const cm_type *ft, bool async, bool callback,
 	out->results[0] = WASM_I32;
 	out->nresults = 1;
 }
+
+/* ---- structural equality ------------------------------------------------ */
+
+static bool same_str(const cm_str *a, const cm_str *b)
+{
+	return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0;
+}
+
+static bool same_opt(const cm_type *a, const cm_type *b)
+{
+	return a == NULL ? b == NULL : b != NULL && cm_valtype_same(a, b);
+}
+
+bool cm_valtype_same(const cm_type *a, const cm_type *b)
+{
+	if (a == b)
+		return true;
+	if (a->kind != b->kind || !cm_type_is_value(a))
+		return false;
+	switch (a->kind) {
+	case CM_LIST:
+		return a->u.list.len == b->u.list.len &&
+		       cm_valtype_same(a->u.list.elem, b->u.list.elem);
+	case CM_RECORD:
+	case CM_VARIANT:
+		if (a->u.record.n != b->u.record.n)
+			return false;
+		for (uint32_t i = 0; i < a->u.record.n; i++)
+			if (!same_str(&a->u.record.fields[i].label,
+				      &b->u.record.fields[i].label) ||
+			    !same_opt(a->u.record.fields[i].type,
+				      b->u.record.fields[i].type))
+				return false;
+		return true;
+	case CM_TUPLE:
+		if (a->u.tuple.n != b->u.tuple.n)
+			return false;
+		for (uint32_t i = 0; i < a->u.tuple.n; i++)
+			if (!cm_valtype_same(a->u.tuple.elems[i],
+					     b->u.tuple.elems[i]))
+				return false;
+		return true;
+	case CM_ENUM:
+	case CM_FLAGS:
+		if (a->u.enm.n != b->u.enm.n)
+			return false;
+		for (uint32_t i = 0; i < a->u.enm.n; i++)
+			if (!same_str(&a->u.enm.labels[i], &b->u.enm.labels[i]))
+				return false;
+		return true;
+	case CM_OPTION:
+	case CM_STREAM:
+	case CM_FUTURE:
+		return same_opt(a->u.option.elem, b->u.option.elem);
+	case CM_RESULT:
+		return same_opt(a->u.result.ok, b->u.result.ok) &&
+		       same_opt(a->u.result.err, b->u.result.err);
+	case CM_OWN:
+	case CM_BORROW:
+		return cm_handle_resource(a) == cm_handle_resource(b);
+	case CM_MAP:
+		return cm_valtype_same(a->u.map.key, b->u.map.key) &&
+		       cm_valtype_same(a->u.map.value, b->u.map.value);
+	default:
+		return cm_type_is_prim(a); /* same primitive kind */
+	}
+}

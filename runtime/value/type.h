@@ -256,6 +256,14 @@ static inline bool cm_type_is_value(const cm_type *t)
 	return t->kind <= CM_MAP;
 }
 
+/*
+ * Are value types a and b the same type, structurally (labels, cases,
+ * element types; a handle's resource by identity)?  Two definitions of
+ * future<result<_, error-code>> in two scopes are; a stream or future
+ * type names its element type only by this.
+ */
+bool cm_valtype_same(const cm_type *a, const cm_type *b);
+
 /* "u32", "record", "own", "func", ... */
 const char *cm_type_kind_name(cm_type_kind k);
 

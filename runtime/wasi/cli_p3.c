@@ -29,9 +29,12 @@
  *    cancelled and drops the host's end of the stream.  Nothing here
  *    runs guest code: the future's value, result<_, enum>, holds no
  *    string or list, so writing it needs no realloc.
- *  - A store holding one of these ends cannot be snapshotted yet (the
- *    snapshot refuses host-held ends, naming them), so a durable
- *    service snapshots again once its stdio streams are over.
+ *  - In store snapshots (wasi_ctx_durable) the host's ends are written
+ *    as plain data (end_save) and taken over again by the restored
+ *    store's ctx: an open stdout stream goes on writing to the new
+ *    ctx's sinks, a result not yet read is still answered.  An async
+ *    write-via-stream in flight comes back cancelled (its call is not
+ *    resumed: the runtime settles it so), its stream still drained.
  *
  * Allocations sized by a guest or a client (issue 18 audit): one
  * wasi_pipe per call of write-via-stream / read-via-stream, freed when
@@ -61,7 +64,9 @@ struct wasi_pipe {
 	cm_host_end *done;    /* the future's writable end (future shape) */
 	cm_host_pending *call; /* the deferred call (async shape) */
 	bool over;	      /* the stream is over: the result is known */
+	bool async;	      /* the async shape (call, or cancelled) */
 	int err;	      /* -1: ok; else an error-code case */
+	uint64_t serial;      /* pairs its two ends in a snapshot */
 };
 
 static void pipe_unlink(wasi_pipe *p)
@@ -130,8 +135,10 @@ static void deliver(wasi_pipe *p)
 		pipe_unlink(p);
 		return;
 	}
-	if (p->call != NULL) {
-		if (cm_host_settle(p->call, &v, 1, NULL))
+	if (p->call != NULL || p->done == NULL) {
+		/* no done: the async call was cancelled by a restore */
+		if (p->call != NULL &&
+		    cm_host_settle(p->call, &v, 1, NULL))
 			cm_host_settle_trap(p->call,
 					    "wasi: cannot settle stdio");
 		cm_val_free(&v);
@@ -261,6 +268,33 @@ static void on_cancel(void *env, cm_host_pending *call)
 		}
 }
 
+/* A pipe of ctx in store s; NULL: another store's ctx, or no memory. */
+static wasi_pipe *pipe_alloc(wasi_ctx *ctx, cm_store *s, int which,
+			     uint64_t serial)
+{
+	wasi_pipe *p;
+
+	if (ctx->pipe_store != NULL && ctx->pipe_store != s)
+		return NULL;
+	if (ctx->pipe_store == NULL) {
+		if (cm_store_on_free(s, pipes_gone, ctx))
+			return NULL;
+		ctx->pipe_store = s;
+	}
+	p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return NULL;
+	p->ctx = ctx;
+	p->which = which;
+	p->err = -1;
+	p->serial = serial;
+	if (serial >= ctx->pipe_seq)
+		ctx->pipe_seq = serial + 1;
+	p->next = ctx->pipes;
+	ctx->pipes = p;
+	return p;
+}
+
 static wasi_pipe *pipe_new(cm_host_call *call, wasi_ctx *ctx, int which)
 {
 	cm_store *s = cm_host_call_store(call);
@@ -270,23 +304,9 @@ static wasi_pipe *pipe_new(cm_host_call *call, wasi_ctx *ctx, int which)
 		cm_host_call_trap(call, "wasi: a wasi_ctx serves one store");
 		return NULL;
 	}
-	if (ctx->pipe_store == NULL) {
-		if (cm_store_on_free(s, pipes_gone, ctx)) {
-			wasi_oom(call);
-			return NULL;
-		}
-		ctx->pipe_store = s;
-	}
-	p = calloc(1, sizeof *p);
-	if (p == NULL) {
+	p = pipe_alloc(ctx, s, which, ctx->pipe_seq);
+	if (p == NULL)
 		wasi_oom(call);
-		return NULL;
-	}
-	p->ctx = ctx;
-	p->which = which;
-	p->err = -1;
-	p->next = ctx->pipes;
-	ctx->pipes = p;
 	return p;
 }
 
@@ -326,6 +346,7 @@ static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
 		}
 		cm_host_end_set_notify(p->done, on_notify, p);
 	} else {
+		p->async = true;
 		p->call = cm_host_call_defer(call);
 		if (p->call == NULL) {
 			cm_host_end_drop(data);
@@ -395,6 +416,86 @@ static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
 	cm_host_end_set_notify(p->data, on_notify, p);
 	cm_host_end_set_notify(p->done, on_notify, p);
 	return 0;
+}
+
+/* ---- stdio streams in store snapshots (run/instance.h) ---------------- */
+
+/*
+ * A host end of a stdio stream as plain data: u8 DESC_VERSION, u8 which
+ * (0 stdin, 1 stdout, 2 stderr), u8 role (0 the stream, 1 the future),
+ * u8 async (the async shape: its call does not come back, the runtime
+ * settles it cancelled), u8 over, u8 err + 1 (0: ok), u64 serial (the
+ * pipe's, pairing its two ends).  Nothing else is state: a guest's
+ * write is moved out when it is made, a read answered when it starts,
+ * so no bytes wait in the host.
+ */
+enum { DESC_VERSION = 1, DESC_LEN = 14 };
+
+static int end_save(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
+		    size_t *len)
+{
+	wasi_ctx *ctx = env;
+
+	if (cap < DESC_LEN)
+		return -1;
+	for (wasi_pipe *p = ctx->pipes; p != NULL; p = p->next) {
+		if (p->data != e && p->done != e)
+			continue;
+		desc[0] = DESC_VERSION;
+		desc[1] = (uint8_t)p->which;
+		desc[2] = p->done == e;
+		desc[3] = p->async;
+		desc[4] = p->over;
+		desc[5] = (uint8_t)(p->err + 1);
+		for (int i = 0; i < 8; i++)
+			desc[6 + i] = (uint8_t)(p->serial >> (8 * i));
+		*len = DESC_LEN;
+		return 0;
+	}
+	return -1; /* not one of this ctx's ends */
+}
+
+static int end_restore(void *env, cm_store *s, cm_host_end *e,
+		       const uint8_t *desc, size_t len)
+{
+	wasi_ctx *ctx = env;
+	uint64_t serial = 0;
+	wasi_pipe *p;
+
+	if (len != DESC_LEN || desc[0] != DESC_VERSION || desc[1] > 2 ||
+	    desc[2] > 1 || desc[3] > 1 || desc[4] > 1 ||
+	    desc[5] > ERROR_CODE_IO + 1 || (desc[3] && desc[2]) ||
+	    (desc[3] && desc[1] == 0) || (desc[4] && !desc[2]))
+		return -1; /* the stream's end exists only until it is over */
+	for (int i = 0; i < 8; i++)
+		serial |= (uint64_t)desc[6 + i] << (8 * i);
+	for (p = ctx->pipes; p != NULL; p = p->next)
+		if (p->serial == serial)
+			break;
+	if (p == NULL) {
+		p = pipe_alloc(ctx, s, desc[1], serial);
+		if (p == NULL)
+			return -1;
+		p->async = desc[3];
+		p->over = desc[4];
+		p->err = (int)desc[5] - 1;
+	} else if (p->which != desc[1] || p->async != desc[3] ||
+		   p->over != desc[4] || p->err != (int)desc[5] - 1) {
+		return -1; /* two ends that disagree */
+	}
+	if (desc[2] ? p->done != NULL : p->data != NULL)
+		return -1;
+	if (desc[2])
+		p->done = e;
+	else
+		p->data = e;
+	cm_host_end_set_notify(e, on_notify, p);
+	return 0;
+}
+
+void wasi_pipes_durable(wasi_ctx *ctx, cm_store *s)
+{
+	cm_store_set_host_end_durable(s, end_save, end_restore, ctx);
 }
 
 int wasi_link_cli_p3(wasi_ctx *ctx, cm_linker *l)

@@ -715,5 +715,6 @@ int wasi_resources_durable(wasi_ctx *ctx, cm_store *s)
 int wasi_ctx_durable(wasi_ctx *ctx, cm_store *s)
 {
 	wasi_waits_durable(ctx, s);
+	wasi_pipes_durable(ctx, s);
 	return wasi_resources_durable(ctx, s);
 }

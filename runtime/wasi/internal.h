@@ -146,6 +146,7 @@ struct wasi_ctx {
 	/* WASI 0.3 stdio streams (cli_p3.c) */
 	struct wasi_pipe *pipes;
 	cm_store *pipe_store; /* the store whose teardown forgets them */
+	uint64_t pipe_seq;    /* the next pipe's serial */
 
 	wasi_obj *objs; /* index = rep; [0] unused */
 	uint32_t nobjs, cap;
@@ -221,6 +222,8 @@ int wasi_link_cli_p3(wasi_ctx *ctx, cm_linker *l);
 /* A 0.3 stdio stream's state (cli_p3.c); forget them all (ctx freed). */
 typedef struct wasi_pipe wasi_pipe;
 void wasi_pipes_free(wasi_ctx *ctx);
+/* Snapshots of the 0.3 stdio streams' host ends (cli_p3.c). */
+void wasi_pipes_durable(wasi_ctx *ctx, cm_store *s);
 /* Forget every 0.3 wait (the ctx is being freed); no arm call. */
 void wasi_waits_free(wasi_ctx *ctx);
 /* Snapshots of the 0.3 waits (clocks_p3.c) and resources (durable.c). */

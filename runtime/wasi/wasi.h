@@ -191,7 +191,12 @@ int wasi_ctx_wait_host(void *env);
  *    lacks is refused); opened files, their streams and directory
  *    streams opened again by preopen and path with their access,
  *    offset or position, one that cannot be opened failing on its next
- *    use; pollables as the waits; errors by errno.  Arguments,
+ *    use; pollables as the waits; errors by errno.
+ *  - WASI 0.3 stdio streams (cm_store_set_host_end_durable; cli_p3.c):
+ *    an open stdout or stderr stream writes on to the new stdio, a
+ *    stdin stream reads the new stdin, a result not yet read is still
+ *    answered; an async write-via-stream in flight comes back
+ *    cancelled.  Arguments,
  *    environment, random and clocks are the new ctx's: nothing saved.
  */
 int wasi_ctx_durable(wasi_ctx *ctx, cm_store *s);

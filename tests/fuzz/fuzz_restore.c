@@ -29,7 +29,10 @@
  *             (background work longer than a turn, stopped out of fuel
  *             mid-code: its frames at a loop's back-edge or call), 6
  *             the same guest's start-crunch-exn (frames that hold
- *             exceptions no global holds: written as heap objects);
+ *             exceptions no global holds: written as heap objects), 7
+ *             tests/guests/wasi/p3stdio (a WASI 0.3 stdout stream held
+ *             open between calls: ends the host holds, described by
+ *             the WASI layer; a future of the guest's own);
  *             numbers past
  *             the last guest wrap around;
  *   bit 4     keep the checksum as the patches leave it (else it is
@@ -82,7 +85,17 @@ typedef struct guest {
 	size_t nfull, ndelta;
 } guest;
 
-enum { G_VALUES, G_CALC, G_TICKER, G_GATE, G_EXN, G_LOOP, G_LOOP_EXN, NGUESTS };
+enum {
+	G_VALUES,
+	G_CALC,
+	G_TICKER,
+	G_GATE,
+	G_EXN,
+	G_LOOP,
+	G_LOOP_EXN,
+	G_P3STDIO,
+	NGUESTS
+};
 
 /* loop's turns: its crunch takes about 2 fuel a round */
 enum { LOOP_TURN_FUEL = 3001, LOOP_ROUNDS = 20000 };
@@ -95,6 +108,7 @@ static guest guests[NGUESTS] = {
 	{.path = "tests/guests/exn/exn.wasm"},
 	{.path = "tests/guests/loop/loop.wasm"},
 	{.path = "tests/guests/loop/loop.wasm"},
+	{.path = "tests/guests/wasi/p3stdio.wasm"},
 };
 
 /* The ticker's clock: it moves only when the target moves it. */
@@ -303,6 +317,19 @@ static int exercise(live *v, int which, const char *word)
 		rc |= call(v, NULL, "sum", NULL, 0);
 		rc |= call(v, NULL, "count", NULL, 0);
 		return rc | call(v, NULL, "call-kept", NULL, 0);
+	}
+
+	if (which == G_P3STDIO) {
+		/* the seed holds a stdout stream open and keeps a future;
+		 * each call writes more through the stream */
+		if (cm_val_string(&a[0], word, strlen(word)))
+			die("value", "out of memory");
+		rc = call(v, NULL, strcmp(word, "seed") ? "more" : "hold", a,
+			  1);
+		cm_val_free(&a[0]);
+		if (strcmp(word, "seed") == 0)
+			rc |= call(v, NULL, "keep-future", NULL, 0);
+		return rc;
 	}
 
 	if (which == G_TICKER) {

@@ -22,7 +22,12 @@
 ;;   hold: func(text: string) -> u32   writes text to stdout through a
 ;;       stream it keeps open (its writable end and the future in
 ;;       globals); release: func() -> u32 drops it and reads the result
-;;       (the store holds a host end between the two)
+;;       (the store holds a host end between the two); more: func(text:
+;;       string) -> u32 writes more through the held stream
+;;   keep-future: func()   a future<u32> of the guest's own, both ends
+;;       kept in globals; use-future: func() -> u32 writes 7 into it
+;;       (BLOCKED: nobody reads yet) and reads it back (the store holds
+;;       a future's ends between the two)
 ;;   loop-back: func()   hands stdin's stream (the host writes it) to
 ;;       stdout's write-via-stream: both ends would be the host's, a trap
 ;;   wasi:cli/run@0.3.0 run: async func() -> result   says hello
@@ -69,6 +74,7 @@
   (type $future (future $result))
   (type $bytes (stream u8))
   (type $run-result (result))
+  (type $fu32 (future u32))
 
   (core module $Libc
     ;; 40 pages: room for get-random-bytes' 1 MiB
@@ -106,6 +112,9 @@
   (core func $stream.drop-readable (canon stream.drop-readable $bytes))
   (core func $future.read (canon future.read $future async (memory $mem)))
   (core func $future.drop-readable (canon future.drop-readable $future))
+  (core func $fu32.new (canon future.new $fu32))
+  (core func $fu32.write (canon future.write $fu32 async (memory $mem)))
+  (core func $fu32.read (canon future.read $fu32 async (memory $mem)))
   (core func $waitable-set.new (canon waitable-set.new))
   (core func $waitable.join (canon waitable.join))
   (core func $waitable-set.wait (canon waitable-set.wait (memory $mem)))
@@ -130,6 +139,9 @@
     (import "" "stream.drop-readable" (func $stream.drop-readable (param i32)))
     (import "" "future.read" (func $future.read (param i32 i32) (result i32)))
     (import "" "future.drop-readable" (func $future.drop-readable (param i32)))
+    (import "" "fu32.new" (func $fu32.new (result i64)))
+    (import "" "fu32.write" (func $fu32.write (param i32 i32) (result i32)))
+    (import "" "fu32.read" (func $fu32.read (param i32 i32) (result i32)))
     (import "" "waitable-set.new" (func $waitable-set.new (result i32)))
     (import "" "waitable.join" (func $waitable.join (param i32 i32)))
     (import "" "waitable-set.wait" (func $waitable-set.wait (param i32 i32) (result i32)))
@@ -291,6 +303,21 @@
       (call $stdin-read (i32.const 64))
       (drop (call $stdout-write (i32.load (i32.const 64)))))
 
+    (global $fut (mut i64) (i64.const 0))
+    (func (export "keep-future")
+      (global.set $fut (call $fu32.new)))
+    (func (export "use-future") (result i32)
+      (local $r i32) (local $w i32)
+      (local.set $r (i32.wrap_i64 (global.get $fut)))
+      (local.set $w (i32.wrap_i64 (i64.shr_u (global.get $fut) (i64.const 32))))
+      (if (i32.eqz (local.get $w)) (then (return (i32.const 109))))
+      (i32.store (i32.const 112) (i32.const 7))
+      (if (i32.ne (call $fu32.write (local.get $w) (i32.const 112)) (i32.const -1))
+        (then (return (i32.const 110))))
+      (if (i32.ne (call $fu32.read (local.get $r) (i32.const 116)) (i32.const 0))
+        (then (return (i32.const 111))))
+      (i32.load (i32.const 116)))
+
     (global $held-w (mut i32) (i32.const 0))
     (global $held-f (mut i32) (i32.const 0))
     (func (export "hold") (param $p i32) (param $n i32) (result i32)
@@ -300,6 +327,12 @@
       (global.set $held-w (i32.wrap_i64 (i64.shr_u (local.get $s) (i64.const 32))))
       (global.set $held-f (call $stdout-write (i32.wrap_i64 (local.get $s))))
       ;; the host takes the bytes at once: COMPLETED, all of them
+      (if (i32.ne (call $stream.write (global.get $held-w) (local.get $p) (local.get $n))
+                  (i32.shl (local.get $n) (i32.const 4)))
+        (then (return (i32.const 101))))
+      (i32.const 0))
+    (func (export "more") (param $p i32) (param $n i32) (result i32)
+      (if (i32.eqz (global.get $held-w)) (then (return (i32.const 108))))
       (if (i32.ne (call $stream.write (global.get $held-w) (local.get $p) (local.get $n))
                   (i32.shl (local.get $n) (i32.const 4)))
         (then (return (i32.const 101))))
@@ -333,6 +366,9 @@
       (export "stream.drop-readable" (func $stream.drop-readable))
       (export "future.read" (func $future.read))
       (export "future.drop-readable" (func $future.drop-readable))
+      (export "fu32.new" (func $fu32.new))
+      (export "fu32.write" (func $fu32.write))
+      (export "fu32.read" (func $fu32.read))
       (export "waitable-set.new" (func $waitable-set.new))
       (export "waitable.join" (func $waitable.join))
       (export "waitable-set.wait" (func $waitable-set.wait))
@@ -361,6 +397,12 @@
     (canon lift (core func $m "loop-back")))
   (func (export "hold") (param "text" string) (result u32)
     (canon lift (core func $m "hold") (memory $mem) (realloc $realloc)))
+  (func (export "keep-future")
+    (canon lift (core func $m "keep-future")))
+  (func (export "use-future") (result u32)
+    (canon lift (core func $m "use-future")))
+  (func (export "more") (param "text" string) (result u32)
+    (canon lift (core func $m "more") (memory $mem) (realloc $realloc)))
   (func (export "release") async (result u32)
     (canon lift (core func $m "release") async))
   (func $run async (result $run-result)
