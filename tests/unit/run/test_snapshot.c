@@ -437,6 +437,82 @@ START_TEST(test_values_sampled_prefixes)
 }
 END_TEST
 
+/*
+ * Ends the host holds (format 8): p3stdio's hold keeps a WASI 0.3 stdout
+ * stream open and keep-future a future of its own.  With the WASI
+ * layer's registration the snapshot writes them and a restore gives
+ * the same bytes again, the stream writing on and the future carrying
+ * its value; without it the snapshot is refused, and a restore finds
+ * nobody to take the ends over; a forged description is refused.
+ */
+static size_t find_bytes(const uint8_t *p, size_t n, const uint8_t *pat,
+			 size_t m)
+{
+	for (size_t i = 0; i + m <= n; i++)
+		if (memcmp(p + i, pat, m) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+START_TEST(test_host_ends_round_trip)
+{
+	cm_component *c = load_guest("wasi/p3stdio.wasm");
+	/* the stream end's description: length 14, version 1, stdout, the
+	 * stream (role 0) */
+	static const uint8_t desc[] = {14, 0, 0, 0, 1, 1, 0};
+	live a, b;
+	cm_val arg;
+	uint8_t *s1, *s2, *out = NULL;
+	size_t n1, n2, n, at;
+	cm_error err;
+
+	live_open(&a, c);
+	ck_assert_int_eq(cm_val_string(&arg, "held\n", 5), 0);
+	ck_assert_uint_eq(call(&a, NULL, "hold", &arg, 1).u.u, 0);
+	(void)call(&a, NULL, "keep-future", NULL, 0);
+	/* no registration: refused, as before format 8 */
+	ck_assert_int_ne(cm_store_snapshot(a.s, SHA_A, &out, &n, &err), 0);
+	ck_assert_int_eq(err.kind, CM_ERR_UNSUPPORTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "end the host holds"));
+	ck_assert_int_eq(wasi_ctx_durable(a.wasi, a.s), 0);
+	s1 = snap(&a, SHA_A, &n1);
+
+	live_open(&b, c);
+	ck_assert_int_eq(wasi_ctx_durable(b.wasi, b.s), 0);
+	ck_assert_int_eq(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	s2 = snap(&b, SHA_A, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(s1, s2, n1);
+	free(s2);
+	ck_assert_uint_eq(call(&b, NULL, "more", &arg, 1).u.u, 0);
+	ck_assert_uint_eq(call(&b, NULL, "use-future", NULL, 0).u.u, 7);
+	live_close(&b);
+
+	/* nobody to take the ends over */
+	live_open(&b, c);
+	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_ptr_nonnull(
+		strstr(err.msg, "a host-held end no embedder takes over"));
+	live_close(&b);
+
+	/* a description that is not one: role 2 */
+	at = find_bytes(s1, n1, desc, sizeof desc);
+	ck_assert_uint_ne(at, SIZE_MAX);
+	s1[at + 6] = 2;
+	fix_checksum(s1, n1);
+	live_open(&b, c);
+	ck_assert_int_eq(wasi_ctx_durable(b.wasi, b.s), 0);
+	ck_assert_int_ne(cm_store_restore(b.s, SHA_A, s1, n1, &err), 0);
+	ck_assert_ptr_nonnull(
+		strstr(err.msg, "a host-held end no embedder takes over"));
+	live_close(&b);
+	free(s1);
+	cm_val_free(&arg);
+	live_close(&a);
+	cm_component_free(c);
+}
+END_TEST
+
 START_TEST(test_not_supported_yet)
 {
 	cm_component *c = counter_component();
@@ -1709,6 +1785,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, test_counter_round_trip);
 	tcase_add_test(tc, test_values_memory_round_trip);
 	tcase_add_test(tc, test_calc_tables_round_trip);
+	tcase_add_test(tc, test_host_ends_round_trip);
 	tcase_add_test(tc, test_refused_versions_and_tags);
 	tcase_add_test(tc, test_truncations_and_flips);
 	tcase_add_test(tc, test_values_sampled_prefixes);
