@@ -120,6 +120,11 @@ bool cm_host_end_pending(const cm_host_end *e)
 	return e->sh->pending != NULL;
 }
 
+const cm_type *cm_host_end_type(const cm_host_end *e)
+{
+	return e->sh->t;
+}
+
 uint32_t cm_host_end_room(const cm_host_end *e)
 {
 	const cm_end *p = e->sh->pending;

@@ -255,6 +255,8 @@ int cm_host_end_write_bytes(cm_host_end *e, const uint8_t *buf, uint32_t n,
 			    uint32_t *done, cm_error *err);
 /* Is a guest copy pending (there is something to move)? */
 bool cm_host_end_pending(const cm_host_end *e);
+/* The element type of e's stream or future (NULL: none). */
+const cm_type *cm_host_end_type(const cm_host_end *e);
 /*
  * Elements the pending guest copy has left: room in its read, values
  * in its write (0: none pending, or a zero-length copy).

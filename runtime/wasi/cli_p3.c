@@ -45,6 +45,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wasi/internal.h"
@@ -53,21 +54,38 @@
 #define STDIO_CHUNK 16384u
 #define STDIN_CHUNK 65536u
 
-/* wasi:cli/types@0.3.0 error-code's case io */
-#define ERROR_CODE_IO 0u
-
 struct wasi_pipe {
 	struct wasi_pipe *next;
 	wasi_ctx *ctx;
-	int which;	      /* 0: stdin, 1: stdout, 2: stderr */
+	int which;	      /* PIPE_* */
 	cm_host_end *data;    /* the stream's host end; NULL once over */
 	cm_host_end *done;    /* the future's writable end (future shape) */
 	cm_host_pending *call; /* the deferred call (async shape) */
 	bool over;	      /* the stream is over: the result is known */
 	bool async;	      /* the async shape (call, or cancelled) */
-	int err;	      /* -1: ok; else an error-code case */
+	int err;	      /* 0: ok; else the errno it failed with */
+	const cm_type *errt;  /* the result's error-code type */
+	/* files: the pipe's own fd (counted in ctx->nfiles), the offset,
+	 * appending */
+	int fd;
+	uint64_t offset;
+	bool append;
 	uint64_t serial;      /* pairs its two ends in a snapshot */
 };
+
+static bool is_file(const wasi_pipe *p)
+{
+	return p->which >= PIPE_FILE_IN;
+}
+
+static void pipe_close_fd(wasi_pipe *p)
+{
+	if (p->fd >= 0) {
+		close(p->fd);
+		p->fd = -1;
+		p->ctx->nfiles--;
+	}
+}
 
 static void pipe_unlink(wasi_pipe *p)
 {
@@ -77,6 +95,7 @@ static void pipe_unlink(wasi_pipe *p)
 		at = &(*at)->next;
 	if (*at == p)
 		*at = p->next;
+	pipe_close_fd(p);
 	free(p);
 }
 
@@ -97,6 +116,7 @@ static void pipes_gone(void *arg)
 		if (p->done != NULL)
 			cm_host_end_set_notify(p->done, NULL, NULL);
 		ctx->pipes = p->next;
+		pipe_close_fd(p);
 		free(p);
 	}
 	ctx->pipe_store = NULL;
@@ -110,13 +130,14 @@ void wasi_pipes_free(wasi_ctx *ctx)
 /* The call's result<_, error-code> in *v (free it after); -1: no memory. */
 static int result_value(const wasi_pipe *p, cm_val *v)
 {
-	if (p->err < 0) {
+	if (p->err == 0) {
 		*v = wasi_result_unit(true);
 		return 0;
 	}
-	if (cm_val_case_payload(v, CM_RESULT, 1))
+	if (p->errt == NULL || cm_val_case_payload(v, CM_RESULT, 1))
 		return -1;
-	*v->u.variant.payload = cm_val_case(CM_ENUM, (uint32_t)p->err);
+	*v->u.variant.payload =
+		cm_val_case(p->errt->kind, wasi_p3_error_case(p->errt, p->err));
 	return 0;
 }
 
@@ -160,9 +181,37 @@ static void stream_over(wasi_pipe *p, int err)
 	p->data = NULL;
 	p->over = true;
 	p->err = err;
+	pipe_close_fd(p);
 }
 
-/* Move what the guest has written to stdout or stderr. */
+/* n bytes to the pipe's file at its offset (or its end): 0 or errno. */
+static int file_write(wasi_pipe *p, const uint8_t *b, size_t n)
+{
+	struct stat st;
+
+	if (p->append) {
+		if (fstat(p->fd, &st))
+			return errno;
+		p->offset = (uint64_t)st.st_size;
+	}
+	while (n > 0) {
+		ssize_t w;
+
+		if (p->offset > (uint64_t)INT64_MAX - n)
+			return EFBIG;
+		w = pwrite(p->fd, b, n, (off_t)p->offset);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return errno;
+		b += w;
+		n -= (size_t)w;
+		p->offset += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* Move what the guest has written to stdout, stderr or the file. */
 static void drain_out(wasi_pipe *p)
 {
 	uint8_t buf[STDIO_CHUNK];
@@ -170,32 +219,37 @@ static void drain_out(wasi_pipe *p)
 	while (p->data != NULL) {
 		uint32_t n = 0;
 		int rc = cm_host_end_read_bytes(p->data, buf, sizeof buf, &n,
-						NULL);
+						NULL),
+		    e = 0;
 
-		if (n > 0)
+		if (n > 0 && is_file(p))
+			e = file_write(p, buf, n);
+		else if (n > 0)
 			wasi_stdout_write(p->ctx, p->which, buf, n);
-		if (rc == 1)
-			stream_over(p, -1); /* the guest dropped its end */
+		if (e)
+			stream_over(p, e); /* the guest's end is dropped */
+		else if (rc == 1)
+			stream_over(p, 0); /* the guest dropped its end */
 		else if (rc < 0)
-			stream_over(p, ERROR_CODE_IO);
+			stream_over(p, EIO);
 		else if (n == 0)
 			return; /* nothing pending: the next notify */
 	}
 }
 
-/* Answer the guest's pending read from stdin. */
+/* Answer the guest's pending read from stdin or the file. */
 static void fill_in(wasi_pipe *p)
 {
 	uint8_t buf[STDIN_CHUNK];
 
 	while (p->data != NULL && cm_host_end_pending(p->data)) {
-		int fd = p->ctx->in_fd;
+		int fd = is_file(p) ? p->fd : p->ctx->in_fd;
 		uint32_t n = 0, room = cm_host_end_room(p->data);
 		ssize_t r;
 		int rc;
 
 		if (fd < 0) {
-			stream_over(p, -1);
+			stream_over(p, 0);
 			return;
 		}
 		if (room == 0) {
@@ -203,33 +257,42 @@ static void fill_in(wasi_pipe *p)
 			cm_host_end_write_bytes(p->data, buf, 1, &n, NULL);
 			return;
 		}
-		r = read(fd, buf, room < sizeof buf ? room : sizeof buf);
+		if (room > sizeof buf)
+			room = sizeof buf;
+		if (is_file(p) && p->offset > (uint64_t)INT64_MAX - room) {
+			stream_over(p, 0); /* past any file's end */
+			return;
+		}
+		r = is_file(p) ? pread(fd, buf, room, (off_t)p->offset)
+			       : read(fd, buf, room);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			stream_over(p, r == 0 ? -1 : (int)ERROR_CODE_IO);
+			stream_over(p, r == 0 ? 0 : errno);
 			return;
 		}
+		if (is_file(p))
+			p->offset += (uint64_t)r;
 		/* read(2) asked for no more than the guest's read holds */
 		rc = cm_host_end_write_bytes(p->data, buf, (uint32_t)r, &n,
 					     NULL);
 		if (rc == 1) {
-			stream_over(p, -1); /* the guest dropped its end */
+			stream_over(p, 0); /* the guest dropped its end */
 			return;
 		}
 		if (rc < 0 || n < (uint32_t)r) {
-			stream_over(p, ERROR_CODE_IO);
+			stream_over(p, EIO);
 			return;
 		}
 		return; /* one read(2) per guest read: it may block */
 	}
 	if (p->data != NULL && cm_host_end_peer_dropped(p->data))
-		stream_over(p, -1);
+		stream_over(p, 0);
 }
 
 static void pump(wasi_pipe *p)
 {
-	if (p->which == 0)
+	if (p->which == PIPE_STDIN || p->which == PIPE_FILE_IN)
 		fill_in(p);
 	else
 		drain_out(p);
@@ -286,7 +349,7 @@ static wasi_pipe *pipe_alloc(wasi_ctx *ctx, cm_store *s, int which,
 		return NULL;
 	p->ctx = ctx;
 	p->which = which;
-	p->err = -1;
+	p->fd = -1;
 	p->serial = serial;
 	if (serial >= ctx->pipe_seq)
 		ctx->pipe_seq = serial + 1;
@@ -310,8 +373,24 @@ static wasi_pipe *pipe_new(cm_host_call *call, wasi_ctx *ctx, int which)
 	return p;
 }
 
-static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
-			    const cm_val *args, cm_val *res, int which)
+/* The error-code type of result<_, error-code> r (NULL: none). */
+static const cm_type *error_type(const cm_type *r)
+{
+	return r != NULL && r->kind == CM_RESULT ? r->u.result.err : NULL;
+}
+
+/* A counted fd the pipe did not take: close and uncount it. */
+static void drop_fd(wasi_ctx *ctx, int fd)
+{
+	if (fd >= 0) {
+		close(fd);
+		ctx->nfiles--;
+	}
+}
+
+int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
+			 const cm_val *arg, cm_val *res, int which, int fd,
+			 uint64_t offset, bool append, int fail)
 {
 	const cm_type *ft = cm_host_call_type(call);
 	const cm_type *rt = ft->u.func.result;
@@ -321,23 +400,32 @@ static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
 	cm_error err;
 
 	if (rt == NULL ||
-	    !(rt->kind == CM_FUTURE ||
-	      (rt->kind == CM_RESULT && ft->u.func.async)))
+	    !((rt->kind == CM_FUTURE && error_type(rt->u.future.elem)) ||
+	      (rt->kind == CM_RESULT && ft->u.func.async && error_type(rt)))) {
+		drop_fd(ctx, fd);
 		return cm_host_call_trap(call,
 					 "wasi: write-via-stream of an unknown "
 					 "type");
+	}
 	/* the runtime owns args; taking the end moves it out of the value */
-	data = cm_host_end_take(s, (cm_val *)&args[0]);
-	if (data == NULL)
+	data = cm_host_end_take(s, (cm_val *)arg);
+	if (data == NULL) {
+		drop_fd(ctx, fd);
 		return cm_host_call_trap(call,
 					 "wasi: write-via-stream: not a stream "
 					 "the guest holds the other end of");
+	}
 	p = pipe_new(call, ctx, which);
 	if (p == NULL) {
+		drop_fd(ctx, fd);
 		cm_host_end_drop(data);
 		return -1;
 	}
 	p->data = data;
+	p->fd = fd;
+	p->offset = offset;
+	p->append = append;
+	p->errt = error_type(rt->kind == CM_FUTURE ? rt->u.future.elem : rt);
 	if (rt->kind == CM_FUTURE) {
 		if (cm_host_stream_new(s, rt, &res[0], &p->done, &err)) {
 			cm_host_end_drop(data);
@@ -356,6 +444,8 @@ static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
 		cm_host_pending_set_cancel(p->call, on_cancel, ctx);
 	}
 	cm_host_end_set_notify(data, on_notify, p);
+	if (fail)
+		stream_over(p, fail); /* the guest's writes see it dropped */
 	/* what the guest wrote or dropped before it called */
 	drain_out(p);
 	if (p->call != NULL) {
@@ -371,35 +461,46 @@ static int write_via_stream(cm_host_call *call, wasi_ctx *ctx,
 static int stdout_write(cm_host_call *call, void *env, const cm_val *args,
 			uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	return write_via_stream(call, env, args, res, 1);
+	return wasi_p3_write_stream(call, env, &args[0], res, PIPE_STDOUT, -1,
+				    0, false, 0);
 }
 
 static int stderr_write(cm_host_call *call, void *env, const cm_val *args,
 			uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	return write_via_stream(call, env, args, res, 2);
+	return wasi_p3_write_stream(call, env, &args[0], res, PIPE_STDERR, -1,
+				    0, false, 0);
 }
 
 /* read-via-stream: func() -> tuple<stream<u8>, future<result<_, ..>>> */
-static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
-		      uint32_t nargs, cm_val *res, uint32_t nres)
+int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
+			int which, int fd, uint64_t offset, int fail)
 {
 	const cm_type *rt = cm_host_call_type(call)->u.func.result;
 	cm_store *s = cm_host_call_store(call);
-	wasi_ctx *ctx = env;
 	const cm_type *st, *fu;
 	wasi_pipe *p;
 	cm_error err;
 
 	if (rt == NULL || rt->kind != CM_TUPLE || cm_type_nfields(rt) != 2 ||
 	    (st = cm_type_field(rt, 0))->kind != CM_STREAM ||
-	    (fu = cm_type_field(rt, 1))->kind != CM_FUTURE)
+	    (!fail && (st->u.stream.elem == NULL ||
+		       st->u.stream.elem->kind != CM_U8)) ||
+	    (fu = cm_type_field(rt, 1))->kind != CM_FUTURE ||
+	    error_type(fu->u.future.elem) == NULL) {
+		drop_fd(ctx, fd);
 		return cm_host_call_trap(call,
 					 "wasi: read-via-stream of an unknown "
 					 "type");
-	p = pipe_new(call, ctx, 0);
-	if (p == NULL)
+	}
+	p = pipe_new(call, ctx, which);
+	if (p == NULL) {
+		drop_fd(ctx, fd);
 		return -1;
+	}
+	p->fd = fd;
+	p->offset = offset;
+	p->errt = error_type(fu->u.future.elem);
 	if (cm_val_seq(&res[0], CM_TUPLE, 2)) {
 		pipe_unlink(p);
 		return wasi_oom(call);
@@ -415,7 +516,15 @@ static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
 	}
 	cm_host_end_set_notify(p->data, on_notify, p);
 	cm_host_end_set_notify(p->done, on_notify, p);
+	if (fail)
+		stream_over(p, fail); /* the future tells why */
 	return 0;
+}
+
+static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
+		      uint32_t nargs, cm_val *res, uint32_t nres)
+{
+	return wasi_p3_read_stream(call, env, res, PIPE_STDIN, -1, 0, 0);
 }
 
 /* ---- stdio streams in store snapshots (run/instance.h) ---------------- */
@@ -424,7 +533,7 @@ static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
  * A host end of a stdio stream as plain data: u8 DESC_VERSION, u8 which
  * (0 stdin, 1 stdout, 2 stderr), u8 role (0 the stream, 1 the future),
  * u8 async (the async shape: its call does not come back, the runtime
- * settles it cancelled), u8 over, u8 err + 1 (0: ok), u64 serial (the
+ * settles it cancelled), u8 over, u8 failed (io), u64 serial (the
  * pipe's, pairing its two ends).  Nothing else is state: a guest's
  * write is moved out when it is made, a read answered when it starts,
  * so no bytes wait in the host.
@@ -441,12 +550,14 @@ static int end_save(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
 	for (wasi_pipe *p = ctx->pipes; p != NULL; p = p->next) {
 		if (p->data != e && p->done != e)
 			continue;
+		if (is_file(p))
+			return -1; /* not yet: a file's stream */
 		desc[0] = DESC_VERSION;
 		desc[1] = (uint8_t)p->which;
 		desc[2] = p->done == e;
 		desc[3] = p->async;
 		desc[4] = p->over;
-		desc[5] = (uint8_t)(p->err + 1);
+		desc[5] = p->err != 0;
 		for (int i = 0; i < 8; i++)
 			desc[6 + i] = (uint8_t)(p->serial >> (8 * i));
 		*len = DESC_LEN;
@@ -464,7 +575,7 @@ static int end_restore(void *env, cm_store *s, cm_host_end *e,
 
 	if (len != DESC_LEN || desc[0] != DESC_VERSION || desc[1] > 2 ||
 	    desc[2] > 1 || desc[3] > 1 || desc[4] > 1 ||
-	    desc[5] > ERROR_CODE_IO + 1 || (desc[3] && desc[2]) ||
+	    desc[5] > 1 || (desc[3] && desc[2]) ||
 	    (desc[3] && desc[1] == 0) || (desc[4] && !desc[2]))
 		return -1; /* the stream's end exists only until it is over */
 	for (int i = 0; i < 8; i++)
@@ -478,17 +589,19 @@ static int end_restore(void *env, cm_store *s, cm_host_end *e,
 			return -1;
 		p->async = desc[3];
 		p->over = desc[4];
-		p->err = (int)desc[5] - 1;
+		p->err = desc[5] ? EIO : 0;
 	} else if (p->which != desc[1] || p->async != desc[3] ||
-		   p->over != desc[4] || p->err != (int)desc[5] - 1) {
+		   p->over != desc[4] || (p->err != 0) != desc[5]) {
 		return -1; /* two ends that disagree */
 	}
 	if (desc[2] ? p->done != NULL : p->data != NULL)
 		return -1;
-	if (desc[2])
+	if (desc[2]) {
 		p->done = e;
-	else
+		p->errt = error_type(cm_host_end_type(e));
+	} else {
 		p->data = e;
+	}
 	cm_host_end_set_notify(e, on_notify, p);
 	return 0;
 }

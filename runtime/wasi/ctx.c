@@ -187,6 +187,7 @@ void wasi_ctx_free(wasi_ctx *ctx)
 	free(ctx->objs);
 	wasi_waits_free(ctx);
 	wasi_pipes_free(ctx);
+	free(ctx->bridges);
 	free(ctx);
 }
 
@@ -396,7 +397,7 @@ void wasi_file_opened(wasi_ctx *ctx)
 	ctx->nfiles++;
 }
 
-static void obj_dtor(void *env, uint64_t rep)
+void wasi_obj_dtor(void *env, uint64_t rep)
 {
 	wasi_obj_release(env, (uint32_t)rep);
 }
@@ -579,7 +580,7 @@ int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l)
 {
 	for (size_t i = 0; i < sizeof resources / sizeof resources[0]; i++) {
 		ctx->rt[resources[i].kind] = cm_linker_define_resource(
-			l, resources[i].instance, resources[i].name, obj_dtor,
+			l, resources[i].instance, resources[i].name, wasi_obj_dtor,
 			ctx);
 		if (ctx->rt[resources[i].kind] == NULL)
 			return -1;
@@ -587,6 +588,7 @@ int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l)
 	if (wasi_link_cli(ctx, l) || wasi_link_clocks_random(ctx, l) ||
 	    wasi_link_io(ctx, l) || wasi_link_filesystem(ctx, l) ||
 	    wasi_link_clocks_p3(ctx, l) || wasi_link_cli_p3(ctx, l) ||
+	    wasi_link_filesystem_p3(ctx, l) ||
 	    cm_linker_define_fallback(l, "wasi:", wasi_deny, ctx))
 		return -1;
 	return 0;

@@ -709,6 +709,17 @@ int wasi_resources_durable(wasi_ctx *ctx, cm_store *s)
 			    s, ctx->rt[hooks[i].kind], &d))
 			return -1;
 	}
+	/* WASI 0.3 descriptors are 0.2's objects under their own type */
+	if (ctx->rt_desc3 != NULL) {
+		const cm_host_resource_durable d = {
+			.key = "wasi:filesystem/types@0.3#descriptor",
+			.save = save_WOBJ_DESCRIPTOR,
+			.restore = restore_WOBJ_DESCRIPTOR,
+			.env = ctx};
+
+		if (cm_store_set_host_resource_durable(s, ctx->rt_desc3, &d))
+			return -1;
+	}
 	return 0;
 }
 

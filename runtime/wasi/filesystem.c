@@ -151,6 +151,35 @@ uint32_t wasi_fs_errno_code(int e)
 	}
 }
 
+/* error-code's labels in 0.2's order (wasi_fs_errno_code's numbers) */
+static const char *const ERROR_LABELS[] = {
+	"access",	     "would-block",	  "already",
+	"bad-descriptor",    "busy",		  "deadlock",
+	"quota",	     "exist",		  "file-too-large",
+	"illegal-byte-sequence", "in-progress",	  "interrupted",
+	"invalid",	     "io",		  "is-directory",
+	"loop",		     "too-many-links",	  "message-size",
+	"name-too-long",     "no-device",	  "no-entry",
+	"no-lock",	     "insufficient-memory", "insufficient-space",
+	"not-directory",     "not-empty",	  "not-recoverable",
+	"unsupported",	     "no-tty",		  "no-such-device",
+	"overflow",	     "not-permitted",	  "pipe",
+	"read-only",	     "invalid-seek",	  "text-file-busy",
+	"cross-device",
+};
+
+const char *wasi_fs_errno_label(int e)
+{
+	return ERROR_LABELS[wasi_fs_errno_code(e)];
+}
+
+const char *wasi_fs_label_at(uint32_t code)
+{
+	return code < sizeof ERROR_LABELS / sizeof ERROR_LABELS[0]
+		       ? ERROR_LABELS[code]
+		       : NULL;
+}
+
 static int fs_err(cm_host_call *call, cm_val *res, int e)
 {
 	cm_val *p;
@@ -1000,6 +1029,24 @@ static const struct {
 	{T, "filesystem-error-code", filesystem_error_code},
 	{"wasi:filesystem/preopens" WASI_V, "get-directories", get_directories},
 };
+
+cm_host_fn wasi_fs_p2_method(const char *name)
+{
+	size_t m = strlen(M);
+
+	for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
+		if (strncmp(funcs[i].name, M, m) == 0 &&
+		    strcmp(funcs[i].name + m, name) == 0)
+			return funcs[i].fn;
+	return NULL;
+}
+
+int wasi_fs_get_directories(cm_host_call *call, void *env,
+			    const cm_val *args, uint32_t nargs, cm_val *res,
+			    uint32_t nres)
+{
+	return get_directories(call, env, args, nargs, res, nres);
+}
 
 int wasi_link_filesystem(wasi_ctx *ctx, cm_linker *l)
 {

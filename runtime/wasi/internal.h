@@ -147,6 +147,10 @@ struct wasi_ctx {
 	struct wasi_pipe *pipes;
 	cm_store *pipe_store; /* the store whose teardown forgets them */
 	uint64_t pipe_seq;    /* the next pipe's serial */
+	/* WASI 0.3 filesystem (filesystem_p3.c): its descriptor type and
+	 * the bridges to the 0.2 methods */
+	const cabi_resource_type *rt_desc3;
+	struct wasi_p3_bridge *bridges;
 
 	wasi_obj *objs; /* index = rep; [0] unused */
 	uint32_t nobjs, cap;
@@ -224,6 +228,50 @@ typedef struct wasi_pipe wasi_pipe;
 void wasi_pipes_free(wasi_ctx *ctx);
 /* Snapshots of the 0.3 stdio streams' host ends (cli_p3.c). */
 void wasi_pipes_durable(wasi_ctx *ctx, cm_store *s);
+/*
+ * WASI 0.3 byte streams (cli_p3.c) for stdio and, in filesystem_p3.c,
+ * for descriptors: which is a PIPE_*; fd a descriptor's dup the pipe
+ * takes (counted in nfiles; closed with the pipe, or at once when the
+ * call fails), -1 for stdio.
+ *  - wasi_p3_write_stream: the guest's stream<u8> in *arg to the sink,
+ *    the import's result (a future, or the async shape) in res; fail
+ *    not 0: the host's end is dropped at once and the result is that
+ *    errno.
+ *  - wasi_p3_read_stream: res is tuple<stream<u8>, future<result<_,
+ *    E>>> of the source from offset; fail not 0: the stream ends at
+ *    once and the future answers that errno (the stream may then be
+ *    of any element type: it never carries one).
+ */
+enum {
+	PIPE_STDIN,
+	PIPE_STDOUT,
+	PIPE_STDERR,
+	PIPE_FILE_IN,  /* descriptor.read-via-stream */
+	PIPE_FILE_OUT, /* descriptor.write- and append-via-stream */
+};
+int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
+			 const cm_val *arg, cm_val *res, int which, int fd,
+			 uint64_t offset, bool append, int fail);
+int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
+			int which, int fd, uint64_t offset, int fail);
+/*
+ * The case of error type t (a 0.3 error-code enum or variant) for errno
+ * e, by the label 0.2 gives e (wasi_fs_errno_label); its `io` case when
+ * t has no such label, case 0 when it has no `io` either.
+ */
+uint32_t wasi_p3_error_case(const cm_type *t, int e);
+/* The 0.2 wasi:filesystem error-code label of errno e, of case code
+ * (NULL: none) (filesystem.c). */
+const char *wasi_fs_errno_label(int e);
+const char *wasi_fs_label_at(uint32_t code);
+/* The 0.2 implementation of [method]descriptor.NAME (filesystem.c). */
+cm_host_fn wasi_fs_p2_method(const char *name);
+/* The 0.2 get-directories, and the destructor of WASI objects. */
+int wasi_fs_get_directories(cm_host_call *call, void *env,
+			    const cm_val *args, uint32_t nargs, cm_val *res,
+			    uint32_t nres);
+void wasi_obj_dtor(void *env, uint64_t rep);
+int wasi_link_filesystem_p3(wasi_ctx *ctx, cm_linker *l);
 /* Forget every 0.3 wait (the ctx is being freed); no arm call. */
 void wasi_waits_free(wasi_ctx *ctx);
 /* Snapshots of the 0.3 waits (clocks_p3.c) and resources (durable.c). */

@@ -1,8 +1,9 @@
 /*
  * wasi.h - hostel's WASI 0.2 host: wasi:cli, wasi:clocks, wasi:random,
- * wasi:io and wasi:filesystem, and of WASI 0.3 the clocks, random and
- * wasi:cli (environment, exit, stdio over stream<u8>), written against
- * the public runtime API (run/instance.h) only.
+ * wasi:io and wasi:filesystem, and of WASI 0.3 the clocks, random,
+ * wasi:cli (environment, exit, stdio over stream<u8>) and
+ * wasi:filesystem (filesystem_p3.c), written against the public
+ * runtime API (run/instance.h) only.
  *
  * Contract:
  *  - One wasi_ctx per store.  It owns every host object the guest can
@@ -146,7 +147,8 @@ int wasi_ctx_preopen(wasi_ctx *ctx, const char *host_path,
  * Register every WASI 0.2 interface this host implements, and of WASI
  * 0.3 wasi:clocks/monotonic-clock and system-clock, wasi:random/random,
  * insecure and insecure-seed, wasi:cli/environment, exit, stdin,
- * stdout, stderr and the terminal getters (all @0.3.0).
+ * stdout, stderr and the terminal getters, wasi:filesystem/types and
+ * preopens (all @0.3.0).
  */
 int wasi_add_to_linker(wasi_ctx *ctx, cm_linker *l);
 

@@ -174,7 +174,7 @@ for w in ticker/ticker async/sleep async/park async/gate async/churn \
 	hostile/hostile hostile/startloop hostile/bomb values/values \
 	hostile/wasi hostile/nest written/written exn/exn mem64/mem64 loop/loop \
 	async/waitrefs async/order traps/traps traps/boundary hostile/randomwork \
-	wasi/p3stdio; do
+	wasi/p3stdio wasi/p3files; do
 	$JCO parse "$here/$w.wat" -o "$here/$w.wasm"
 	$JCO wit "$here/$w.wasm" >/dev/null
 done
