@@ -3,8 +3,9 @@
 # runtime/wasi/filesystem_p3.c): tests/guests/wasi/p3files.wasm takes
 # the first preopen of get-directories, writes files through
 # write-via-stream, reads them back through read-via-stream, stats them,
-# makes a directory, is refused a path out of the preopen, and gets
-# read-directory's not-yet (unsupported) through its future; under
+# makes a directory, is refused a path out of the preopen, and lists
+# the preopen through read-directory (records written at the store's
+# scheduling steps, cm_host_end_defer); under
 # `hostel run` and as a hosteld service, whose store keeps its 0.3
 # descriptor across SIGKILL.
 #
@@ -58,8 +59,15 @@ check "stat-at of it: a directory (2)" test "${out#ok((2, }" != "$out"
 run 'escape()'
 check "open-at ../outside: not-permitted (1 + 30)" eq "$out" 31
 run 'list-dir()'
-check "read-directory: not yet, its future says unsupported (1 + 26)" \
-	eq "$out" 27
+check "read-directory: the entries with their types" \
+	eq "$(echo "$out" | sed 's/^ok("//; s/")$//' | tr , '\n' | grep . | sort | tr '\n' ' ')" \
+	"a.txt/5 big.txt/5 sub/2 "
+# 150 more: many of the guest's reads of 16, and of the host's steps
+i=0
+while [ $i -lt 150 ]; do : >"$D/f$i"; i=$((i + 1)); done
+run 'list-dir()'
+check "read-directory of 153 entries, in many reads" \
+	eq "$(echo "$out" | tr , '\n' | grep -c '/5$')" 152
 "$HOSTEL" run --invoke 'dirs()' "$G" >"$T/none.out" 2>&1
 check "no preopen: get-directories is empty" eq "$(cat "$T/none.out")" 0
 
@@ -82,6 +90,8 @@ wait "$DPID" 2>/dev/null
 check "hosteld starts after SIGKILL" start_daemon
 check "the store's preopen descriptor came back: read-file" \
 	eq "$(H call files 'read-file("b.txt")' 2>&1)" 'ok("from the daemon")'
+check "read-directory as a service (the entries written at service turns)" \
+	eq "$(H call files 'list-dir()' 2>&1 | tr , '\n' | grep -c '/5$')" 153
 check "no restore failed" \
 	eq "$(H logs --kind store.restore_failed files 2>&1 | grep -c restore_failed)" 0
 kill -TERM "$DPID"

@@ -102,6 +102,77 @@ void cm_store_set_host_end_durable(
 	s->host_end_durable.env = env;
 }
 
+int cm_host_end_defer(cm_host_end *e, void (*fn)(void *env, cm_host_end *e),
+		      void *env)
+{
+	cm_store *s = e->store;
+
+	if (!e->host)
+		return -1;
+	e->dfn = fn;
+	e->denv = env;
+	if (e->deferred)
+		return 0; /* once: the latest fn and env */
+	e->deferred = true;
+	e->dnext = NULL;
+	if (s->deferred_last != NULL)
+		s->deferred_last->dnext = e;
+	else
+		s->deferred_first = e;
+	s->deferred_last = e;
+	if (s->cfg.request_service != NULL && !s->service_requested) {
+		s->service_requested = true;
+		s->cfg.request_service(s->cfg.service_env);
+	}
+	return 0;
+}
+
+void cm_end_undefer(cm_end *e)
+{
+	cm_store *s = e->store;
+	cm_end *prev = NULL;
+
+	if (!e->deferred)
+		return;
+	for (cm_end *x = s->deferred_first; x != NULL; prev = x, x = x->dnext)
+		if (x == e) {
+			if (prev != NULL)
+				prev->dnext = e->dnext;
+			else
+				s->deferred_first = e->dnext;
+			if (s->deferred_last == e)
+				s->deferred_last = prev;
+			break;
+		}
+	e->deferred = false;
+	e->dnext = NULL;
+}
+
+uint32_t cm_host_ends_run_deferred(cm_store *s)
+{
+	uint32_t n = 0, todo = 0;
+
+	/*
+	 * Those deferred before this step, one at a time off the live list
+	 * (a call may free or defer ends: what it defers anew waits at the
+	 * tail, for the next step, unless ends ahead of it went).
+	 */
+	for (cm_end *e = s->deferred_first; e != NULL; e = e->dnext)
+		todo++;
+	while (n < todo && s->deferred_first != NULL) {
+		cm_end *e = s->deferred_first;
+
+		s->deferred_first = e->dnext;
+		if (s->deferred_first == NULL)
+			s->deferred_last = NULL;
+		e->deferred = false;
+		e->dnext = NULL;
+		e->dfn(e->denv, e);
+		n++;
+	}
+	return n;
+}
+
 void cm_host_end_set_notify(cm_host_end *e,
 			    void (*notify)(void *env, cm_host_end *e),
 			    void *env)

@@ -253,6 +253,17 @@ int cm_host_end_read_bytes(cm_host_end *e, uint8_t *buf, uint32_t cap,
 			   uint32_t *done, cm_error *err);
 int cm_host_end_write_bytes(cm_host_end *e, const uint8_t *buf, uint32_t n,
 			    uint32_t *done, cm_error *err);
+/*
+ * Ask for fn(env, e) once, at the store's next scheduling step, outside
+ * any built-in: where the store's guest code may run, so a write there
+ * may lower strings and lists (the reader's realloc).  The steps are
+ * cm_store_service_turn's and those of a cm_invoke that waits (both run
+ * the deferred calls before they pick a thread), and the store asks for
+ * service.  Asking again before it ran replaces fn and env; dropping e
+ * cancels it.  -1 for an end the host does not hold.
+ */
+int cm_host_end_defer(cm_host_end *e, void (*fn)(void *env, cm_host_end *e),
+		      void *env);
 /* Is a guest copy pending (there is something to move)? */
 bool cm_host_end_pending(const cm_host_end *e);
 /* The element type of e's stream or future (NULL: none). */

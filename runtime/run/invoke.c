@@ -606,7 +606,8 @@ uint64_t cm_calls_turn_fuel(cm_store *s, uint64_t fuel)
 static bool store_stuck(cm_store *s)
 {
 	return s->settled_first == NULL && s->pending_host_calls == 0 &&
-	       !cm_sched_has_ready(s) && !cm_store_host_copy_pending(s);
+	       s->deferred_first == NULL && !cm_sched_has_ready(s) &&
+	       !cm_store_host_copy_pending(s);
 }
 
 void cm_call_set_tag(cm_call *c, uint64_t tag)

@@ -270,6 +270,8 @@ struct cm_store {
 			       const uint8_t *desc, size_t len);
 		void *env;
 	} host_end_durable;
+	/* host ends waiting for cm_host_end_defer's call (host_stream.c) */
+	struct cm_end *deferred_first, *deferred_last;
 	/*
 	 * The embedder's host resource types in snapshots (run/instance.h
 	 * cm_store_set_host_resource_durable), in registration order: one

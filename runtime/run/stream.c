@@ -380,6 +380,7 @@ void cm_end_free(cm_end *e)
 	cm_shared *sh = e->sh;
 
 	cm_waitable_join(&e->w, NULL);
+	cm_end_undefer(e);
 	if (sh->pending == e)
 		sh->pending = NULL;
 	if (sh->host == e)

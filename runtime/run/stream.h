@@ -47,6 +47,11 @@ typedef struct cm_end {
 	/* armed event */
 	uint32_t result;
 	bool partial;
+	/* a host end's deferred call (cm_host_end_defer) */
+	bool deferred;
+	struct cm_end *dnext;
+	void (*dfn)(void *env, struct cm_end *e);
+	void *denv;
 } cm_end;
 
 /* A new end of sh tracked by s, in no table yet; NULL when out of memory. */
@@ -57,6 +62,10 @@ void cm_end_free(cm_end *e);
 void cm_end_arm(cm_end *e, uint32_t result, bool partial);
 /* Complete e's copy: clears the shared pending request, arms the event. */
 void cm_end_complete(cm_end *e, uint32_t result);
+/* Forget e's deferred call (it is being freed). */
+void cm_end_undefer(cm_end *e);
+/* The host ends' deferred calls, at a scheduling step; how many ran. */
+uint32_t cm_host_ends_run_deferred(cm_store *s);
 /* The host end of sh, if any, learns there is something to do. */
 void cm_shared_notify_host(cm_shared *sh);
 /*

@@ -25,6 +25,7 @@
 
 #include "run/rt.h"
 #include "run/sched.h"
+#include "run/stream.h"
 
 
 cm_thread *cm_sched_current(cm_store *s)
@@ -483,6 +484,7 @@ int cm_sched_drive(cm_store *s, const bool *done, cabi_error *err)
 		cm_thread *t;
 		cm_component_instance *inst;
 
+		cm_host_ends_run_deferred(s);
 		if (cm_host_pending_deliver(s, err))
 			return -1;
 		t = cm_sched_pick(s, NULL);
@@ -532,6 +534,7 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 		cm_component_instance *inst;
 		cm_thread *t;
 
+		cm_host_ends_run_deferred(s);
 		if (cm_host_pending_deliver(s, &ce)) {
 			rc = -1;
 			break;
@@ -571,7 +574,8 @@ int cm_store_service_turn(cm_store *s, uint64_t fuel, cm_error *err)
 		}
 	}
 	s->service_requested = false;
-	if (s->settled_first != NULL || cm_sched_has_ready(s)) {
+	if (s->settled_first != NULL || s->deferred_first != NULL ||
+	    cm_sched_has_ready(s)) {
 		if (s->cfg.request_service != NULL) {
 			s->service_requested = true;
 			s->cfg.request_service(s->cfg.service_env);

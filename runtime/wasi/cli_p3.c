@@ -42,6 +42,7 @@
  * holds a stream end the guest made or got (its handles count against
  * max_handles).  Bytes move through a STDIO_CHUNK buffer on the stack.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,9 @@ struct wasi_pipe {
 	int fd;
 	uint64_t offset;
 	bool append;
+	/* directories: the stream, and what makes its next entry */
+	DIR *dir;
+	wasi_dir_entry_fn entry;
 	uint64_t serial;      /* pairs its two ends in a snapshot */
 };
 
@@ -83,6 +87,11 @@ static void pipe_close_fd(wasi_pipe *p)
 	if (p->fd >= 0) {
 		close(p->fd);
 		p->fd = -1;
+		p->ctx->nfiles--;
+	}
+	if (p->dir != NULL) {
+		closedir(p->dir);
+		p->dir = NULL;
 		p->ctx->nfiles--;
 	}
 }
@@ -290,9 +299,51 @@ static void fill_in(wasi_pipe *p)
 		stream_over(p, 0);
 }
 
+/*
+ * A directory's entries: records holding strings, so they are written
+ * at the next scheduling step (cm_host_end_defer), where the reader's
+ * realloc may run, up to DIR_CHUNK a time.
+ */
+#define DIR_CHUNK 64u
+
+static void dir_turn(void *env, cm_host_end *e)
+{
+	wasi_pipe *p = env;
+	const cm_type *t = cm_host_end_type(e);
+	cm_val vals[DIR_CHUNK];
+	uint32_t room = cm_host_end_room(e), k = 0, done = 0;
+	int rc = 0;
+
+	if (p->data != e || t == NULL)
+		return;
+	if (room > DIR_CHUNK)
+		room = DIR_CHUNK;
+	while (k < room && (rc = p->entry(t, p->dir, &vals[k])) == 1)
+		k++;
+	if (k > 0 && cm_host_end_write(e, vals, k, &done, NULL) < 0 && rc >= 0)
+		rc = -EIO;
+	cm_vals_free(vals, k);
+	if (rc < 1 || done < k) /* the end, an error, or entries lost */
+		stream_over(p, rc < 0 ? -rc : done < k ? EIO : 0);
+	if (p->over)
+		deliver(p);
+}
+
+static void dir_fill(wasi_pipe *p)
+{
+	if (p->data == NULL)
+		return;
+	if (cm_host_end_pending(p->data))
+		cm_host_end_defer(p->data, dir_turn, p);
+	else if (cm_host_end_peer_dropped(p->data))
+		stream_over(p, 0);
+}
+
 static void pump(wasi_pipe *p)
 {
-	if (p->which == PIPE_STDIN || p->which == PIPE_FILE_IN)
+	if (p->which == PIPE_DIR)
+		dir_fill(p);
+	else if (p->which == PIPE_STDIN || p->which == PIPE_FILE_IN)
 		fill_in(p);
 	else
 		drain_out(p);
@@ -473,8 +524,9 @@ static int stderr_write(cm_host_call *call, void *env, const cm_val *args,
 }
 
 /* read-via-stream: func() -> tuple<stream<u8>, future<result<_, ..>>> */
-int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
-			int which, int fd, uint64_t offset, int fail)
+static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
+		  int fd, uint64_t offset, int fail, bool bytes,
+		  wasi_pipe **out)
 {
 	const cm_type *rt = cm_host_call_type(call)->u.func.result;
 	cm_store *s = cm_host_call_store(call);
@@ -484,8 +536,8 @@ int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
 
 	if (rt == NULL || rt->kind != CM_TUPLE || cm_type_nfields(rt) != 2 ||
 	    (st = cm_type_field(rt, 0))->kind != CM_STREAM ||
-	    (!fail && (st->u.stream.elem == NULL ||
-		       st->u.stream.elem->kind != CM_U8)) ||
+	    (bytes && (st->u.stream.elem == NULL ||
+			st->u.stream.elem->kind != CM_U8)) ||
 	    (fu = cm_type_field(rt, 1))->kind != CM_FUTURE ||
 	    error_type(fu->u.future.elem) == NULL) {
 		drop_fd(ctx, fd);
@@ -518,6 +570,30 @@ int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
 	cm_host_end_set_notify(p->done, on_notify, p);
 	if (fail)
 		stream_over(p, fail); /* the future tells why */
+	*out = p;
+	return 0;
+}
+
+int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
+			int which, int fd, uint64_t offset, int fail)
+{
+	wasi_pipe *p;
+
+	return reader(call, ctx, res, which, fd, offset, fail, !fail, &p);
+}
+
+int wasi_p3_dir_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
+		       DIR *dir, wasi_dir_entry_fn entry)
+{
+	wasi_pipe *p;
+
+	if (reader(call, ctx, res, PIPE_DIR, -1, 0, 0, false, &p)) {
+		closedir(dir);
+		ctx->nfiles--;
+		return -1;
+	}
+	p->dir = dir;
+	p->entry = entry;
 	return 0;
 }
 

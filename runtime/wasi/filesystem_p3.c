@@ -22,10 +22,11 @@
  *    descriptor's fd; a descriptor that cannot stream (a directory, no
  *    read or write access, too many open files) gives a stream that is
  *    over at once and a future answering that error.
- *  - read-directory answers err(unsupported) through its future, its
- *    stream over at once: a stream of directory-entry (records holding
- *    strings) needs the reader's realloc, which a host end cannot run
- *    from inside the guest's stream.read (run/instance.h).
+ *  - read-directory streams the directory's entries (not . or ..)
+ *    with their descriptor-type (fstatat, not following symlinks):
+ *    records holding strings, so they are written at the store's next
+ *    scheduling step (cm_host_end_defer), where the reader's realloc
+ *    may run, not from inside the guest's stream.read.
  *  - A store holding a 0.3 file stream is not snapshotted yet (its host
  *    ends are not described: "not supported yet: a stream or future end
  *    the host holds"); its descriptors are.
@@ -37,10 +38,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "wasi/internal.h"
@@ -312,16 +315,97 @@ static int append_via_stream(cm_host_call *call, void *env,
 				    fd, 0, true, e);
 }
 
-/* read-directory: not yet (the contract says why): err(unsupported) */
+/* 0.2's descriptor-type case (TYPE_LABELS) of a file mode */
+static uint32_t type_case(mode_t m)
+{
+	switch (m & S_IFMT) {
+	case S_IFBLK:
+		return 1;
+	case S_IFCHR:
+		return 2;
+	case S_IFDIR:
+		return 3;
+	case S_IFIFO:
+		return 4;
+	case S_IFLNK:
+		return 5;
+	case S_IFREG:
+		return 6;
+	case S_IFSOCK:
+		return 7;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The next entry of dir (not . or ..) as a directory-entry of type t:
+ * its descriptor-type (fstatat, not following a symlink) and its name;
+ * a name that is not UTF-8 is illegal-byte-sequence.
+ */
+static int dir_entry(const cm_type *t, DIR *dir, cm_val *out)
+{
+	struct dirent *e;
+	struct stat st;
+	uint32_t tc = 0;
+	int rc;
+
+	do {
+		errno = 0;
+		e = readdir(dir);
+	} while (e != NULL &&
+		 (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")));
+	if (e == NULL)
+		return errno ? -errno : 0;
+	if (t->kind != CM_RECORD || cm_type_nfields(t) != 2)
+		return -EINVAL;
+	if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		tc = type_case(st.st_mode);
+	if (cm_val_seq(out, CM_RECORD, 2))
+		return -ENOMEM;
+	out->u.list.elems[0] = cm_val_case(CM_ENUM, tc);
+	rc = cm_val_string(&out->u.list.elems[1], e->d_name,
+			   strlen(e->d_name));
+	if (rc == 0 && variant_of(&out->u.list.elems[0], cm_type_field(t, 0)))
+		rc = -1;
+	if (rc) {
+		cm_val_free(out);
+		return rc == -2 ? -EILSEQ : -ENOMEM;
+	}
+	return 1;
+}
+
+/* read-directory: func() -> tuple<stream<directory-entry>, future<..>> */
 static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 			  uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	cm_val a = as_p2(env, &args[0]);
+	wasi_ctx *ctx = env;
+	cm_val a = as_p2(ctx, &args[0]);
+	wasi_obj *d = wasi_obj_get(ctx, &a, WOBJ_DESCRIPTOR);
+	DIR *dir;
+	int fd, e = 0;
 
-	if (wasi_obj_get(env, &a, WOBJ_DESCRIPTOR) == NULL)
+	if (d == NULL)
 		return wasi_bad_handle(call, "descriptor");
-	return wasi_p3_read_stream(call, env, res, PIPE_FILE_IN, -1, 0,
-				   ENOTSUP);
+	if (d->lost)
+		e = d->lost;
+	else if (!d->u.desc.dir)
+		e = ENOTDIR;
+	else if (!wasi_file_room(ctx))
+		e = EMFILE;
+	if (e)
+		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, 0, e);
+	/* a fresh open: the entry stream must not share an offset */
+	fd = openat(d->u.desc.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (dir == NULL) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, 0, e);
+	}
+	wasi_file_opened(ctx);
+	return wasi_p3_dir_stream(call, ctx, res, dir, dir_entry);
 }
 
 int wasi_link_filesystem_p3(wasi_ctx *ctx, cm_linker *l)

@@ -248,7 +248,21 @@ enum {
 	PIPE_STDERR,
 	PIPE_FILE_IN,  /* descriptor.read-via-stream */
 	PIPE_FILE_OUT, /* descriptor.write- and append-via-stream */
+	PIPE_DIR,      /* descriptor.read-directory */
 };
+/*
+ * The next entry of dir as a value of the stream's element type t in
+ * *out: 1; 0 at its end; -errno.
+ */
+typedef int (*wasi_dir_entry_fn)(const cm_type *t, DIR *dir, cm_val *out);
+/*
+ * read-directory's tuple<stream<directory-entry>, future<result<_, E>>>
+ * in res over dir (a counted open directory the pipe takes, closed at
+ * once when the call fails): entries are written at scheduling steps
+ * (cm_host_end_defer), entry making each.
+ */
+int wasi_p3_dir_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
+		       DIR *dir, wasi_dir_entry_fn entry);
 int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 			 const cm_val *arg, cm_val *res, int which, int fd,
 			 uint64_t offset, bool append, int fail);

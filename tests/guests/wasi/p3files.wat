@@ -2,7 +2,7 @@
 ;; tests/wasi-p3-files.sh): the first preopen of get-directories, files
 ;; opened with open-at, written through write-via-stream and read back
 ;; through read-via-stream, stat-at, create-directory-at, an escape
-;; refused, read-directory (not yet: its future answers unsupported).
+;; refused, and the preopen's entries from read-directory.
 ;; The exports are async (stackful), so they may lower the async
 ;; functions synchronously (a sync task may not: D4); the host answers
 ;; them at once.
@@ -13,11 +13,12 @@
 ;;       the descriptor-type case and the size
 ;;   mkdir: async func(name: string) -> u32
 ;;   escape: async func() -> u32      open-at("../outside")
-;;   list-dir: func() -> u32          read-directory's result
+;;   list-dir: async func() -> result<string, u32>   read-directory's
+;;       entries as "NAME/TYPE," (TYPE: the descriptor-type case)
 ;;   dirs: func() -> u32              how many preopens
 ;;
 ;; u32 results: 0 ok, 1 + the error-code case (0.3's order: 20 no-entry,
-;; 27 unsupported, 31 not-permitted), 100 + n where the guest's n-th
+;; 31 not-permitted), 100 + n where the guest's n-th
 ;; check failed.
 ;;
 ;; Regenerate p3files.wasm: tests/guests/build.sh wat (jco parse; jco
@@ -139,6 +140,11 @@
   (core func $stream.drop-writable (canon stream.drop-writable $bytes))
   (core func $stream.drop-readable (canon stream.drop-readable $bytes))
   (core func $dstream.drop-readable (canon stream.drop-readable $dstream))
+  (core func $dstream.read
+    (canon stream.read $dstream async (memory $mem) (realloc $realloc)))
+  (core func $waitable-set.new (canon waitable-set.new))
+  (core func $waitable.join (canon waitable.join))
+  (core func $waitable-set.wait (canon waitable-set.wait (memory $mem)))
   (core func $future.read
     (canon future.read $future async (memory $mem) (realloc $realloc)))
   (core func $future.drop-readable (canon future.drop-readable $future))
@@ -163,6 +169,10 @@
     (import "" "stream.drop-writable" (func $stream.drop-writable (param i32)))
     (import "" "stream.drop-readable" (func $stream.drop-readable (param i32)))
     (import "" "dstream.drop-readable" (func $dstream.drop-readable (param i32)))
+    (import "" "dstream.read" (func $dstream.read (param i32 i32 i32) (result i32)))
+    (import "" "waitable-set.new" (func $waitable-set.new (result i32)))
+    (import "" "waitable.join" (func $waitable.join (param i32 i32)))
+    (import "" "waitable-set.wait" (func $waitable-set.wait (param i32 i32) (result i32)))
     (import "" "future.read" (func $future.read (param i32 i32) (result i32)))
     (import "" "future.drop-readable" (func $future.drop-readable (param i32)))
     (import "" "task.return-u32" (func $task.return-u32 (param i32)))
@@ -304,10 +314,57 @@
         (then (call $descriptor.drop (local.get $d)) (return (i32.const 0))))
       (i32.sub (i32.const 0) (local.get $d)))
 
-    (func (export "list-dir") (result i32)
+    ;; Wait for h's event (after a BLOCKED): its payload.
+    (func $wait (param $h i32) (result i32)
+      (local $ws i32)
+      (local.set $ws (call $waitable-set.new))
+      (call $waitable.join (local.get $h) (local.get $ws))
+      (drop (call $waitable-set.wait (local.get $ws) (i32.const 32)))
+      (call $waitable.join (local.get $h) (i32.const 0))
+      (i32.load (i32.const 36)))
+
+    ;; entries 24 bytes each at 0x10_0000 (the type's case at +0, the
+    ;; name at +16); the text built at 0x18_0000
+    (func (export "list-dir")
+      (local $r i32) (local $rc i32) (local $n i32) (local $i i32)
+      (local $e i32) (local $out i32) (local $len i32)
+      (local.set $out (i32.const 0x18_0000))
       (call $read-directory (call $root) (i32.const 64))
-      (call $dstream.drop-readable (i32.load (i32.const 64)))
-      (call $result-of (i32.load (i32.const 68))))
+      (local.set $r (i32.load (i32.const 64)))
+      (block $eof
+        (loop $more
+          (local.set $rc (call $dstream.read (local.get $r) (i32.const 0x10_0000)
+                                             (i32.const 16)))
+          (if (i32.eq (local.get $rc) (i32.const -1))
+            (then (local.set $rc (call $wait (local.get $r)))))
+          (local.set $n (i32.shr_u (local.get $rc) (i32.const 4)))
+          (local.set $i (i32.const 0))
+          (block $done
+            (loop $each
+              (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+              (local.set $e (i32.add (i32.const 0x10_0000)
+                                     (i32.mul (local.get $i) (i32.const 24))))
+              (local.set $len (i32.load offset=20 (local.get $e)))
+              (memory.copy (local.get $out) (i32.load offset=16 (local.get $e))
+                           (local.get $len))
+              (local.set $out (i32.add (local.get $out) (local.get $len)))
+              (i32.store8 (local.get $out) (i32.const 47 (; / ;)))
+              (i32.store8 offset=1 (local.get $out)
+                (i32.add (i32.const 48) (i32.load8_u (local.get $e))))
+              (i32.store8 offset=2 (local.get $out) (i32.const 44 (; , ;)))
+              (local.set $out (i32.add (local.get $out) (i32.const 3)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br $each)))
+          (br_if $eof (i32.eq (i32.and (local.get $rc) (i32.const 0xf))
+                              (i32.const 1 (; DROPPED ;))))
+          (br $more)))
+      (call $dstream.drop-readable (local.get $r))
+      (local.set $rc (call $result-of (i32.load (i32.const 68))))
+      (if (local.get $rc)
+        (then (call $task.return-read (i32.const 1) (local.get $rc) (i32.const 0))
+              (return)))
+      (call $task.return-read (i32.const 0) (i32.const 0x18_0000)
+        (i32.sub (local.get $out) (i32.const 0x18_0000))))
 
     (func (export "dirs") (result i32)
       (drop (call $root))
@@ -330,6 +387,10 @@
       (export "stream.drop-writable" (func $stream.drop-writable))
       (export "stream.drop-readable" (func $stream.drop-readable))
       (export "dstream.drop-readable" (func $dstream.drop-readable))
+      (export "dstream.read" (func $dstream.read))
+      (export "waitable-set.new" (func $waitable-set.new))
+      (export "waitable.join" (func $waitable.join))
+      (export "waitable-set.wait" (func $waitable-set.wait))
       (export "future.read" (func $future.read))
       (export "future.drop-readable" (func $future.drop-readable))
       (export "task.return-u32" (func $task.return-u32))
@@ -347,7 +408,7 @@
     (canon lift (core func $m "mkdir") async (memory $mem) (realloc $realloc)))
   (func (export "escape") async (result u32)
     (canon lift (core func $m "escape") async))
-  (func (export "list-dir") (result u32)
-    (canon lift (core func $m "list-dir")))
+  (func (export "list-dir") async (result $read-result)
+    (canon lift (core func $m "list-dir") async (memory $mem)))
   (func (export "dirs") (result u32)
     (canon lift (core func $m "dirs"))))
