@@ -964,6 +964,106 @@ START_TEST(host_writes_stream)
 END_TEST
 
 /*
+ * cm_host_end_defer: the notify (inside the guest's stream.read) asks
+ * for a call instead of writing; it runs once, at the next service
+ * turn's step before any thread, and writes there; asked again, the
+ * latest function runs; a dropped end's request never runs.
+ */
+typedef struct defer_env {
+	cm_host_end *h;
+	int asked, ran, stale;
+	const uint8_t *bytes; /* what is left to write, one a call */
+	uint32_t left;
+} defer_env;
+
+static void deferred_write(void *env, cm_host_end *e)
+{
+	defer_env *d = env;
+	uint32_t done = 0;
+	cm_error err;
+
+	ck_assert_ptr_eq(e, d->h);
+	d->ran++;
+	if (d->left == 0)
+		return; /* nothing more: the guest's read stays pending */
+	{
+		cm_val v = cm_val_u8(*d->bytes);
+
+		ck_assert_int_eq(cm_host_end_write(e, &v, 1, &done, &err), 0);
+	}
+	ck_assert_uint_eq(done, 1);
+	d->bytes++;
+	d->left--;
+}
+
+static void deferred_stale(void *env, cm_host_end *e)
+{
+	(void)e;
+	((defer_env *)env)->stale++;
+}
+
+static void defer_note(void *env, cm_host_end *e)
+{
+	defer_env *d = env;
+
+	d->asked++;
+	if (cm_host_end_pending(e)) {
+		/* asked twice: the latest function runs, once */
+		ck_assert_int_eq(cm_host_end_defer(e, deferred_stale, d), 0);
+		ck_assert_int_eq(cm_host_end_defer(e, deferred_write, d), 0);
+	}
+}
+
+START_TEST(host_defers_write)
+{
+	static const uint8_t bytes[] = {40, 2};
+	cm_component *c;
+	cm_store *s;
+	cm_component_instance *inst = load_host_stream(&s, &c);
+	cm_func *consume = cm_instance_export(inst, NULL, "consume");
+	cm_type st;
+	defer_env d;
+	consume_env env;
+	cm_call_cbs cbs = {consume_on_start, consume_on_resolve, &env};
+	cm_error err;
+	cabi_error ce;
+
+	memset(&st, 0, sizeof st);
+	st.kind = CM_STREAM;
+	st.u.stream.elem = cm_prim(CM_U8);
+	memset(&env, 0, sizeof env);
+	memset(&d, 0, sizeof d);
+	d.bytes = bytes;
+	d.left = 2;
+	ck_assert_int_eq(cm_host_stream_new(s, &st, &env.arg, &d.h, &err), 0);
+	cm_host_end_set_notify(d.h, defer_note, &d);
+	memset(&ce, 0, sizeof ce);
+	ck_assert_int_eq(cm_canon_lift(s, consume, NULL, NULL, &cbs, NULL, &ce),
+			 0);
+	/* asked inside the guest's read, not run there */
+	ck_assert_int_eq(d.asked, 1);
+	ck_assert_int_eq(d.ran, 0);
+	/* one turn: each write is taken, the guest reads again, asks again;
+	 * the third call has nothing to write and the turn ends */
+	ck_assert_int_ge(cm_store_service_turn(s, 0, &err), 0);
+	ck_assert_int_eq(d.stale, 0);
+	ck_assert_int_eq(d.ran, 3);
+	ck_assert_int_eq(d.asked, 3);
+	ck_assert(!env.done);
+	/* asked again now, then the end is dropped before the turn: the
+	 * request never runs, and the guest's read completes DROPPED */
+	ck_assert_int_eq(cm_host_end_defer(d.h, deferred_write, &d), 0);
+	cm_host_end_drop(d.h);
+	ck_assert_int_ge(cm_store_service_turn(s, 0, &err), 0);
+	ck_assert_int_eq(d.ran, 3);
+	ck_assert(env.done);
+	ck_assert_uint_eq(env.sum, 42);
+	cm_store_free(s);
+	cm_component_free(c);
+}
+END_TEST
+
+/*
  * The host reads a stream a guest returned: it takes the readable end
  * out of the result value, reads what the guest's pending write holds,
  * and learns of nothing more until the guest writes again.
@@ -1198,6 +1298,7 @@ Suite *make_suite(void)
 	tcase_add_test(tc, turn_fuel_suspends_thread);
 	tcase_add_test(tc, store_disposes_tracked_objects);
 	tcase_add_test(tc, host_writes_stream);
+	tcase_add_test(tc, host_defers_write);
 	tcase_add_test(tc, host_reads_stream);
 	tcase_add_test(tc, churn_does_not_leak);
 	tcase_add_test(tc, host_calls_are_observed);
