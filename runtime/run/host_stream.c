@@ -196,6 +196,16 @@ const cm_type *cm_host_end_type(const cm_host_end *e)
 	return e->sh->t;
 }
 
+bool cm_host_end_readable(const cm_host_end *e)
+{
+	return e->readable;
+}
+
+bool cm_host_end_is_future(const cm_host_end *e)
+{
+	return e->sh->future;
+}
+
 uint32_t cm_host_end_room(const cm_host_end *e)
 {
 	const cm_end *p = e->sh->pending;

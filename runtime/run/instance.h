@@ -268,6 +268,9 @@ int cm_host_end_defer(cm_host_end *e, void (*fn)(void *env, cm_host_end *e),
 bool cm_host_end_pending(const cm_host_end *e);
 /* The element type of e's stream or future (NULL: none). */
 const cm_type *cm_host_end_type(const cm_host_end *e);
+/* Does the host read from e (else write to it)?  Is it a future's? */
+bool cm_host_end_readable(const cm_host_end *e);
+bool cm_host_end_is_future(const cm_host_end *e);
 /*
  * Elements the pending guest copy has left: room in its read, values
  * in its write (0: none pending, or a zero-length copy).
@@ -291,7 +294,10 @@ void cm_host_end_drop(cm_host_end *e);
  *    state, no notify set): take it over (set its notify, move what is
  *    pending if it likes) and return 0; -1: the restore fails ("a
  *    host-held end no embedder takes over").  desc comes from the
- *    snapshot: check every byte.
+ *    snapshot: check every byte, and that e is the end it describes.
+ *    Once every end is taken over, restore(env, s, NULL, NULL, 0) says
+ *    so: -1 when what the embedder took over is not whole (an end its
+ *    pair needs is missing).
  * Without a registration a snapshot of a store holding a host end is
  * refused as before.
  */

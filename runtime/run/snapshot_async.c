@@ -1390,6 +1390,11 @@ static bool get_thread(rd *d, cm_thread *t)
 			return false;
 		}
 		wobj = d->x.objs[wid - 1];
+		if (wk == WAIT_END && ((cm_end *)wobj)->host) {
+			/* a thread waits on its own end, never the host's */
+			BAD(&d->x, "a thread waiting on a host-held end");
+			return false;
+		}
 	} else if (wk > WAIT_END || wid != 0) {
 		BAD(&d->x, "a thread waiting on a bad object");
 		return false;
@@ -1644,7 +1649,8 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 		struct rd_hend *h = &d->hends[d->nhends];
 
 		if (e->state == END_COPYING || e->state == END_CANCELLING ||
-		    e->w.set != NULL || e->w.pending || e->length != 0) {
+		    e->w.set != NULL || e->w.pending || e->w.sync_waiter ||
+		    e->length != 0) {
 			BAD(&d->x, "a host-held end that copies or waits");
 			return false;
 		}
@@ -1734,9 +1740,16 @@ static bool make_objects(rd *d, wasm_snap_reader *sec)
 					break;
 				d->shared_owner[i] = true;
 			} else {
-				sh = ((cm_end *)d->x.objs[owner - 1])->sh;
+				cm_end *first = d->x.objs[owner - 1];
+
+				sh = first->sh;
 				if (sh->nends != 1) {
 					BAD(&d->x, "a stream with three ends");
+					return false;
+				}
+				if (first->readable == (readable & 1)) {
+					BAD(&d->x, "a stream whose ends both "
+						   "read or both write");
 					return false;
 				}
 			}
@@ -2597,6 +2610,11 @@ static bool take_host_ends(rd *d)
 			BAD(&d->x, "a host-held end no embedder takes over");
 			return false;
 		}
+	}
+	if (d->nhends > 0 &&
+	    hd->restore(hd->env, d->x.s, NULL, NULL, 0)) {
+		BAD(&d->x, "host-held ends that are not whole");
+		return false;
 	}
 	return true;
 }

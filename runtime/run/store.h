@@ -316,7 +316,8 @@ int cm_store_on_free(cm_store *s, void (*fn)(void *), void *arg);
 /*
  * True while cm_store_free runs (its cleanups, the pending host calls'
  * cancel callbacks, the disposals): a callback that finds it true must
- * only forget, never settle a call or touch a stream end.
+ * only forget: never settle a call, nor drop, read or write a stream
+ * end (clearing an end's notify is forgetting).
  */
 bool cm_store_freeing(const cm_store *s);
 

@@ -561,6 +561,8 @@ static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
 			       &err) ||
 	    cm_host_stream_new(s, fu, &res[0].u.list.elems[1], &p->done,
 			       &err)) {
+		/* the guest's end the first call made goes too */
+		cm_vals_drop_ends(s, &res[0], 1);
 		if (p->data != NULL)
 			cm_host_end_drop(p->data);
 		pipe_unlink(p);
@@ -642,13 +644,43 @@ static int end_save(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
 	return -1; /* not one of this ctx's ends */
 }
 
+/*
+ * Every end is taken over: each pipe restored into s must be whole (an
+ * async write: its stream alone; a result known: its future alone; else
+ * both), and no stream the host reads may have a guest write pending or
+ * its guest end gone (the notify moves those at once, so no image holds
+ * one).
+ */
+static int pipes_whole(wasi_ctx *ctx, cm_store *s)
+{
+	if (ctx->pipe_store != s)
+		return 0; /* none restored */
+	for (wasi_pipe *p = ctx->pipes; p != NULL; p = p->next) {
+		bool want_data = !p->over, want_done = !p->async;
+
+		if (p->async && p->over)
+			return -1;
+		if ((p->data != NULL) != want_data ||
+		    (p->done != NULL) != want_done)
+			return -1;
+		if (p->data != NULL && p->which != PIPE_STDIN &&
+		    (cm_host_end_pending(p->data) ||
+		     cm_host_end_peer_dropped(p->data)))
+			return -1;
+	}
+	return 0;
+}
+
 static int end_restore(void *env, cm_store *s, cm_host_end *e,
 		       const uint8_t *desc, size_t len)
 {
 	wasi_ctx *ctx = env;
 	uint64_t serial = 0;
+	const cm_type *et;
 	wasi_pipe *p;
 
+	if (e == NULL)
+		return pipes_whole(ctx, s);
 	if (len != DESC_LEN || desc[0] != DESC_VERSION || desc[1] > 2 ||
 	    desc[2] > 1 || desc[3] > 1 || desc[4] > 1 ||
 	    desc[5] > 1 || (desc[3] && desc[2]) ||
@@ -656,6 +688,18 @@ static int end_restore(void *env, cm_store *s, cm_host_end *e,
 		return -1; /* the stream's end exists only until it is over */
 	for (int i = 0; i < 8; i++)
 		serial |= (uint64_t)desc[6 + i] << (8 * i);
+	/*
+	 * The end must be what the description says: the stream a byte
+	 * stream the host reads (stdout, stderr) or writes (stdin), the
+	 * future one the host writes, of result<_, E>.
+	 */
+	et = cm_host_end_type(e);
+	if (serial == UINT64_MAX ||
+	    cm_host_end_is_future(e) != (desc[2] == 1) ||
+	    cm_host_end_readable(e) != (!desc[2] && desc[1] != 0) ||
+	    (desc[2] ? error_type(et) == NULL
+		     : et == NULL || et->kind != CM_U8))
+		return -1;
 	for (p = ctx->pipes; p != NULL; p = p->next)
 		if (p->serial == serial)
 			break;
