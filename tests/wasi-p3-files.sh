@@ -7,7 +7,7 @@
 # the preopen through read-directory (records written at the store's
 # scheduling steps, cm_host_end_defer); under
 # `hostel run` and as a hosteld service, whose store keeps its 0.3
-# descriptor across SIGKILL.
+# descriptor, a file stream and a directory stream across SIGKILL.
 #
 # Output is TAP-like; exit 0 when all pass, 1 otherwise, 99 when the
 # programs are not built.
@@ -85,13 +85,39 @@ check "... read-file" eq "$(H call files 'read-file("b.txt")' 2>&1)" \
 	'ok("from the daemon")'
 check "... the commits' images took the 0.3 descriptor (no store.snapshot_failed)" \
 	eq "$(H logs --kind store.snapshot_failed files 2>&1 | grep -c snapshot_failed)" 0
+# a file stream and a directory stream kept open across the images
+check "open-log: a write-via-stream kept open" \
+	eq "$(H call files 'open-log("log.txt")' 2>&1)" 0
+check "log: a line through it" eq "$(H call files 'log("one\n")' 2>&1)" 0
+check "list-some(2): a read-directory kept open after 2 entries" \
+	eq "$(H call files 'list-some(2)' 2>&1)" 2
+check "... the commits' images took both streams (no store.snapshot_failed)" \
+	eq "$(H logs --kind store.snapshot_failed files 2>&1 | grep -c snapshot_failed)" 0
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null
 check "hosteld starts after SIGKILL" start_daemon
+check "the kept file stream came back: log writes on at its offset" \
+	eq "$(H call files 'log("two\n")' 2>&1)/$(H call files 'close-log()' 2>&1)" "0/0"
+check "... the file holds both lines" eq "$(cat "$D/log.txt")" "one
+two"
+n=$(ls -A "$D" | wc -l)
+check "the kept directory stream came back past its 2 entries ($n in all)" \
+	eq "$(H call files 'list-rest()' 2>&1)" $((n - 2))
 check "the store's preopen descriptor came back: read-file" \
 	eq "$(H call files 'read-file("b.txt")' 2>&1)" 'ok("from the daemon")'
 check "read-directory as a service (the entries written at service turns)" \
-	eq "$(H call files 'list-dir()' 2>&1 | tr , '\n' | grep -c '/5$')" 153
+	eq "$(H call files 'list-dir()' 2>&1 | tr , '\n' | grep -c '/5$')" \
+	"$(find "$D" -maxdepth 1 -type f | wc -l)"
+# a kept stream whose file vanished across the restart comes back lost
+H call files 'open-log("gone.txt")' >/dev/null 2>&1
+H call files 'log("x\n")' >/dev/null 2>&1
+kill -KILL "$DPID"
+wait "$DPID" 2>/dev/null
+rm -f "$D/gone.txt"
+check "hosteld starts after SIGKILL (the file gone)" start_daemon
+check "the stream of a vanished file: its write is dropped, the result no-entry" \
+	eq "$(H call files 'log("y\n")' 2>&1)/$(H call files 'close-log()' 2>&1)" "101/20"
+check "... not created again" test ! -e "$D/gone.txt"
 check "no restore failed" \
 	eq "$(H logs --kind store.restore_failed files 2>&1 | grep -c restore_failed)" 0
 kill -TERM "$DPID"

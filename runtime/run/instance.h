@@ -285,7 +285,7 @@ void cm_host_end_drop(cm_host_end *e);
  * writes a host-held end with the guest's end and their shared state
  * (what the guest's pending copy holds), and asks the embedder that
  * holds it to describe its side as plain data:
- *  - save(env, e, desc, cap, len): at most cap (CM_HOST_DESC_MAX)
+ *  - save(env, e, desc, cap, len): at most cap (CM_HOST_END_DESC_MAX)
  *    bytes describing host end e, set *len, return 0; -1: it cannot be
  *    taken over again (the snapshot is refused, "not supported yet: a
  *    stream or future end the host holds").
@@ -301,6 +301,7 @@ void cm_host_end_drop(cm_host_end *e);
  * Without a registration a snapshot of a store holding a host end is
  * refused as before.
  */
+#define CM_HOST_END_DESC_MAX 16384u /* room for a path (WASI files) */
 void cm_store_set_host_end_durable(
 	cm_store *s,
 	int (*save)(void *env, cm_host_end *e, uint8_t *desc, size_t cap,

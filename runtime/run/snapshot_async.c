@@ -570,7 +570,7 @@ static void put_bytes(snap *x, const void *p, size_t n);
 static void put_host_end(snap *x, const cm_end *e)
 {
 	const struct cm_host_end_durable *d = &x->s->host_end_durable;
-	uint8_t desc[CM_HOST_DESC_MAX];
+	uint8_t desc[CM_HOST_END_DESC_MAX];
 	size_t len = 0;
 
 	if (d->save == NULL ||
@@ -1657,7 +1657,7 @@ static bool get_end(rd *d, cm_end *e, uint32_t id)
 		h->desc = gbytes(d, &h->len);
 		if (h->desc == NULL)
 			return false;
-		if (h->len > CM_HOST_DESC_MAX) {
+		if (h->len > CM_HOST_END_DESC_MAX) {
 			BAD(&d->x, "a host-held end's description is too long");
 			return false;
 		}

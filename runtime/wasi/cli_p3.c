@@ -71,9 +71,15 @@ struct wasi_pipe {
 	int fd;
 	uint64_t offset;
 	bool append;
-	/* directories: the stream, and what makes its next entry */
+	/* directories: the stream, what makes its next entry, how many it
+	 * made */
 	DIR *dir;
 	wasi_dir_entry_fn entry;
+	uint64_t pos;
+	/* files and directories: where a restore opens them again; lost:
+	 * not 0 when a restore could not (the errno the stream ends with) */
+	wasi_origin origin;
+	int lost;
 	uint64_t serial;      /* pairs its two ends in a snapshot */
 };
 
@@ -105,6 +111,7 @@ static void pipe_unlink(wasi_pipe *p)
 	if (*at == p)
 		*at = p->next;
 	pipe_close_fd(p);
+	free(p->origin.path);
 	free(p);
 }
 
@@ -126,6 +133,7 @@ static void pipes_gone(void *arg)
 			cm_host_end_set_notify(p->done, NULL, NULL);
 		ctx->pipes = p->next;
 		pipe_close_fd(p);
+		free(p->origin.path);
 		free(p);
 	}
 	ctx->pipe_store = NULL;
@@ -225,6 +233,8 @@ static void drain_out(wasi_pipe *p)
 {
 	uint8_t buf[STDIO_CHUNK];
 
+	if (p->lost && p->data != NULL)
+		stream_over(p, p->lost);
 	while (p->data != NULL) {
 		uint32_t n = 0;
 		int rc = cm_host_end_read_bytes(p->data, buf, sizeof buf, &n,
@@ -251,6 +261,8 @@ static void fill_in(wasi_pipe *p)
 {
 	uint8_t buf[STDIN_CHUNK];
 
+	if (p->lost && p->data != NULL)
+		stream_over(p, p->lost);
 	while (p->data != NULL && cm_host_end_pending(p->data)) {
 		int fd = is_file(p) ? p->fd : p->ctx->in_fd;
 		uint32_t n = 0, room = cm_host_end_room(p->data);
@@ -316,10 +328,16 @@ static void dir_turn(void *env, cm_host_end *e)
 
 	if (p->data != e || t == NULL)
 		return;
+	if (p->lost) {
+		stream_over(p, p->lost);
+		deliver(p);
+		return;
+	}
 	if (room > DIR_CHUNK)
 		room = DIR_CHUNK;
 	while (k < room && (rc = p->entry(t, p->dir, &vals[k])) == 1)
 		k++;
+	p->pos += k;
 	if (k > 0 && cm_host_end_write(e, vals, k, &done, NULL) < 0 && rc >= 0)
 		rc = -EIO;
 	cm_vals_free(vals, k);
@@ -441,7 +459,8 @@ static void drop_fd(wasi_ctx *ctx, int fd)
 
 int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 			 const cm_val *arg, cm_val *res, int which, int fd,
-			 uint64_t offset, bool append, int fail)
+			 const wasi_origin *origin, uint64_t offset, bool append,
+			 int fail)
 {
 	const cm_type *ft = cm_host_call_type(call);
 	const cm_type *rt = ft->u.func.result;
@@ -476,6 +495,11 @@ int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 	p->fd = fd;
 	p->offset = offset;
 	p->append = append;
+	if (origin != NULL && wasi_origin_copy(&p->origin, origin)) {
+		cm_host_end_drop(data);
+		pipe_unlink(p);
+		return wasi_oom(call);
+	}
 	p->errt = error_type(rt->kind == CM_FUTURE ? rt->u.future.elem : rt);
 	if (rt->kind == CM_FUTURE) {
 		if (cm_host_stream_new(s, rt, &res[0], &p->done, &err)) {
@@ -513,20 +537,20 @@ static int stdout_write(cm_host_call *call, void *env, const cm_val *args,
 			uint32_t nargs, cm_val *res, uint32_t nres)
 {
 	return wasi_p3_write_stream(call, env, &args[0], res, PIPE_STDOUT, -1,
-				    0, false, 0);
+				    NULL, 0, false, 0);
 }
 
 static int stderr_write(cm_host_call *call, void *env, const cm_val *args,
 			uint32_t nargs, cm_val *res, uint32_t nres)
 {
 	return wasi_p3_write_stream(call, env, &args[0], res, PIPE_STDERR, -1,
-				    0, false, 0);
+				    NULL, 0, false, 0);
 }
 
 /* read-via-stream: func() -> tuple<stream<u8>, future<result<_, ..>>> */
 static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
-		  int fd, uint64_t offset, int fail, bool bytes,
-		  wasi_pipe **out)
+		  int fd, const wasi_origin *origin, uint64_t offset, int fail,
+		  bool bytes, wasi_pipe **out)
 {
 	const cm_type *rt = cm_host_call_type(call)->u.func.result;
 	cm_store *s = cm_host_call_store(call);
@@ -553,7 +577,8 @@ static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
 	p->fd = fd;
 	p->offset = offset;
 	p->errt = error_type(fu->u.future.elem);
-	if (cm_val_seq(&res[0], CM_TUPLE, 2)) {
+	if ((origin != NULL && wasi_origin_copy(&p->origin, origin)) ||
+	    cm_val_seq(&res[0], CM_TUPLE, 2)) {
 		pipe_unlink(p);
 		return wasi_oom(call);
 	}
@@ -577,19 +602,22 @@ static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
 }
 
 int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
-			int which, int fd, uint64_t offset, int fail)
+			int which, int fd, const wasi_origin *origin,
+			uint64_t offset, int fail)
 {
 	wasi_pipe *p;
 
-	return reader(call, ctx, res, which, fd, offset, fail, !fail, &p);
+	return reader(call, ctx, res, which, fd, origin, offset, fail, !fail,
+		      &p);
 }
 
 int wasi_p3_dir_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
-		       DIR *dir, wasi_dir_entry_fn entry)
+		       DIR *dir, const wasi_origin *origin,
+		       wasi_dir_entry_fn entry)
 {
 	wasi_pipe *p;
 
-	if (reader(call, ctx, res, PIPE_DIR, -1, 0, 0, false, &p)) {
+	if (reader(call, ctx, res, PIPE_DIR, -1, origin, 0, 0, false, &p)) {
 		closedir(dir);
 		ctx->nfiles--;
 		return -1;
@@ -602,43 +630,72 @@ int wasi_p3_dir_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
 static int stdin_read(cm_host_call *call, void *env, const cm_val *args,
 		      uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	return wasi_p3_read_stream(call, env, res, PIPE_STDIN, -1, 0, 0);
+	return wasi_p3_read_stream(call, env, res, PIPE_STDIN, -1, NULL, 0, 0);
 }
 
-/* ---- stdio streams in store snapshots (run/instance.h) ---------------- */
+/* ---- the streams in store snapshots (run/instance.h) ------------------ */
 
 /*
- * A host end of a stdio stream as plain data: u8 DESC_VERSION, u8 which
- * (0 stdin, 1 stdout, 2 stderr), u8 role (0 the stream, 1 the future),
- * u8 async (the async shape: its call does not come back, the runtime
- * settles it cancelled), u8 over, u8 failed (io), u64 serial (the
- * pipe's, pairing its two ends).  Nothing else is state: a guest's
- * write is moved out when it is made, a read answered when it starts,
- * so no bytes wait in the host.
+ * A host end as plain data: u8 DESC_VERSION, u8 which (PIPE_*), u8 role
+ * (0 the stream, 1 the future), u8 async (the async shape: its call
+ * does not come back, the runtime settles it cancelled), u8 over, u8
+ * errno (0: ok), u64 serial (the pipe's, pairing its two ends).  A
+ * file's or directory's stream end goes on with u64 offset, u8 append,
+ * u64 entries made, and its origin (durable.c's encoding); restored, it
+ * is opened again by it (read, write, or as a directory skipped past
+ * its entries), and one that cannot be comes back lost: its stream ends
+ * with that errno at its next use.  Nothing else is state: a guest's
+ * write is moved out when it is made, a read of bytes answered when it
+ * starts, so no bytes wait in the host; a read of entries waiting for
+ * its step is asked for again.
  */
-enum { DESC_VERSION = 1, DESC_LEN = 14 };
+enum { DESC_VERSION = 1, DESC_LEN = 14, DESC_FILE = DESC_LEN + 17 };
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
 
 static int end_save(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
 		    size_t *len)
 {
 	wasi_ctx *ctx = env;
 
-	if (cap < DESC_LEN)
+	if (cap < DESC_FILE)
 		return -1;
 	for (wasi_pipe *p = ctx->pipes; p != NULL; p = p->next) {
+		size_t olen = 0;
+
 		if (p->data != e && p->done != e)
 			continue;
-		if (is_file(p))
-			return -1; /* not yet: a file's stream */
 		desc[0] = DESC_VERSION;
 		desc[1] = (uint8_t)p->which;
 		desc[2] = p->done == e;
 		desc[3] = p->async;
 		desc[4] = p->over;
-		desc[5] = p->err != 0;
-		for (int i = 0; i < 8; i++)
-			desc[6 + i] = (uint8_t)(p->serial >> (8 * i));
+		desc[5] = (uint8_t)(p->err > 0 && p->err < 256 ? p->err
+					: p->err ? EIO : 0);
+		put64(desc + 6, p->serial);
 		*len = DESC_LEN;
+		if (p->data != e || !is_file(p))
+			return 0;
+		put64(desc + DESC_LEN, p->offset);
+		desc[DESC_LEN + 8] = p->append;
+		put64(desc + DESC_LEN + 9, p->pos);
+		if (wasi_origin_put(ctx, &p->origin, desc + DESC_FILE,
+				    cap - DESC_FILE, &olen))
+			return -1; /* no origin to open it by */
+		*len = DESC_FILE + olen;
 		return 0;
 	}
 	return -1; /* not one of this ctx's ends */
@@ -649,7 +706,7 @@ static int end_save(void *env, cm_host_end *e, uint8_t *desc, size_t cap,
  * async write: its stream alone; a result known: its future alone; else
  * both), and no stream the host reads may have a guest write pending or
  * its guest end gone (the notify moves those at once, so no image holds
- * one).
+ * one); a directory's pending read is asked for again.
  */
 static int pipes_whole(wasi_ctx *ctx, cm_store *s)
 {
@@ -663,10 +720,78 @@ static int pipes_whole(wasi_ctx *ctx, cm_store *s)
 		if ((p->data != NULL) != want_data ||
 		    (p->done != NULL) != want_done)
 			return -1;
-		if (p->data != NULL && p->which != PIPE_STDIN &&
-		    (cm_host_end_pending(p->data) ||
-		     cm_host_end_peer_dropped(p->data)))
+		if (p->data == NULL)
+			continue;
+		if (p->which == PIPE_DIR && cm_host_end_pending(p->data)) {
+			if (cm_host_end_defer(p->data, dir_turn, p))
+				return -1;
+		} else if (p->which != PIPE_STDIN &&
+			   p->which != PIPE_FILE_IN &&
+			   (cm_host_end_pending(p->data) ||
+			    cm_host_end_peer_dropped(p->data))) {
 			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Does the host read the pipe's stream (else write it)? */
+static bool host_reads(int which)
+{
+	return which == PIPE_STDOUT || which == PIPE_STDERR ||
+	       which == PIPE_FILE_OUT;
+}
+
+/*
+ * Open a restored file's or directory's stream again by its origin
+ * (desc past DESC_FILE): 0, the pipe holding its fd or DIR, or lost;
+ * -1 for a malformed description or a preopen not configured.
+ */
+static int reopen_pipe(wasi_pipe *p, const uint8_t *desc, size_t len)
+{
+	wasi_ctx *ctx = p->ctx;
+	size_t used = 0;
+	uint64_t pos;
+	int fd, e = 0;
+	bool dir = p->which == PIPE_DIR;
+
+	if (len < DESC_FILE || desc[DESC_LEN + 8] > 1)
+		return -1;
+	p->offset = get64(desc + DESC_LEN);
+	p->append = desc[DESC_LEN + 8];
+	p->pos = pos = get64(desc + DESC_LEN + 9);
+	if (wasi_origin_get(ctx, desc + DESC_FILE, len - DESC_FILE, &p->origin,
+			    &used) ||
+	    used != len - DESC_FILE)
+		return -1;
+	if (p->origin.path == NULL && !dir)
+		return -1; /* a file stream on the preopen itself */
+	/* descriptor-flags read (0x1) or write (0x2) */
+	fd = wasi_origin_reopen(ctx, &p->origin, dir,
+				p->which == PIPE_FILE_IN ? 0x1u : 0x2u, &e);
+	if (fd < 0) {
+		p->lost = e;
+		return 0;
+	}
+	if (!dir) {
+		p->fd = fd;
+		return 0;
+	}
+	p->dir = fdopendir(fd);
+	if (p->dir == NULL) {
+		p->lost = errno;
+		close(fd);
+		ctx->nfiles--;
+		return 0;
+	}
+	/* past the entries it had made (directories have no position) */
+	while (pos > 0) {
+		struct dirent *d = readdir(p->dir);
+
+		if (d == NULL)
+			break;
+		if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+			pos--;
 	}
 	return 0;
 }
@@ -675,51 +800,64 @@ static int end_restore(void *env, cm_store *s, cm_host_end *e,
 		       const uint8_t *desc, size_t len)
 {
 	wasi_ctx *ctx = env;
-	uint64_t serial = 0;
+	uint64_t serial;
 	const cm_type *et;
 	wasi_pipe *p;
+	int which;
+	bool file;
 
 	if (e == NULL)
 		return pipes_whole(ctx, s);
-	if (len != DESC_LEN || desc[0] != DESC_VERSION || desc[1] > 2 ||
+	if (len < DESC_LEN || desc[0] != DESC_VERSION || desc[1] > PIPE_DIR ||
 	    desc[2] > 1 || desc[3] > 1 || desc[4] > 1 ||
-	    desc[5] > 1 || (desc[3] && desc[2]) ||
-	    (desc[3] && desc[1] == 0) || (desc[4] && !desc[2]))
+	    (desc[3] && desc[2]) ||
+	    (desc[3] && desc[1] != PIPE_STDOUT && desc[1] != PIPE_STDERR) ||
+	    (desc[4] && !desc[2]))
 		return -1; /* the stream's end exists only until it is over */
-	for (int i = 0; i < 8; i++)
-		serial |= (uint64_t)desc[6 + i] << (8 * i);
+	which = desc[1];
+	file = which >= PIPE_FILE_IN;
+	/* a file's or directory's stream end carries its origin */
+	if (file && !desc[2] ? len < DESC_FILE : len != DESC_LEN)
+		return -1;
+	serial = get64(desc + 6);
 	/*
-	 * The end must be what the description says: the stream a byte
-	 * stream the host reads (stdout, stderr) or writes (stdin), the
-	 * future one the host writes, of result<_, E>.
+	 * The end must be what the description says: the stream the host
+	 * reads (stdout, stderr, a file written) or writes (stdin, a file
+	 * read, a directory's entries), of bytes but for the entries'
+	 * records; the future one the host writes, of result<_, E>.
 	 */
 	et = cm_host_end_type(e);
-	if (serial == UINT64_MAX ||
-	    cm_host_end_is_future(e) != (desc[2] == 1) ||
-	    cm_host_end_readable(e) != (!desc[2] && desc[1] != 0) ||
+	if (serial == UINT64_MAX || cm_host_end_is_future(e) != desc[2] ||
+	    cm_host_end_readable(e) != (!desc[2] && host_reads(which)) ||
 	    (desc[2] ? error_type(et) == NULL
-		     : et == NULL || et->kind != CM_U8))
+		     : et == NULL ||
+			       et->kind != (which == PIPE_DIR ? CM_RECORD
+							      : CM_U8)))
 		return -1;
 	for (p = ctx->pipes; p != NULL; p = p->next)
 		if (p->serial == serial)
 			break;
 	if (p == NULL) {
-		p = pipe_alloc(ctx, s, desc[1], serial);
+		p = pipe_alloc(ctx, s, which, serial);
 		if (p == NULL)
 			return -1;
 		p->async = desc[3];
 		p->over = desc[4];
-		p->err = desc[5] ? EIO : 0;
-	} else if (p->which != desc[1] || p->async != desc[3] ||
-		   p->over != desc[4] || (p->err != 0) != desc[5]) {
+		p->err = desc[5];
+	} else if (p->which != which || p->async != desc[3] ||
+		   p->over != desc[4] || p->err != desc[5]) {
 		return -1; /* two ends that disagree */
 	}
 	if (desc[2] ? p->done != NULL : p->data != NULL)
 		return -1;
 	if (desc[2]) {
 		p->done = e;
-		p->errt = error_type(cm_host_end_type(e));
+		p->errt = error_type(et);
 	} else {
+		if (which == PIPE_DIR)
+			p->entry = wasi_p3_dir_entry;
+		if (file && reopen_pipe(p, desc, len))
+			return -1;
 		p->data = e;
 	}
 	cm_host_end_set_notify(e, on_notify, p);

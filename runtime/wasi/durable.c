@@ -289,6 +289,48 @@ static int reopen(wasi_ctx *ctx, const wasi_origin *o, bool dir,
 	return -1;
 }
 
+/* Origins for the WASI 0.3 streams' descriptions (internal.h). */
+int wasi_origin_put(wasi_ctx *ctx, const wasi_origin *o, uint8_t *buf,
+		    size_t cap, size_t *len)
+{
+	wbuf b = {.p = buf, .cap = cap};
+	char why[8];
+
+	if (put_origin(ctx, &b, o, why, sizeof why, "a stream") || b.over)
+		return -1;
+	*len = b.len;
+	return 0;
+}
+
+int wasi_origin_get(wasi_ctx *ctx, const uint8_t *p, size_t n, wasi_origin *o,
+		    size_t *used)
+{
+	rbuf r = {.p = p, .len = n};
+	char why[8];
+
+	if (get_origin(ctx, &r, o, why, sizeof why))
+		return -1;
+	*used = r.off;
+	return 0;
+}
+
+int wasi_origin_reopen(wasi_ctx *ctx, const wasi_origin *o, bool dir,
+		       uint32_t access, int *e)
+{
+	int fd;
+
+	if (!wasi_file_room(ctx)) {
+		*e = EMFILE;
+		return -1;
+	}
+	fd = reopen(ctx, o, dir, access, e);
+	if (fd >= 0)
+		wasi_file_opened(ctx);
+	else if (*e == 0)
+		*e = EIO;
+	return fd;
+}
+
 /* ---- saving -------------------------------------------------------------- */
 
 static const char *const kind_name[WOBJ_NKINDS] = {

@@ -27,9 +27,10 @@
  *    records holding strings, so they are written at the store's next
  *    scheduling step (cm_host_end_defer), where the reader's realloc
  *    may run, not from inside the guest's stream.read.
- *  - A store holding a 0.3 file stream is not snapshotted yet (its host
- *    ends are not described: "not supported yet: a stream or future end
- *    the host holds"); its descriptors are.
+ *  - In snapshots, 0.3 descriptors are written as 0.2's (durable.c),
+ *    and a file's or directory's stream by its origin, offset and
+ *    entries made (cli_p3.c end_save): restored, it is opened again,
+ *    and one that cannot be ends with that error at its next use.
  *
  * Allocations sized by a guest or a client (issue 18 audit): a bridge
  * per method, made once at link time; what 0.2's code allocates (its
@@ -255,14 +256,16 @@ static int get_directories(cm_host_call *call, void *env, const cm_val *args,
  * stream (0: it can; then *fd is a counted dup of its fd).
  */
 static int stream_fd(cm_host_call *call, wasi_ctx *ctx, const cm_val *h,
-		     unsigned need, int *fd)
+		     unsigned need, int *fd, const wasi_origin **origin)
 {
 	cm_val a = as_p2(ctx, h);
 	wasi_obj *d = wasi_obj_get(ctx, &a, WOBJ_DESCRIPTOR);
 
 	*fd = -1;
+	*origin = NULL;
 	if (d == NULL)
 		return wasi_bad_handle(call, "descriptor"), -1;
+	*origin = &d->origin;
 	if (d->lost)
 		return d->lost;
 	if (d->u.desc.dir)
@@ -282,11 +285,12 @@ static int stream_fd(cm_host_call *call, wasi_ctx *ctx, const cm_val *h,
 static int read_via_stream(cm_host_call *call, void *env, const cm_val *args,
 			   uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	int fd, e = stream_fd(call, env, &args[0], DF_READ, &fd);
+	const wasi_origin *o;
+	int fd, e = stream_fd(call, env, &args[0], DF_READ, &fd, &o);
 
 	if (e < 0)
 		return -1;
-	return wasi_p3_read_stream(call, env, res, PIPE_FILE_IN, fd,
+	return wasi_p3_read_stream(call, env, res, PIPE_FILE_IN, fd, o,
 				   args[1].u.u, e);
 }
 
@@ -294,12 +298,13 @@ static int read_via_stream(cm_host_call *call, void *env, const cm_val *args,
 static int write_via_stream(cm_host_call *call, void *env, const cm_val *args,
 			    uint32_t nargs, cm_val *res, uint32_t nres)
 {
-	int fd, e = stream_fd(call, env, &args[0], DF_WRITE, &fd);
+	const wasi_origin *o;
+	int fd, e = stream_fd(call, env, &args[0], DF_WRITE, &fd, &o);
 
 	if (e < 0)
 		return -1;
 	return wasi_p3_write_stream(call, env, &args[1], res, PIPE_FILE_OUT,
-				    fd, args[2].u.u, false, e);
+				    fd, o, args[2].u.u, false, e);
 }
 
 /* append-via-stream: func(data) -> future<result<_, error-code>> */
@@ -307,12 +312,13 @@ static int append_via_stream(cm_host_call *call, void *env,
 			     const cm_val *args, uint32_t nargs, cm_val *res,
 			     uint32_t nres)
 {
-	int fd, e = stream_fd(call, env, &args[0], DF_WRITE, &fd);
+	const wasi_origin *o;
+	int fd, e = stream_fd(call, env, &args[0], DF_WRITE, &fd, &o);
 
 	if (e < 0)
 		return -1;
 	return wasi_p3_write_stream(call, env, &args[1], res, PIPE_FILE_OUT,
-				    fd, 0, true, e);
+				    fd, o, 0, true, e);
 }
 
 /* 0.2's descriptor-type case (TYPE_LABELS) of a file mode */
@@ -343,7 +349,7 @@ static uint32_t type_case(mode_t m)
  * its descriptor-type (fstatat, not following a symlink) and its name;
  * a name that is not UTF-8 is illegal-byte-sequence.
  */
-static int dir_entry(const cm_type *t, DIR *dir, cm_val *out)
+int wasi_p3_dir_entry(const cm_type *t, DIR *dir, cm_val *out)
 {
 	struct dirent *e;
 	struct stat st;
@@ -394,7 +400,8 @@ static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 	else if (!wasi_file_room(ctx))
 		e = EMFILE;
 	if (e)
-		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, 0, e);
+		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, NULL,
+					   0, e);
 	/* a fresh open: the entry stream must not share an offset */
 	fd = openat(d->u.desc.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
@@ -402,10 +409,12 @@ static int read_directory(cm_host_call *call, void *env, const cm_val *args,
 		e = errno;
 		if (fd >= 0)
 			close(fd);
-		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, 0, e);
+		return wasi_p3_read_stream(call, ctx, res, PIPE_DIR, -1, NULL,
+					   0, e);
 	}
 	wasi_file_opened(ctx);
-	return wasi_p3_dir_stream(call, ctx, res, dir, dir_entry);
+	return wasi_p3_dir_stream(call, ctx, res, dir, &d->origin,
+				  wasi_p3_dir_entry);
 }
 
 int wasi_link_filesystem_p3(wasi_ctx *ctx, cm_linker *l)

@@ -232,7 +232,8 @@ void wasi_pipes_durable(wasi_ctx *ctx, cm_store *s);
  * WASI 0.3 byte streams (cli_p3.c) for stdio and, in filesystem_p3.c,
  * for descriptors: which is a PIPE_*; fd a descriptor's dup the pipe
  * takes (counted in nfiles; closed with the pipe, or at once when the
- * call fails), -1 for stdio.
+ * call fails), -1 for stdio; origin the descriptor's (copied: a
+ * snapshot opens the file again by it), NULL for stdio.
  *  - wasi_p3_write_stream: the guest's stream<u8> in *arg to the sink,
  *    the import's result (a future, or the async shape) in res; fail
  *    not 0: the host's end is dropped at once and the result is that
@@ -255,6 +256,8 @@ enum {
  * *out: 1; 0 at its end; -errno.
  */
 typedef int (*wasi_dir_entry_fn)(const cm_type *t, DIR *dir, cm_val *out);
+/* read-directory's (filesystem_p3.c): a directory-entry of its type. */
+int wasi_p3_dir_entry(const cm_type *t, DIR *dir, cm_val *out);
 /*
  * read-directory's tuple<stream<directory-entry>, future<result<_, E>>>
  * in res over dir (a counted open directory the pipe takes, closed at
@@ -262,18 +265,34 @@ typedef int (*wasi_dir_entry_fn)(const cm_type *t, DIR *dir, cm_val *out);
  * (cm_host_end_defer), entry making each.
  */
 int wasi_p3_dir_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
-		       DIR *dir, wasi_dir_entry_fn entry);
+		       DIR *dir, const wasi_origin *origin,
+		       wasi_dir_entry_fn entry);
 int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 			 const cm_val *arg, cm_val *res, int which, int fd,
-			 uint64_t offset, bool append, int fail);
+			 const wasi_origin *origin, uint64_t offset, bool append,
+			 int fail);
 int wasi_p3_read_stream(cm_host_call *call, wasi_ctx *ctx, cm_val *res,
-			int which, int fd, uint64_t offset, int fail);
+			int which, int fd, const wasi_origin *origin,
+			uint64_t offset, int fail);
 /*
  * The case of error type t (a 0.3 error-code enum or variant) for errno
  * e, by the label 0.2 gives e (wasi_fs_errno_label); its `io` case when
  * t has no such label, case 0 when it has no `io` either.
  */
 uint32_t wasi_p3_error_case(const cm_type *t, int e);
+/*
+ * Origins in the 0.3 streams' snapshot descriptions (durable.c's
+ * encoding): put appends o (-1: unknown, or no room); get reads one and
+ * finds its preopen (-1: malformed or not configured), *used its bytes;
+ * reopen opens it again as a file with access (DF_READ, DF_WRITE) or a
+ * directory: a counted fd, or -1 and the errno in *e.
+ */
+int wasi_origin_put(wasi_ctx *ctx, const wasi_origin *o, uint8_t *buf,
+		    size_t cap, size_t *len);
+int wasi_origin_get(wasi_ctx *ctx, const uint8_t *p, size_t n, wasi_origin *o,
+		    size_t *used);
+int wasi_origin_reopen(wasi_ctx *ctx, const wasi_origin *o, bool dir,
+		       uint32_t access, int *e);
 /* The 0.2 wasi:filesystem error-code label of errno e, of case code
  * (NULL: none) (filesystem.c). */
 const char *wasi_fs_errno_label(int e);

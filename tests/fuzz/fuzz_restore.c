@@ -32,9 +32,13 @@
  *             exceptions no global holds: written as heap objects), 7
  *             tests/guests/wasi/p3stdio (a WASI 0.3 stdout stream held
  *             open between calls: ends the host holds, described by
- *             the WASI layer; a future of the guest's own);
+ *             the WASI layer; a future of the guest's own), with bit 7
+ *             set, 8 tests/guests/wasi/p3files (a 0.3 file stream and
+ *             a directory stream kept open, by origin and offset, over
+ *             a preopen of a few files made at start);
  *             numbers past
  *             the last guest wrap around;
+ *   bit 7     the guest's bit 3 (above)
  *   bit 4     keep the checksum as the patches leave it (else it is
  *             fixed up, so the patches reach the sections' parsers).
  * A patch input: a little-endian u16 of bytes to cut from the end, then
@@ -49,10 +53,12 @@
  * sanitizer.  Built only with --enable-fuzzing (clang); replayed by
  * `make check` (replay_restore).
  */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "component/component.h"
 #include "run/instance.h"
@@ -94,6 +100,7 @@ enum {
 	G_LOOP,
 	G_LOOP_EXN,
 	G_P3STDIO,
+	G_P3FILES,
 	NGUESTS
 };
 
@@ -109,7 +116,11 @@ static guest guests[NGUESTS] = {
 	{.path = "tests/guests/loop/loop.wasm"},
 	{.path = "tests/guests/loop/loop.wasm"},
 	{.path = "tests/guests/wasi/p3stdio.wasm"},
+	{.path = "tests/guests/wasi/p3files.wasm"},
 };
+
+/* p3files' preopen: a directory of a few files, made once */
+static char preopen_dir[64];
 
 /* The ticker's clock: it moves only when the target moves it. */
 /* wasi_clock_virtual: it moves only when the code here moves it */
@@ -159,7 +170,7 @@ static cm_component *load(const char *rel)
 	return c;
 }
 
-static bool live_open(live *v, cm_component *c)
+static bool live_open(live *v, cm_component *c, bool preopen)
 {
 	cm_store_config cfg = {
 		.limits = {.max_memory_pages = MAX_PAGES,
@@ -176,6 +187,8 @@ static bool live_open(live *v, cm_component *c)
 	/* calc's log-now writes nowhere; its stdio streams are host
 	 * resources in the snapshots, made again by the WASI layer */
 	wasi_ctx_set_stdio(v->wasi, -1, -1, -1);
+	if (preopen && wasi_ctx_preopen(v->wasi, preopen_dir, "/"))
+		die(preopen_dir, "cannot preopen");
 	v->s = cm_store_new(&cfg);
 	if (!v->s || wasi_ctx_durable(v->wasi, v->s))
 		die("store", "out of memory");
@@ -332,6 +345,23 @@ static int exercise(live *v, int which, const char *word)
 		return rc;
 	}
 
+	if (which == G_P3FILES) {
+		/* the seed keeps a log's stream and a directory's open; each
+		 * call writes through the one and reads on in the other */
+		if (cm_val_string(&a[0], word, strlen(word)))
+			die("value", "out of memory");
+		if (strcmp(word, "seed") == 0) {
+			rc = call(v, NULL, "open-log", a, 1);
+			a[1] = cm_val_u32(1);
+			rc |= call(v, NULL, "list-some", &a[1], 1);
+		} else {
+			rc = 0;
+		}
+		rc |= call(v, NULL, "log", a, 1);
+		cm_val_free(&a[0]);
+		return rc;
+	}
+
 	if (which == G_TICKER) {
 		/* the first time it starts; later, start() is refused or
 		 * starts a second task: either way the store works */
@@ -367,7 +397,7 @@ static void make_snapshots(guest *g, int which)
 	int more;
 
 	g->c = load(g->path);
-	if (!base || !live_open(&v, g->c))
+	if (!base || !live_open(&v, g->c, which == G_P3FILES))
 		die(g->path, "cannot instantiate");
 	if (exercise(&v, which, "seed"))
 		die(g->path, "the seed calls failed");
@@ -389,6 +419,23 @@ static void make_snapshots(guest *g, int which)
 	live_close(&v);
 }
 
+/* At exit: the preopen's files (the guest makes only files), then it. */
+static void remove_preopen(void)
+{
+	DIR *d = opendir(preopen_dir);
+	struct dirent *e;
+	char f[400];
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(f, sizeof f, "%s/%s", preopen_dir, e->d_name);
+			unlink(f);
+		}
+	if (d != NULL)
+		closedir(d);
+	rmdir(preopen_dir);
+}
+
 static void init(void)
 {
 	static bool done;
@@ -396,6 +443,22 @@ static void init(void)
 	if (done)
 		return;
 	done = true;
+	snprintf(preopen_dir, sizeof preopen_dir, "%s",
+		 "/tmp/hostel-fuzz-restore.XXXXXX");
+	if (mkdtemp(preopen_dir) == NULL)
+		die("mkdtemp", "cannot make the preopen");
+	atexit(remove_preopen);
+	for (int i = 0; i < 3; i++) {
+		char f[96];
+		FILE *fp;
+
+		snprintf(f, sizeof f, "%s/f%d", preopen_dir, i);
+		fp = fopen(f, "w");
+		if (fp == NULL)
+			die(f, "cannot make");
+		fputs("some bytes\n", fp);
+		fclose(fp);
+	}
 	for (int i = 0; i < NGUESTS; i++)
 		make_snapshots(&guests[i], i);
 }
@@ -453,10 +516,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&err, 0, sizeof err);
 	init();
 	mode = data[0] & 3;
-	which = ((data[0] >> 2 & 3) | (data[0] >> 4 & 4)) % NGUESTS;
+	which = ((data[0] >> 2 & 3) | (data[0] >> 4 & 4) | (data[0] >> 4 & 8)) %
+		NGUESTS;
 	fix = !(data[0] & 16);
 	g = &guests[which];
-	if (!live_open(&v, g->c))
+	if (!live_open(&v, g->c, which == G_P3FILES))
 		die(g->path, "cannot instantiate");
 	switch (mode) {
 	case 0:

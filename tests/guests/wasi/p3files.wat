@@ -16,6 +16,14 @@
 ;;   list-dir: async func() -> result<string, u32>   read-directory's
 ;;       entries as "NAME/TYPE," (TYPE: the descriptor-type case)
 ;;   dirs: func() -> u32              how many preopens
+;;   open-log: async func(name: string) -> u32    a file opened for
+;;       writing and a write-via-stream kept open (in globals);
+;;       log: func(text: string) -> u32 writes through it;
+;;       close-log: async func() -> u32 ends it: the stream's result
+;;   list-some: async func(n: u32) -> u32   read-directory kept open
+;;       after reading n entries (the count read); list-rest: async
+;;       func() -> u32 reads the rest: how many, 1000 + the case of an
+;;       error
 ;;
 ;; u32 results: 0 ok, 1 + the error-code case (0.3's order: 20 no-entry,
 ;; 31 not-permitted), 100 + n where the guest's n-th
@@ -366,6 +374,79 @@
       (call $task.return-read (i32.const 0) (i32.const 0x18_0000)
         (i32.sub (local.get $out) (i32.const 0x18_0000))))
 
+    (global $log-d (mut i32) (i32.const 0))
+    (global $log-w (mut i32) (i32.const 0))
+    (global $log-f (mut i32) (i32.const 0))
+    (func (export "open-log") (param $np i32) (param $nn i32)
+      (local $d i32) (local $s i64)
+      (local.set $d (call $open (local.get $np) (local.get $nn) (i32.const 9) (i32.const 3)))
+      (if (i32.lt_s (local.get $d) (i32.const 0))
+        (then (call $task.return-u32 (i32.sub (i32.const 0) (local.get $d)))
+              (return)))
+      (local.set $s (call $stream.new))
+      (global.set $log-d (local.get $d))
+      (global.set $log-w (i32.wrap_i64 (i64.shr_u (local.get $s) (i64.const 32))))
+      (global.set $log-f (call $write-via-stream (local.get $d)
+                           (i32.wrap_i64 (local.get $s)) (i64.const 0)))
+      (call $task.return-u32 (i32.const 0)))
+    (func (export "log") (param $tp i32) (param $tn i32) (result i32)
+      (if (i32.eqz (global.get $log-w)) (then (return (i32.const 103))))
+      (if (i32.ne (call $stream.write (global.get $log-w) (local.get $tp) (local.get $tn))
+                  (i32.shl (local.get $tn) (i32.const 4)))
+        (then (return (i32.const 101))))
+      (i32.const 0))
+    (func (export "close-log")
+      (local $rc i32)
+      (if (i32.eqz (global.get $log-w))
+        (then (call $task.return-u32 (i32.const 103)) (return)))
+      (call $stream.drop-writable (global.get $log-w))
+      (global.set $log-w (i32.const 0))
+      (local.set $rc (call $result-of (global.get $log-f)))
+      (call $descriptor.drop (global.get $log-d))
+      (call $task.return-u32 (local.get $rc)))
+
+    ;; read up to n entries of stream r (16 at a time): how many, and
+    ;; whether it ended (the global)
+    (global $list-r (mut i32) (i32.const 0))
+    (global $list-f (mut i32) (i32.const 0))
+    (global $ended (mut i32) (i32.const 0))
+    (func $read-entries (param $r i32) (param $max i32) (result i32)
+      (local $rc i32) (local $total i32) (local $want i32)
+      (global.set $ended (i32.const 0))
+      (block $eof
+        (loop $more
+          (br_if $eof (i32.ge_u (local.get $total) (local.get $max)))
+          (local.set $want (i32.sub (local.get $max) (local.get $total)))
+          (if (i32.gt_u (local.get $want) (i32.const 16))
+            (then (local.set $want (i32.const 16))))
+          (local.set $rc (call $dstream.read (local.get $r) (i32.const 0x10_0000)
+                                             (local.get $want)))
+          (if (i32.eq (local.get $rc) (i32.const -1))
+            (then (local.set $rc (call $wait (local.get $r)))))
+          (local.set $total (i32.add (local.get $total)
+                                     (i32.shr_u (local.get $rc) (i32.const 4))))
+          (if (i32.eq (i32.and (local.get $rc) (i32.const 0xf)) (i32.const 1))
+            (then (global.set $ended (i32.const 1)) (br $eof)))
+          (br $more)))
+      (local.get $total))
+    (func (export "list-some") (param $n i32)
+      (call $read-directory (call $root) (i32.const 64))
+      (global.set $list-r (i32.load (i32.const 64)))
+      (global.set $list-f (i32.load (i32.const 68)))
+      (call $task.return-u32 (call $read-entries (global.get $list-r) (local.get $n))))
+    (func (export "list-rest")
+      (local $n i32) (local $rc i32)
+      (if (i32.eqz (global.get $list-r))
+        (then (call $task.return-u32 (i32.const 103)) (return)))
+      (local.set $n (call $read-entries (global.get $list-r) (i32.const 0x7fff_ffff)))
+      (call $dstream.drop-readable (global.get $list-r))
+      (global.set $list-r (i32.const 0))
+      (local.set $rc (call $result-of (global.get $list-f)))
+      (if (local.get $rc)
+        (then (call $task.return-u32 (i32.add (i32.const 1000) (local.get $rc)))
+              (return)))
+      (call $task.return-u32 (local.get $n)))
+
     (func (export "dirs") (result i32)
       (drop (call $root))
       (global.get $ndirs)))
@@ -410,5 +491,15 @@
     (canon lift (core func $m "escape") async))
   (func (export "list-dir") async (result $read-result)
     (canon lift (core func $m "list-dir") async (memory $mem)))
+  (func (export "open-log") async (param "name" string) (result u32)
+    (canon lift (core func $m "open-log") async (memory $mem) (realloc $realloc)))
+  (func (export "log") (param "text" string) (result u32)
+    (canon lift (core func $m "log") (memory $mem) (realloc $realloc)))
+  (func (export "close-log") async (result u32)
+    (canon lift (core func $m "close-log") async))
+  (func (export "list-some") async (param "n" u32) (result u32)
+    (canon lift (core func $m "list-some") async))
+  (func (export "list-rest") async (result u32)
+    (canon lift (core func $m "list-rest") async))
   (func (export "dirs") (result u32)
     (canon lift (core func $m "dirs"))))
