@@ -1,14 +1,19 @@
 /*
- * cli_p3.c - WASI 0.3 stdio: wasi:cli/stdout@0.3.0 and stderr@0.3.0
- * write-via-stream, wasi:cli/stdin@0.3.0 read-via-stream, over stream
- * and future ends the host holds (run/instance.h cm_host_end_*).
+ * cli_p3.c - WASI 0.3's streams over stream and future ends the host
+ * holds (run/instance.h cm_host_end_*): wasi:cli/stdout@0.3.0 and
+ * stderr@0.3.0 write-via-stream, wasi:cli/stdin@0.3.0 read-via-stream,
+ * and the pipes behind wasi:filesystem@0.3.0's file and directory
+ * streams (filesystem_p3.c makes those: internal.h wasi_p3_*_stream).
+ * A wasi_pipe is one such call: its stream's host end, its result (a
+ * future's writable end, or the deferred call), and its source or sink.
  *
  * Contract:
  *  - write-via-stream takes the guest's stream<u8> and moves what the
- *    guest writes to the ctx's stdout or stderr (wasi_stdout_write: the
- *    embedder's output callback, else its fd), at once: from the end's
+ *    guest writes to the sink (stdout or stderr: wasi_stdout_write, the
+ *    embedder's output callback, else its fd; a file: pwrite at the
+ *    stream's offset, or its end to append) at once: from the end's
  *    notify, inside the guest's stream.write, so a write completes
- *    with all its bytes and the guest never waits on stdout.  When the
+ *    with all its bytes and the guest never waits on it.  When the
  *    guest drops its writable end the call's result is ok.  Both shapes
  *    of the function the WASI 0.3 drafts have had are served, told
  *    apart by the import's type (cm_host_call_type):
@@ -17,30 +22,40 @@
  *        written into it once the guest reads it;
  *      async func(data: stream<u8>) -> result<_, error-code>
  *        (the later drafts): the call is deferred and settles ok.
- *  - read-via-stream: func() -> tuple<stream<u8>, future<result<_,
- *    error-code>>> gives the guest a stream of the ctx's stdin: a read
- *    the guest starts is answered from read(2) on the stdin fd (up to
- *    the read's length, STDIN_CHUNK at a time), which blocks as 0.2's
- *    blocking-read does (only `hostel run` gives a guest a stdin; the
- *    daemon's services have none: end of file at once).  At end of
- *    file the stream is dropped and the future answers ok; a failed
- *    read answers err(io).
+ *  - read-via-stream: tuple<stream<u8>, future<result<_, error-code>>>:
+ *    a read the guest starts is answered from read(2) on the stdin fd,
+ *    or pread at the file stream's offset (up to the read's length,
+ *    STDIN_CHUNK at a time); stdin's blocks as 0.2's blocking-read does
+ *    (only `hostel run` gives a guest a stdin; the daemon's services
+ *    have none: end of file at once).  At end of file the stream is
+ *    dropped and the future answers ok; a failure answers its errno's
+ *    error-code case (wasi_p3_error_case: by label in the future's
+ *    type).
+ *  - read-directory's entries are records holding strings: they are
+ *    written at the store's next scheduling step (cm_host_end_defer),
+ *    where the reader's realloc may run, DIR_CHUNK at a time.
  *  - A cancelled async write-via-stream (subtask.cancel) settles
  *    cancelled and drops the host's end of the stream.  Nothing here
- *    runs guest code: the future's value, result<_, enum>, holds no
- *    string or list, so writing it needs no realloc.
+ *    runs guest code inside a built-in: the future's value,
+ *    result<_, error-code>, is written without a string (no `other`
+ *    payload is made), so it needs no realloc.
  *  - In store snapshots (wasi_ctx_durable) the host's ends are written
  *    as plain data (end_save) and taken over again by the restored
  *    store's ctx: an open stdout stream goes on writing to the new
- *    ctx's sinks, a result not yet read is still answered.  An async
- *    write-via-stream in flight comes back cancelled (its call is not
- *    resumed: the runtime settles it so), its stream still drained.
+ *    ctx's sinks, a file or directory stream is opened again by its
+ *    origin (lost when it cannot be), a result not yet read is still
+ *    answered.  An async write-via-stream in flight comes back
+ *    cancelled (its call is not resumed: the runtime settles it so),
+ *    its stream still drained.
  *
  * Allocations sized by a guest or a client (issue 18 audit): one
- * wasi_pipe per call of write-via-stream / read-via-stream, freed when
- * the call's result is delivered or the guest drops its ends; each
- * holds a stream end the guest made or got (its handles count against
- * max_handles).  Bytes move through a STDIO_CHUNK buffer on the stack.
+ * wasi_pipe per call of write-via-stream / read-via-stream /
+ * read-directory, freed when the call's result is delivered or the
+ * guest drops its ends; each holds a stream end the guest made or got
+ * (its handles count against max_handles) and, for files, an fd or a
+ * DIR within WASI_MAX_OPEN_FILES and a copy of its origin's path.
+ * Bytes move through a STDIO_CHUNK buffer on the stack, entries
+ * through DIR_CHUNK values at a step.
  */
 #include <dirent.h>
 #include <errno.h>
