@@ -63,6 +63,9 @@ check "a cancelled write-via-stream: cancelled before returned, then the stream 
 run 'loop-back()'
 check "stdin's stream handed to stdout (both ends the host's): a trap" \
 	eq "$rc/$(grep -c 'not a stream the guest holds the other end of' "$T/err")" "1/1"
+run 'wait-first()'
+check "waiting for stdout's result before the stream is over: deadlock" \
+	eq "$rc/$(grep -c 'deadlock detected' "$T/err")" "1/1"
 run 'random(10)'
 check "random@0.3.0 get-random-bytes(10): 10 bytes" eq "$(cat "$T/out")" 10
 run 'random(5000000)'
@@ -131,5 +134,8 @@ check "the store came back (store.restored)" logged store.restored '"'
 check "and says again" eq "$(H call p3 'say("again\n")' 2>&1)" 0
 check "no restore failed" \
 	eq "$(H logs --kind store.restore_failed p3 2>&1 | grep -c restore_failed)" 0
+H deploy "$G" --name p3dead >/dev/null 2>&1
+check "wait-first as a service: the deadlock trap, not a call left hanging" \
+	sh -c "'$HOSTEL' --socket '$SOCK' call p3dead 'wait-first()' 2>&1 | grep -q 'deadlock detected'"
 stop_daemon
 tap_finish "$LOG"

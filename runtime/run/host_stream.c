@@ -196,6 +196,11 @@ const cm_type *cm_host_end_type(const cm_host_end *e)
 	return e->sh->t;
 }
 
+void cm_host_end_set_passive(cm_host_end *e)
+{
+	e->sh->host_passive = true;
+}
+
 bool cm_host_end_readable(const cm_host_end *e)
 {
 	return e->readable;

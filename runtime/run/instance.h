@@ -268,6 +268,13 @@ int cm_host_end_defer(cm_host_end *e, void (*fn)(void *env, cm_host_end *e),
 bool cm_host_end_pending(const cm_host_end *e);
 /* The element type of e's stream or future (NULL: none). */
 const cm_type *cm_host_end_type(const cm_host_end *e);
+/*
+ * The host moves e's copies only from its notify or a call it deferred
+ * (cm_host_end_defer), never on its own: a guest waiting on a copy
+ * pending on e with nothing deferred is stuck, and the store's calls
+ * trap with the deadlock message, as a cm_invoke's would.
+ */
+void cm_host_end_set_passive(cm_host_end *e);
 /* Does the host read from e (else write to it)?  Is it a future's? */
 bool cm_host_end_readable(const cm_host_end *e);
 bool cm_host_end_is_future(const cm_host_end *e);

@@ -368,8 +368,9 @@ bool cm_store_host_copy_pending(cm_store *s)
 		if (o->dispose != end_dispose)
 			continue;
 		e = (const cm_end *)((const char *)o - offsetof(cm_end, obj));
-		/* a host end never registers a copy: pending is the guest's */
-		if (e->host && e->sh->pending != NULL)
+		/* a host end never registers a copy: pending is the guest's;
+		 * a passive host's moves only when asked (deferred_first) */
+		if (e->host && e->sh->pending != NULL && !e->sh->host_passive)
 			return true;
 	}
 	return false;

@@ -29,6 +29,8 @@ typedef struct cm_shared {
 	struct cm_end *host;
 	void (*notify)(void *env, struct cm_end *host);
 	void *notify_env;
+	/* the host moves copies only from notify or a deferred call */
+	bool host_passive;
 } cm_shared;
 
 typedef struct cm_end {

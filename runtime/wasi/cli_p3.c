@@ -394,6 +394,16 @@ static void on_notify(void *env, cm_host_end *e)
 	pump(p);
 }
 
+/*
+ * p's end e is moved from its notify (and deferred calls) only: a guest
+ * waiting on it with nothing asked for is stuck (the deadlock trap).
+ */
+static void watch(cm_host_end *e, wasi_pipe *p)
+{
+	cm_host_end_set_notify(e, on_notify, p);
+	cm_host_end_set_passive(e);
+}
+
 /* The guest cancelled an async write-via-stream (or the store goes). */
 static void on_cancel(void *env, cm_host_pending *call)
 {
@@ -522,7 +532,7 @@ int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 			pipe_unlink(p);
 			return cm_host_call_trap(call, "wasi: %s", err.msg);
 		}
-		cm_host_end_set_notify(p->done, on_notify, p);
+		watch(p->done, p);
 	} else {
 		p->async = true;
 		p->call = cm_host_call_defer(call);
@@ -533,7 +543,7 @@ int wasi_p3_write_stream(cm_host_call *call, wasi_ctx *ctx,
 		}
 		cm_host_pending_set_cancel(p->call, on_cancel, ctx);
 	}
-	cm_host_end_set_notify(data, on_notify, p);
+	watch(data, p);
 	if (fail)
 		stream_over(p, fail); /* the guest's writes see it dropped */
 	/* what the guest wrote or dropped before it called */
@@ -608,8 +618,8 @@ static int reader(cm_host_call *call, wasi_ctx *ctx, cm_val *res, int which,
 		pipe_unlink(p);
 		return cm_host_call_trap(call, "wasi: %s", err.msg);
 	}
-	cm_host_end_set_notify(p->data, on_notify, p);
-	cm_host_end_set_notify(p->done, on_notify, p);
+	watch(p->data, p);
+	watch(p->done, p);
 	if (fail)
 		stream_over(p, fail); /* the future tells why */
 	*out = p;
@@ -875,7 +885,7 @@ static int end_restore(void *env, cm_store *s, cm_host_end *e,
 			return -1;
 		p->data = e;
 	}
-	cm_host_end_set_notify(e, on_notify, p);
+	watch(e, p);
 	return 0;
 }
 

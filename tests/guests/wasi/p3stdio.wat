@@ -28,6 +28,8 @@
 ;;       kept in globals; use-future: func() -> u32 writes 7 into it
 ;;       (BLOCKED: nobody reads yet) and reads it back (the store holds
 ;;       a future's ends between the two)
+;;   wait-first: async func() -> u32   waits for stdout's result before
+;;       its stream is over: nothing can ever move (the deadlock trap)
 ;;   loop-back: func()   hands stdin's stream (the host writes it) to
 ;;       stdout's write-via-stream: both ends would be the host's, a trap
 ;;   wasi:cli/run@0.3.0 run: async func() -> result   says hello
@@ -299,6 +301,12 @@
     (func (export "quit") (param i32)
       (call $exit (local.get 0)))
 
+    (func (export "wait-first")
+      (local $s i64)
+      (local.set $s (call $stream.new))
+      (call $task.return-u32
+        (call $result-of (call $stdout-write (i32.wrap_i64 (local.get $s))))))
+
     (func (export "loop-back")
       (call $stdin-read (i32.const 64))
       (drop (call $stdout-write (i32.load (i32.const 64)))))
@@ -395,6 +403,8 @@
     (canon lift (core func $m "quit")))
   (func (export "loop-back")
     (canon lift (core func $m "loop-back")))
+  (func (export "wait-first") async (result u32)
+    (canon lift (core func $m "wait-first") async))
   (func (export "hold") (param "text" string) (result u32)
     (canon lift (core func $m "hold") (memory $mem) (realloc $realloc)))
   (func (export "keep-future")
