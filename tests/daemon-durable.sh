@@ -239,7 +239,7 @@ H call napper 'nap(3600000)' >/dev/null 2>&1 &
 NAP=$!
 PIDS="$PIDS $NAP"
 napping() {
-	H logs --kind call.started napper 2>/dev/null | grep -q nap
+	H logs --kind call.started napper 2>/dev/null | grep -qF '"export":"nap"'
 }
 wait_for $((10 * ${HOSTEL_SLOW:-1})) napping
 works=""
@@ -285,7 +285,7 @@ H deploy "$LOOP" --name overdue --durability commit \
 H call longcall "crunch($CRUNCH)" >/dev/null 2>&1 &
 H call overdue "crunch(4000000000)" >/dev/null 2>&1 &
 running() {
-	test "$("$HOSTEL" --socket "$SOCK" logs --kind call.started "$1" 2>/dev/null | grep -c crunch)" -ge 1
+	test "$("$HOSTEL" --socket "$SOCK" logs --kind call.started "$1" 2>/dev/null | grep -c '"export":"crunch')" -ge 1
 }
 wait_for 10 running longcall
 wait_for 10 running overdue
@@ -427,7 +427,8 @@ H call stopnap "nap($NAP_MS)" >"$T/sn.out" 2>"$T/sn.err" &
 SN=$!
 PIDS="$PIDS $SN"
 started() { # SERVICE EXPORT: its call.started is in the history
-	H logs --kind call.started "$1" 2>/dev/null | grep -q "$2"
+	# the export's field: the bare name is in the service's ("stopnap")
+	H logs --kind call.started "$1" 2>/dev/null | grep -qF "\"export\":\"$2\""
 }
 wait_for $((10 * ${HOSTEL_SLOW:-1})) started stopnap nap
 H stop stopnap >/dev/null 2>&1
@@ -458,7 +459,7 @@ H call gated 'work()' >"$T/gw.out" 2>"$T/gw.err" &
 GW=$!
 PIDS="$PIDS $GH $GW"
 wait_for $((10 * ${HOSTEL_SLOW:-1})) sh -c "
-	'$HOSTEL' --socket '$SOCK' logs --kind call.started gated | grep -c work | grep -qx 3"
+	'$HOSTEL' --socket '$SOCK' logs --kind call.started gated | grep -c '\"export\":\"work\"' | grep -qx 3"
 stop_daemon TERM
 wait "$GH"
 ghrc=$?
