@@ -75,7 +75,7 @@ start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" 2>>"$LOG" &
 	DPID=$!
 	PIDS="$PIDS $DPID"
-	wait_for 10 alive
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) alive
 }
 check "hosteld starts" start_daemon
 H deploy "$G" --name files --dir "$D::/" >/dev/null 2>&1

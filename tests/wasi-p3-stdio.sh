@@ -83,7 +83,7 @@ start_daemon() {
 	"$HOSTELD" --foreground --socket "$SOCK" --state-dir "$T/state" 2>>"$LOG" &
 	DPID=$!
 	PIDS="$PIDS $DPID"
-	wait_for 10 alive
+	wait_for $((10 * ${HOSTEL_SLOW:-1})) alive
 }
 stop_daemon() {
 	kill -TERM "$DPID"
