@@ -51,4 +51,17 @@ check "interface names a version's case apart (@1.0.0-RC, @1.0.0-rc) are two nam
 	test $? -eq 0
 refused version-case-clash "interface labels a case apart (a:b/C, a:b/c)" \
 	'import name `a:b/c@1.0.0` conflicts with previous name `a:b/C@1.0.0`'
+# One start function at most (wasmparser's add_start; wasm-tools' tests
+# have it).  The text formats refuse a second (start), so the binary is
+# written here: a type func(), its import "a", a start section calling
+# it (index 0, no arguments, no results), then the same section again.
+printf '\000asm\015\000\001\000\007\005\001\100\000\001\000\012\006\001\000\001a\001\000\011\003\000\000\000' \
+	>"$T/one-start.wasm"
+cp "$T/one-start.wasm" "$T/two-starts.wasm"
+printf '\011\003\000\000\000' >>"$T/two-starts.wasm"
+"$HOSTEL" inspect "$T/one-start.wasm" >"$T/out" 2>&1
+check "a start section loads" test $? -eq 0
+"$HOSTEL" inspect "$T/two-starts.wasm" >"$T/out" 2>&1
+check "a second start section is refused, in wasmparser's words" \
+	grep -q 'component cannot have more than one start function' "$T/out"
 tap_finish

@@ -1351,9 +1351,19 @@ static int section_items(rd *d, raw_component *c, uint8_t id)
 
 static int start_section(rd *d, raw_component *c, size_t off)
 {
-	cm_start *s = item_alloc(d, sizeof *s);
+	cm_start *s;
 	raw_item *it;
 
+	/*
+	 * wasmparser's rule (and wasm-tools' tests): a component has one
+	 * start function at most, as a core module has one start section.
+	 */
+	if (c->has_start)
+		return fail(d, off,
+			    "component cannot have more than one start "
+			    "function");
+	c->has_start = true;
+	s = item_alloc(d, sizeof *s);
 	if (s == NULL)
 		return -1;
 	if (u32(d, &s->func) || count(d, &s->nargs))

@@ -264,6 +264,7 @@ typedef struct raw_component {
 	size_t offset; /* of the preamble */
 	uint32_t nitems, cap;
 	raw_item *items;
+	bool has_start; /* a start section was read (at most one) */
 } raw_component;
 
 /*
