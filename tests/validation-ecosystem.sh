@@ -64,4 +64,29 @@ check "a start section loads" test $? -eq 0
 "$HOSTEL" inspect "$T/two-starts.wasm" >"$T/out" 2>&1
 check "a second start section is refused, in wasmparser's words" \
 	grep -q 'component cannot have more than one start function' "$T/out"
+# The value section (🪙; wasmparser has none): its bytes must be one
+# value of its type (runtime/component/value.c).  value_case NAME BYTES
+# WANT: a component of one value section (octal escapes: id 12, its
+# size, 1 value, the valtype, the length, the bytes); WANT "ok" or the
+# reason's words.
+value_case() {
+	printf "\000asm\015\000\001\000$2" >"$T/v-$1.wasm"
+	"$HOSTEL" inspect "$T/v-$1.wasm" >"$T/out" 2>&1
+	if [ "$3" = ok ]; then
+		check "value $1 loads" test $? -eq 0
+	else
+		check "value $1 is refused: $3" grep -q "invalid value: $3" "$T/out"
+	fi
+}
+value_case u32-300 '\014\005\001\171\002\254\002' ok
+value_case string '\014\007\001\163\004\003\150\303\251' ok
+value_case canonical-nan '\014\007\001\166\004\000\000\300\177' ok
+value_case bool-2 '\014\004\001\177\001\002' 'invalid bool'
+value_case trailing '\014\006\001\171\003\254\002\000' 'bytes past the value'
+value_case not-utf8 '\014\006\001\163\003\002\303\050' 'malformed UTF-8'
+value_case other-nan '\014\007\001\166\004\001\000\300\177' 'a NaN that is not canonical'
+value_case leb-too-long '\014\011\001\171\006\200\200\200\200\200\000' \
+	'integer representation too long'
+value_case u32-too-big '\014\010\001\171\005\377\377\377\377\037' \
+	'integer too large'
 tap_finish

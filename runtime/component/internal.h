@@ -41,6 +41,12 @@ typedef struct vstate {
 int cm_work_exceeded(vstate *v);
 #define CM_WORK(v) ((++(v)->work > CM_MAX_WORK) && cm_work_exceeded(v))
 
+/*
+ * Are len bytes at p exactly one value of value type t, in the value
+ * section's encoding (value.c)?  0, or -1 with why (NUL-terminated).
+ */
+int cm_value_bytes_check(const cm_type *t, const uint8_t *p, size_t len,
+			 char *why, size_t whylen);
 int cm_fail(vstate *v, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int cm_oom(vstate *v);

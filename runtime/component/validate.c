@@ -1747,6 +1747,7 @@ static int value_def(scope *s, cbuild *b, const raw_value *rv)
 	uint32_t def = c->nvalues;
 	cm_value *val =
 		grow(s, &c->values, &c->nvalues, &b->values, sizeof *val);
+	char why[96];
 	cm_item item;
 
 	if (val == NULL)
@@ -1754,6 +1755,9 @@ static int value_def(scope *s, cbuild *b, const raw_value *rv)
 	val->type = valtype(s, rv->type, rv->offset);
 	if (val->type == NULL)
 		return -1;
+	if (cm_value_bytes_check(val->type, rv->bytes, rv->len, why,
+				 sizeof why))
+		return cm_fail(s->v, rv->offset, "invalid value: %s", why);
 	val->bytes = rv->bytes;
 	val->len = rv->len;
 	memset(&item, 0, sizeof item);
